@@ -1,0 +1,44 @@
+//! Every budget the analyzer works within, in one place.
+//!
+//! Input is untrusted: each recursion, enumeration and expansion is bounded
+//! by one of these numbers. When a budget runs out the analyzer says so (an
+//! `unknown` result or a note naming the budget), it never panics or hangs.
+
+/// Largest source file read, in bytes. Larger files get a note and are skipped.
+pub const MAX_FILE_BYTES: usize = 16 << 20;
+
+/// Deepest syntax nesting the lowering recursion follows (parentheses,
+/// nested statements). Deeper subtrees become `unknown`.
+pub const MAX_SYNTAX_DEPTH: u32 = 256;
+
+/// Largest symbolic expression (tree nodes) kept; larger ones become `unknown`.
+pub const MAX_EXPR_NODES: u32 = 4096;
+
+/// Deepest symbolic expression kept; deeper ones become `unknown`.
+pub const MAX_EXPR_DEPTH: u32 = 192;
+
+/// Nested `__device__` function inlining.
+pub const MAX_INLINE_DEPTH: u32 = 12;
+
+/// Nested macro expansion (also stops self-referential macros).
+pub const MAX_MACRO_DEPTH: u32 = 16;
+
+/// Template instantiations analysed per kernel.
+pub const MAX_INSTANTIATIONS: usize = 16;
+
+/// Distinct launch configurations analysed per kernel instantiation.
+pub const MAX_LAUNCHES_PER_KERNEL: usize = 16;
+
+/// Iterations enumerated per loop, per entry into that loop.
+pub const MAX_LOOP_ITERATIONS: u64 = 1024;
+
+/// Warp-level executions costed per access and launch configuration
+/// (warps x blocks x loop iterations). Past it the result says it was cut.
+pub const MAX_EXECUTIONS_PER_ACCESS: u64 = 1 << 16;
+
+/// Blocks of the grid enumerated as representatives when the address
+/// depends on `blockIdx`.
+pub const MAX_BLOCKS_SAMPLED: u64 = 8;
+
+/// Largest block the analyzer accepts (the CUDA limit).
+pub const MAX_THREADS_PER_BLOCK: u64 = 1024;

@@ -1,0 +1,39 @@
+//! The front end: CUDA source (parsed by tree-sitter-cuda) to [`Program`].
+//!
+//! - [`source`]: the text as parsed and byte offset -> line/column.
+//! - [`tu`]: the translation-unit pass: macros, types, constants, functions,
+//!   kernels, file-scope arrays, launch sites; `#if` resolution.
+//! - [`lower`]: kernel bodies to the IR: values, places, accesses, guards,
+//!   loops, inlining of `__device__` functions and macro expansion.
+//! - [`types`]: sizes, alignments and struct layout.
+
+pub(crate) mod lower;
+pub mod source;
+pub(crate) mod tu;
+pub mod types;
+
+use std::collections::BTreeMap;
+
+use crate::ir::Program;
+
+/// A per-kernel override from the configuration (`[kernel.NAME]`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct KernelOverride {
+    pub block: Option<[u64; 3]>,
+    pub grid: Option<[u64; 3]>,
+    /// Values of scalar parameters, by name.
+    pub params: BTreeMap<String, i64>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Overrides keyed by kernel name.
+    pub kernels: BTreeMap<String, KernelOverride>,
+    /// Extra object-like macros (`-D NAME=VALUE`).
+    pub defines: Vec<(String, String)>,
+}
+
+/// Parses one translation unit and lowers every kernel in it.
+pub fn parse_program(input: &[u8], options: &Options) -> Program {
+    tu::build(input, options)
+}

@@ -1,0 +1,712 @@
+//! The translation-unit pass: walks the file once, in order, collecting
+//! macros, types, constants, functions and kernels (resolving `#if` on
+//! the way), then finds launch sites and lowers every kernel
+//! instantiation.
+
+use std::collections::HashMap;
+
+use tree_sitter::{Node, Parser};
+
+use super::lower::{Lowerer, Src};
+use super::source::Source;
+use super::types::{layout_struct, StructDef, Ty};
+use super::Options;
+use crate::budget;
+use crate::ir::{Kernel, Launch, LaunchOrigin, Note, Program, Space, Span};
+
+#[derive(Clone, Debug)]
+pub(crate) struct Macro {
+    pub params: Option<Vec<String>>,
+    pub body: String,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum TParam {
+    Value(String),
+    Type(String),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum TArg {
+    Value(i64),
+    Type(Ty),
+    Unknown(String),
+}
+
+#[derive(Clone)]
+pub(crate) struct FuncDef<'t> {
+    pub node: Node<'t>,
+    pub name: String,
+    pub tparams: Vec<TParam>,
+    pub is_kernel: bool,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct GlobalDecl {
+    pub space: Space,
+    pub ty: Ty,
+    pub elem_text: String,
+    pub span: Span,
+    pub text: String,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct LaunchSite {
+    pub kernel: String,
+    pub targs: Vec<TArg>,
+    pub grid: Option<[u64; 3]>,
+    pub block: Option<[u64; 3]>,
+    pub args: Vec<Option<i64>>,
+    pub span: Span,
+}
+
+pub(crate) struct Tu<'t> {
+    pub src: &'t Source,
+    pub macros: HashMap<String, Macro>,
+    pub typedefs: HashMap<String, Ty>,
+    pub structs: Vec<StructDef>,
+    pub struct_names: HashMap<String, usize>,
+    pub consts: HashMap<String, i64>,
+    pub functions: HashMap<String, Vec<FuncDef<'t>>>,
+    pub kernels: Vec<FuncDef<'t>>,
+    pub globals: HashMap<String, GlobalDecl>,
+    pub notes: Vec<Note>,
+    launch_fns: Vec<Node<'t>>,
+}
+
+pub(crate) fn build(input: &[u8], options: &Options) -> Program {
+    let mut program = Program::default();
+    if input.len() > budget::MAX_FILE_BYTES {
+        program.notes.push(Note {
+            span: Span::default(),
+            message: format!(
+                "file is larger than {} MiB; not analysed",
+                budget::MAX_FILE_BYTES >> 20
+            ),
+        });
+        return program;
+    }
+    if input.contains(&0) {
+        program.notes.push(Note {
+            span: Span::default(),
+            message: "file contains NUL bytes (binary?); not analysed".into(),
+        });
+        return program;
+    }
+    let source = Source::new(input);
+    let mut parser = Parser::new();
+    if parser
+        .set_language(&tree_sitter_cuda::LANGUAGE.into())
+        .is_err()
+    {
+        program.notes.push(Note {
+            span: Span::default(),
+            message: "internal error: the CUDA grammar could not be loaded".into(),
+        });
+        return program;
+    }
+    let Some(tree) = parser.parse(&source.text, None) else {
+        program.notes.push(Note {
+            span: Span::default(),
+            message: "the parser gave up on this file".into(),
+        });
+        return program;
+    };
+    let mut tu = Tu {
+        src: &source,
+        macros: HashMap::new(),
+        typedefs: HashMap::new(),
+        structs: Vec::new(),
+        struct_names: HashMap::new(),
+        consts: HashMap::new(),
+        functions: HashMap::new(),
+        kernels: Vec::new(),
+        globals: HashMap::new(),
+        notes: Vec::new(),
+        launch_fns: Vec::new(),
+    };
+    for (name, value) in &options.defines {
+        tu.macros.insert(
+            name.clone(),
+            Macro {
+                params: None,
+                body: value.clone(),
+            },
+        );
+    }
+    let root = tree.root_node();
+    tu.collect_errors(root);
+    tu.collect(root, 0);
+    let launches = tu.find_launches();
+    program.kernels = tu.lower_kernels(&launches, options);
+    program.notes = tu.notes;
+    program
+}
+
+impl<'t> Tu<'t> {
+    fn src(&self) -> Src<'t> {
+        Src::main(&self.src.text)
+    }
+
+    fn note(&mut self, n: Node, message: impl Into<String>) {
+        let span = self.src.span(n.start_byte(), n.end_byte());
+        self.notes.push(Note {
+            span,
+            message: message.into(),
+        });
+    }
+
+    /// One note per syntax error tree-sitter recovered from (the first few).
+    fn collect_errors(&mut self, root: Node<'t>) {
+        if !root.has_error() {
+            return;
+        }
+        let mut found = Vec::new();
+        let mut stack = vec![root];
+        while let Some(n) = stack.pop() {
+            if found.len() >= 20 {
+                break;
+            }
+            if n.is_error() || n.is_missing() {
+                found.push(n);
+                continue;
+            }
+            if n.has_error() {
+                let mut c = n.walk();
+                let kids: Vec<_> = n.children(&mut c).collect();
+                stack.extend(kids.into_iter().rev());
+            }
+        }
+        found.sort_by_key(|n| n.start_byte());
+        for n in found {
+            let msg = if n.is_missing() {
+                format!("could not parse: expected `{}` here", n.kind())
+            } else {
+                let text = String::from_utf8_lossy(&self.src.text[n.byte_range()]);
+                let snippet: String = text.chars().take(40).collect();
+                let snippet = snippet.split_whitespace().collect::<Vec<_>>().join(" ");
+                format!("could not parse `{snippet}`; analysing the rest")
+            };
+            self.note(n, msg);
+        }
+    }
+
+    /// Walks top-level declarations in source order.
+    fn collect(&mut self, n: Node<'t>, depth: u32) {
+        if depth > budget::MAX_SYNTAX_DEPTH {
+            return;
+        }
+        let src = self.src();
+        match n.kind() {
+            "translation_unit" | "declaration_list" | "ERROR" => {
+                let mut c = n.walk();
+                let kids: Vec<_> = n.children(&mut c).collect();
+                for k in kids {
+                    self.collect(k, depth + 1);
+                }
+            }
+            "preproc_if" | "preproc_ifdef" | "preproc_elif" | "preproc_else" => {
+                let kids = Lowerer::new(self).preproc_branch(n, &src);
+                for k in kids {
+                    self.collect(k, depth + 1);
+                }
+            }
+            "namespace_definition" | "linkage_specification" => {
+                if let Some(b) = n.child_by_field_name("body") {
+                    self.collect(b, depth + 1);
+                }
+            }
+            "preproc_def" | "preproc_function_def" => self.define(n),
+            "preproc_call" => {
+                let directive = n
+                    .child_by_field_name("directive")
+                    .map(|d| src.text(d))
+                    .unwrap_or_default();
+                if directive.trim() == "#undef" {
+                    if let Some(a) = n.child_by_field_name("argument") {
+                        let name = src.text(a).trim().to_string();
+                        self.macros.remove(&name);
+                    }
+                }
+            }
+            "struct_specifier" | "class_specifier" | "union_specifier" => {
+                self.struct_def(n, None);
+            }
+            "enum_specifier" => self.enum_def(n),
+            "type_definition" => self.typedef(n),
+            "alias_declaration" => {
+                if let (Some(name), Some(ty)) =
+                    (n.child_by_field_name("name"), n.child_by_field_name("type"))
+                {
+                    let t = Lowerer::new(self).type_descriptor(ty, &src);
+                    self.typedefs.insert(src.text(name), t);
+                }
+            }
+            "declaration" => self.global_declaration(n),
+            "function_definition" => self.function(n, Vec::new()),
+            "template_declaration" => {
+                let tparams = template_params(n, &src);
+                let mut c = n.walk();
+                let kids: Vec<_> = n.named_children(&mut c).collect();
+                for k in kids {
+                    match k.kind() {
+                        "function_definition" => self.function(k, tparams.clone()),
+                        "struct_specifier" | "class_specifier" => {
+                            self.struct_def(k, None);
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn define(&mut self, n: Node<'t>) {
+        let src = self.src();
+        let Some(name) = n.child_by_field_name("name") else {
+            return;
+        };
+        let body = n
+            .child_by_field_name("value")
+            .map(|v| strip_comments(&src.text(v)))
+            .unwrap_or_default();
+        let params = n.child_by_field_name("parameters").map(|p| {
+            let mut c = p.walk();
+            p.named_children(&mut c)
+                .map(|x| src.text(x))
+                .collect::<Vec<_>>()
+        });
+        self.macros
+            .insert(src.text(name), Macro { params, body });
+    }
+
+    /// Registers a struct with a body; returns its type.
+    pub(crate) fn struct_def(&mut self, n: Node<'t>, alias: Option<String>) -> Option<Ty> {
+        let src = self.src();
+        let name = n
+            .child_by_field_name("name")
+            .map(|x| src.text(x))
+            .or(alias)?;
+        let body = n.child_by_field_name("body")?;
+        let mut fields = Vec::new();
+        {
+            let mut lw = Lowerer::new(self);
+            let mut c = body.walk();
+            for f in body.named_children(&mut c) {
+                if f.kind() != "field_declaration" {
+                    continue;
+                }
+                let Some(tn) = f.child_by_field_name("type") else {
+                    continue;
+                };
+                let base = lw.resolve_type(tn, &src);
+                let mut c2 = f.walk();
+                for d in f.children_by_field_name("declarator", &mut c2) {
+                    let (fname, ty, _) = lw.declarator(base.clone(), d, &src);
+                    fields.push((fname, ty));
+                }
+            }
+        }
+        let force = self.src.align_in(n.start_byte(), body.start_byte());
+        let def = layout_struct(name.clone(), fields, force, &self.structs)?;
+        self.structs.push(def);
+        let id = self.structs.len() - 1;
+        self.struct_names.insert(name, id);
+        Some(Ty::Struct(id))
+    }
+
+    fn enum_def(&mut self, n: Node<'t>) {
+        let src = self.src();
+        let Some(body) = n.child_by_field_name("body") else {
+            return;
+        };
+        let mut next = 0i64;
+        let mut c = body.walk();
+        let items: Vec<_> = body.named_children(&mut c).collect();
+        for e in items {
+            if e.kind() != "enumerator" {
+                continue;
+            }
+            let Some(name) = e.child_by_field_name("name") else {
+                continue;
+            };
+            if let Some(v) = e.child_by_field_name("value") {
+                match Lowerer::new(self).const_int(v, &src) {
+                    Some(x) => next = x,
+                    None => continue,
+                }
+            }
+            self.consts.insert(src.text(name), next);
+            next = next.wrapping_add(1);
+        }
+    }
+
+    fn typedef(&mut self, n: Node<'t>) {
+        let src = self.src();
+        let Some(tn) = n.child_by_field_name("type") else {
+            return;
+        };
+        let mut c = n.walk();
+        let decls: Vec<_> = n.children_by_field_name("declarator", &mut c).collect();
+        // `typedef struct { … } Name;`
+        let first_name = decls.first().map(|d| src.text(*d));
+        let base = if matches!(tn.kind(), "struct_specifier" | "class_specifier")
+            && tn.child_by_field_name("body").is_some()
+        {
+            match self.struct_def(tn, first_name) {
+                Some(t) => t,
+                None => return,
+            }
+        } else {
+            Lowerer::new(self).resolve_type(tn, &src)
+        };
+        for d in decls {
+            let (name, ty, _) = Lowerer::new(self).declarator(base.clone(), d, &src);
+            self.typedefs.insert(name, ty);
+        }
+    }
+
+    fn global_declaration(&mut self, n: Node<'t>) {
+        let src = self.src();
+        let text = src.text(n);
+        let Some(tn) = n.child_by_field_name("type") else {
+            return;
+        };
+        if matches!(tn.kind(), "struct_specifier" | "class_specifier")
+            && tn.child_by_field_name("body").is_some()
+        {
+            self.struct_def(tn, None);
+        }
+        if tn.kind() == "enum_specifier" {
+            self.enum_def(tn);
+        }
+        let quals = qualifiers(n, &src);
+        let space = if quals.iter().any(|q| q == "__constant__") {
+            Some(Space::Constant)
+        } else if quals.iter().any(|q| q == "__shared__") {
+            Some(Space::Shared)
+        } else if quals.iter().any(|q| q == "__device__" || q == "__managed__") {
+            Some(Space::Global)
+        } else {
+            None
+        };
+        let is_const = quals.iter().any(|q| q == "const" || q == "constexpr");
+        let mut c = n.walk();
+        let decls: Vec<_> = n.children_by_field_name("declarator", &mut c).collect();
+        for d in decls {
+            let (name, ty, init, elem_text) = {
+                let mut lw = Lowerer::new(self);
+                let base = lw.resolve_type(tn, &src);
+                let (name, ty, init) = lw.declarator(base, d, &src);
+                (name, ty, init, src.text(tn))
+            };
+            if name.is_empty() {
+                continue;
+            }
+            if let Some(space) = space {
+                if matches!(ty, Ty::Array(..)) || space != Space::Shared {
+                    let span = self.src.span(n.start_byte(), n.end_byte());
+                    self.globals.insert(
+                        name,
+                        GlobalDecl {
+                            space,
+                            ty,
+                            elem_text,
+                            span,
+                            text: text.clone(),
+                        },
+                    );
+                }
+                continue;
+            }
+            if is_const && ty.is_integer() {
+                if let Some(init) = init {
+                    if let Some(v) = Lowerer::new(self).const_int(init, &src) {
+                        self.consts.insert(name, v);
+                    }
+                }
+            }
+        }
+    }
+
+    fn function(&mut self, n: Node<'t>, tparams: Vec<TParam>) {
+        let src = self.src();
+        let Some(decl) = n.child_by_field_name("declarator") else {
+            return;
+        };
+        let Some(name) = function_name(decl, &src) else {
+            return;
+        };
+        let mut is_kernel = false;
+        let mut c = n.walk();
+        for k in n.children(&mut c) {
+            if k.kind() == "__global__" {
+                is_kernel = true;
+            }
+            if k.id() == decl.id() {
+                break;
+            }
+        }
+        if !is_kernel {
+            // Older grammars put the qualifier in an attribute or storage class.
+            let head = &self.src.text[n.start_byte()..decl.start_byte()];
+            is_kernel = head.windows(10).any(|w| w == b"__global__");
+        }
+        let def = FuncDef {
+            node: n,
+            name: name.clone(),
+            tparams,
+            is_kernel,
+        };
+        if is_kernel {
+            self.kernels.push(def.clone());
+        }
+        if contains_launch(n) {
+            self.launch_fns.push(n);
+        }
+        self.functions.entry(name).or_default().push(def);
+    }
+
+    fn find_launches(&mut self) -> Vec<LaunchSite> {
+        let mut out = Vec::new();
+        let fns = std::mem::take(&mut self.launch_fns);
+        for f in fns {
+            let mut lw = Lowerer::new(self);
+            out.extend(lw.host_launches(f));
+        }
+        out
+    }
+
+    fn lower_kernels(&mut self, launches: &[LaunchSite], options: &Options) -> Vec<Kernel> {
+        let mut out = Vec::new();
+        let kernels = self.kernels.clone();
+        for def in &kernels {
+            // Instantiations: the distinct template arguments of its launches.
+            let mut insts: Vec<Vec<TArg>> = Vec::new();
+            for l in launches.iter().filter(|l| l.kernel == def.name) {
+                let targs = if def.tparams.is_empty() {
+                    Vec::new()
+                } else {
+                    l.targs.clone()
+                };
+                if !insts.contains(&targs) {
+                    insts.push(targs);
+                }
+            }
+            if insts.is_empty() {
+                insts.push(Vec::new());
+            }
+            if insts.len() > budget::MAX_INSTANTIATIONS {
+                self.note(
+                    def.node,
+                    format!(
+                        "`{}` has {} template instantiations; only the first {} are analysed",
+                        def.name,
+                        insts.len(),
+                        budget::MAX_INSTANTIATIONS
+                    ),
+                );
+                insts.truncate(budget::MAX_INSTANTIATIONS);
+            }
+            for targs in insts {
+                let (mut kernel, notes) = {
+                    let mut lw = Lowerer::new(self);
+                    let k = lw.lower_kernel(def, &targs);
+                    (k, lw.notes)
+                };
+                self.notes.extend(notes);
+                kernel.launches = launches_for(&kernel, def, &targs, launches, options);
+                out.push(kernel);
+            }
+        }
+        out
+    }
+}
+
+fn launches_for(
+    kernel: &Kernel,
+    def: &FuncDef,
+    targs: &[TArg],
+    sites: &[LaunchSite],
+    options: &Options,
+) -> Vec<Launch> {
+    let named = |values: &std::collections::BTreeMap<String, i64>, base: &mut Vec<Option<i64>>| {
+        for (i, p) in kernel.params.iter().enumerate() {
+            if let Some(v) = values.get(&p.name) {
+                base[i] = Some(*v);
+            }
+        }
+    };
+    let nparams = kernel.params.len();
+    if let Some(ov) = options.kernels.get(&kernel.name) {
+        if ov.block.is_some() {
+            let mut params = vec![None; nparams];
+            named(&ov.params, &mut params);
+            return vec![Launch {
+                grid: ov.grid,
+                block: ov.block,
+                params,
+                span: None,
+                origin: LaunchOrigin::Config,
+            }];
+        }
+    }
+    let mut out: Vec<Launch> = Vec::new();
+    for s in sites.iter().filter(|s| s.kernel == def.name) {
+        if !def.tparams.is_empty() && s.targs != targs {
+            continue;
+        }
+        let mut params: Vec<Option<i64>> = (0..nparams)
+            .map(|i| s.args.get(i).copied().flatten())
+            .collect();
+        if let Some(ov) = options.kernels.get(&kernel.name) {
+            named(&ov.params, &mut params);
+        }
+        let l = Launch {
+            grid: s.grid,
+            block: s.block,
+            params,
+            span: Some(s.span),
+            origin: if s.block.is_some() {
+                LaunchOrigin::LaunchSite
+            } else {
+                LaunchOrigin::Default
+            },
+        };
+        if !out
+            .iter()
+            .any(|o| o.grid == l.grid && o.block == l.block && o.params == l.params)
+        {
+            out.push(l);
+        }
+    }
+    out.truncate(budget::MAX_LAUNCHES_PER_KERNEL);
+    if out.is_empty() {
+        let mut params = vec![None; nparams];
+        let ov = options.kernels.get(&kernel.name);
+        if let Some(ov) = ov {
+            named(&ov.params, &mut params);
+        }
+        let (block, origin) = match kernel.launch_bounds {
+            Some(n) => (Some([n, 1, 1]), LaunchOrigin::LaunchBounds),
+            None => (None, LaunchOrigin::Default),
+        };
+        out.push(Launch {
+            grid: ov.and_then(|o| o.grid),
+            block,
+            params,
+            span: None,
+            origin,
+        });
+    }
+    out
+}
+
+pub(crate) fn template_params(n: Node, src: &Src) -> Vec<TParam> {
+    let mut out = Vec::new();
+    let Some(list) = n.child_by_field_name("parameters") else {
+        return out;
+    };
+    let mut c = list.walk();
+    for p in list.named_children(&mut c) {
+        match p.kind() {
+            "type_parameter_declaration" | "optional_type_parameter_declaration" => {
+                let name = p
+                    .child_by_field_name("name")
+                    .or_else(|| p.named_child(0))
+                    .map(|x| src.text(x))
+                    .unwrap_or_default();
+                out.push(TParam::Type(name));
+            }
+            "parameter_declaration" | "optional_parameter_declaration" => {
+                let name = p
+                    .child_by_field_name("declarator")
+                    .map(|x| src.text(x))
+                    .unwrap_or_default();
+                out.push(TParam::Value(name));
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Qualifier keywords of a declaration (`__shared__`, `const`, `extern`, …).
+pub(crate) fn qualifiers(n: Node, src: &Src) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut c = n.walk();
+    for k in n.children(&mut c) {
+        match k.kind() {
+            "type_qualifier" | "storage_class_specifier" | "attribute_specifier" => {
+                out.extend(src.text(k).split_whitespace().map(str::to_string))
+            }
+            "__shared__" | "__constant__" | "__device__" | "__managed__" | "constexpr"
+            | "const" | "extern" | "static" => out.push(k.kind().to_string()),
+            _ => {}
+        }
+    }
+    out
+}
+
+fn function_name(decl: Node, src: &Src) -> Option<String> {
+    let mut d = decl;
+    for _ in 0..16 {
+        match d.kind() {
+            "function_declarator" => {
+                let inner = d.child_by_field_name("declarator")?;
+                return Some(match inner.kind() {
+                    "qualified_identifier" => inner
+                        .child_by_field_name("name")
+                        .map(|x| src.text(x))
+                        .unwrap_or_else(|| src.text(inner)),
+                    _ => src.text(inner),
+                });
+            }
+            _ => d = d.child_by_field_name("declarator")?,
+        }
+    }
+    None
+}
+
+fn contains_launch(n: Node) -> bool {
+    let mut stack = vec![n];
+    let mut visited = 0u32;
+    while let Some(x) = stack.pop() {
+        visited += 1;
+        if visited > 1_000_000 {
+            return false;
+        }
+        if x.kind() == "kernel_call_syntax" {
+            return true;
+        }
+        let mut c = x.walk();
+        stack.extend(x.children(&mut c));
+    }
+    false
+}
+
+fn strip_comments(s: &str) -> String {
+    let mut out = String::new();
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'/' && i + 1 < b.len() && b[i + 1] == b'/' {
+            break;
+        }
+        if b[i] == b'/' && i + 1 < b.len() && b[i + 1] == b'*' {
+            match s[i + 2..].find("*/") {
+                Some(e) => {
+                    i += e + 4;
+                    out.push(' ');
+                    continue;
+                }
+                None => break,
+            }
+        }
+        let ch = s[i..].chars().next().unwrap_or(' ');
+        out.push(ch);
+        i += ch.len_utf8();
+    }
+    out.replace("\\\n", " ").trim().to_string()
+}

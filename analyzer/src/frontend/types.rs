@@ -1,0 +1,233 @@
+//! C/CUDA types with their sizes and alignments: built-ins, CUDA vector
+//! types, structs laid out with natural alignment (and `__align__`).
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Ty {
+    Int { size: u64 },
+    Float { size: u64 },
+    /// CUDA vector types (`float4`, `int2`, …) and other fixed-layout
+    /// built-ins with components `x`, `y`, `z`, `w`.
+    Vector {
+        name: String,
+        comp: Box<Ty>,
+        n: u64,
+        align: u64,
+    },
+    Struct(usize),
+    Array(Box<Ty>, Option<u64>),
+    Ptr(Box<Ty>),
+    /// `dim3` (host side, for launch configurations).
+    Dim3,
+    Void,
+    /// A type the analyzer cannot size (unresolved name).
+    Unknown(String),
+}
+
+#[derive(Clone, Debug)]
+pub struct Field {
+    pub name: String,
+    pub ty: Ty,
+    pub offset: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct StructDef {
+    pub name: String,
+    pub fields: Vec<Field>,
+    pub size: u64,
+    pub align: u64,
+}
+
+impl Ty {
+    pub fn is_integer(&self) -> bool {
+        matches!(self, Ty::Int { .. })
+    }
+    pub fn is_scalar_data(&self) -> bool {
+        matches!(self, Ty::Float { .. } | Ty::Vector { .. } | Ty::Struct(_))
+    }
+}
+
+/// Sizes and alignments, given the struct table.
+pub fn size_of(ty: &Ty, structs: &[StructDef]) -> Option<u64> {
+    match ty {
+        Ty::Int { size } | Ty::Float { size } => Some(*size),
+        Ty::Vector { comp, n, align, .. } => {
+            let raw = size_of(comp, structs)? * n;
+            Some(round_up(raw, *align))
+        }
+        Ty::Struct(i) => structs.get(*i).map(|s| s.size),
+        Ty::Array(e, n) => Some(size_of(e, structs)?.checked_mul((*n)?)?),
+        Ty::Ptr(_) => Some(8),
+        Ty::Dim3 => Some(12),
+        Ty::Void | Ty::Unknown(_) => None,
+    }
+}
+
+pub fn align_of(ty: &Ty, structs: &[StructDef]) -> Option<u64> {
+    match ty {
+        Ty::Int { size } | Ty::Float { size } => Some(*size),
+        Ty::Vector { align, .. } => Some(*align),
+        Ty::Struct(i) => structs.get(*i).map(|s| s.align),
+        Ty::Array(e, _) => align_of(e, structs),
+        Ty::Ptr(_) => Some(8),
+        Ty::Dim3 => Some(4),
+        Ty::Void | Ty::Unknown(_) => None,
+    }
+}
+
+pub fn round_up(v: u64, a: u64) -> u64 {
+    if a <= 1 {
+        v
+    } else {
+        v.div_ceil(a) * a
+    }
+}
+
+/// Lays out fields in order with natural alignment; `force_align` from `__align__(n)`.
+pub fn layout_struct(
+    name: String,
+    fields: Vec<(String, Ty)>,
+    force_align: Option<u64>,
+    structs: &[StructDef],
+) -> Option<StructDef> {
+    let mut off = 0u64;
+    let mut align = 1u64;
+    let mut out = Vec::new();
+    for (fname, ty) in fields {
+        let a = align_of(&ty, structs)?;
+        let s = size_of(&ty, structs)?;
+        off = round_up(off, a);
+        out.push(Field {
+            name: fname,
+            ty,
+            offset: off,
+        });
+        off = off.checked_add(s)?;
+        align = align.max(a);
+    }
+    if let Some(f) = force_align {
+        if f.is_power_of_two() {
+            align = align.max(f);
+        }
+    }
+    Some(StructDef {
+        name,
+        fields: out,
+        size: if off == 0 { 1 } else { round_up(off, align) },
+        align,
+    })
+}
+
+fn int(size: u64) -> Ty {
+    Ty::Int { size }
+}
+
+/// Built-in type names (after whitespace is folded), including the CUDA
+/// vector types and the fixed-width integer typedefs.
+pub fn builtin(name: &str) -> Option<Ty> {
+    let n = name.trim_start_matches("std::").trim_start_matches("::");
+    let t = match n {
+        "bool" | "char" | "signed char" | "unsigned char" | "int8_t" | "uint8_t" | "char8_t"
+        | "__nv_fp8_e4m3" | "__nv_fp8_e5m2" => int(1),
+        "short" | "short int" | "signed short" | "unsigned short" | "unsigned short int"
+        | "int16_t" | "uint16_t" | "char16_t" => int(2),
+        "int" | "signed" | "signed int" | "unsigned" | "unsigned int" | "int32_t" | "uint32_t"
+        | "char32_t" | "wchar_t" => int(4),
+        "long" | "long int" | "unsigned long" | "unsigned long int" | "long long"
+        | "long long int" | "unsigned long long" | "unsigned long long int" | "int64_t"
+        | "uint64_t" | "size_t" | "ptrdiff_t" | "intptr_t" | "uintptr_t" | "ssize_t" => int(8),
+        "half" | "__half" | "__nv_bfloat16" | "nv_bfloat16" => Ty::Float { size: 2 },
+        "float" => Ty::Float { size: 4 },
+        "double" => Ty::Float { size: 8 },
+        "void" => Ty::Void,
+        "dim3" => Ty::Dim3,
+        "half2" | "__half2" | "__nv_bfloat162" | "nv_bfloat162" => Ty::Vector {
+            name: n.to_string(),
+            comp: Box::new(Ty::Float { size: 2 }),
+            n: 2,
+            align: 4,
+        },
+        _ => return vector(n),
+    };
+    Some(t)
+}
+
+/// CUDA vector types: `float4`, `uchar2`, `longlong2`, `double3`, …
+fn vector(n: &str) -> Option<Ty> {
+    let digit = n.chars().last()?.to_digit(10)? as u64;
+    if !(1..=4).contains(&digit) {
+        return None;
+    }
+    let base = &n[..n.len() - 1];
+    let (comp, csize) = match base {
+        "char" | "uchar" => (int(1), 1),
+        "short" | "ushort" => (int(2), 2),
+        "int" | "uint" => (int(4), 4),
+        "long" | "ulong" | "longlong" | "ulonglong" => (int(8), 8),
+        "float" => (Ty::Float { size: 4 }, 4),
+        "double" => (Ty::Float { size: 8 }, 8),
+        _ => return None,
+    };
+    // Alignment per the CUDA programming guide's vector-type table: 2- and
+    // 4-component vectors are aligned to their size (capped at 16), 1- and
+    // 3-component ones to their component.
+    let align = match digit {
+        2 => (2 * csize).min(16),
+        4 => (4 * csize).min(16),
+        _ => csize,
+    };
+    Some(Ty::Vector {
+        name: n.to_string(),
+        comp: Box::new(comp),
+        n: digit,
+        align,
+    })
+}
+
+/// Offset and type of a component (`x`…`w`) or field.
+pub fn field(ty: &Ty, name: &str, structs: &[StructDef]) -> Option<(u64, Ty)> {
+    match ty {
+        Ty::Vector { comp, n, .. } => {
+            let i = ["x", "y", "z", "w"].iter().position(|c| *c == name)? as u64;
+            if i >= *n {
+                return None;
+            }
+            Some((i * size_of(comp, structs)?, (**comp).clone()))
+        }
+        Ty::Struct(i) => {
+            let s = structs.get(*i)?;
+            s.fields
+                .iter()
+                .find(|f| f.name == name)
+                .map(|f| (f.offset, f.ty.clone()))
+        }
+        _ => None,
+    }
+}
+
+/// How the C type is spelled in messages.
+pub fn spell(ty: &Ty, structs: &[StructDef]) -> String {
+    match ty {
+        Ty::Int { size } => match size {
+            1 => "char".into(),
+            2 => "short".into(),
+            4 => "int".into(),
+            _ => "long long".into(),
+        },
+        Ty::Float { size } => match size {
+            2 => "half".into(),
+            4 => "float".into(),
+            _ => "double".into(),
+        },
+        Ty::Vector { name, .. } => name.clone(),
+        Ty::Struct(i) => structs
+            .get(*i)
+            .map(|s| format!("struct {}", s.name))
+            .unwrap_or_else(|| "struct".into()),
+        Ty::Array(e, _) => spell(e, structs),
+        Ty::Ptr(e) => format!("{}*", spell(e, structs)),
+        Ty::Dim3 => "dim3".into(),
+        Ty::Void => "void".into(),
+        Ty::Unknown(n) => n.clone(),
+    }
+}

@@ -1,0 +1,85 @@
+//! Compute capability 5.0 and later (Maxwell … Hopper), measured on an H200.
+//!
+//! Shared memory: 32 banks of 4 bytes; lanes touching the same word never
+//! conflict; 8-byte accesses are served per half-warp and 16-byte ones per
+//! quarter-warp; wavefronts = sum over those groups of the largest number
+//! of distinct words any bank holds. Global memory: 32-byte sectors.
+
+use super::{word_range, GlobalCost, Lanes, MemoryModel, SharedCost, WARP};
+use crate::ir::Space;
+
+pub const BANKS: usize = 32;
+pub const SECTOR: i64 = 32;
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Modern;
+
+/// Lanes per group served together for an access of `width` bytes.
+pub fn group_size(width: u32) -> usize {
+    match width {
+        0..=4 => 32,
+        5..=8 => 16,
+        _ => 8,
+    }
+}
+
+impl MemoryModel for Modern {
+    fn name(&self) -> &'static str {
+        "compute capability 5.0+"
+    }
+
+    fn shared(&self, lanes: &Lanes, width: u32) -> SharedCost {
+        let gsize = group_size(width);
+        let ideal = (WARP / gsize) as u32;
+        let mut wavefronts = 0;
+        // At most 8 lanes x 4 words, 16 x 2 or 32 x 1 words per group (more
+        // only for odd widths that straddle words).
+        let mut words: Vec<i64> = Vec::with_capacity(64);
+        for group in lanes.chunks(gsize) {
+            words.clear();
+            for a in group.iter().flatten() {
+                let (first, last) = word_range(*a, width);
+                words.extend(first..=last);
+            }
+            if words.is_empty() {
+                continue;
+            }
+            words.sort_unstable();
+            words.dedup();
+            let mut per_bank = [0u32; BANKS];
+            for w in &words {
+                per_bank[w.rem_euclid(BANKS as i64) as usize] += 1;
+            }
+            wavefronts += per_bank.iter().copied().max().unwrap_or(0);
+        }
+        SharedCost { wavefronts, ideal }
+    }
+
+    fn global(&self, lanes: &Lanes, width: u32) -> GlobalCost {
+        let w = width.max(1) as i64;
+        let mut sectors: Vec<i64> = Vec::with_capacity(64);
+        let mut addrs: Vec<i64> = Vec::with_capacity(WARP);
+        for a in lanes.iter().flatten() {
+            addrs.push(*a);
+            sectors.extend(a.div_euclid(SECTOR)..=(a + w - 1).div_euclid(SECTOR));
+        }
+        sectors.sort_unstable();
+        sectors.dedup();
+        // Lanes reading the same address share its bytes.
+        addrs.sort_unstable();
+        addrs.dedup();
+        let bytes = addrs.len() as i64 * w;
+        GlobalCost {
+            sectors: sectors.len() as u32,
+            ideal: ((bytes + SECTOR - 1) / SECTOR) as u32,
+        }
+    }
+
+    fn shift_period(&self, space: Space, _width: u32) -> u64 {
+        match space {
+            Space::Shared => 4,
+            Space::Global | Space::Local => SECTOR as u64,
+            Space::Constant => 1,
+        }
+    }
+}

@@ -1,0 +1,529 @@
+//! The intermediate representation the front end builds and the engine reads.
+//!
+//! A [`Kernel`] is one instantiation of a `__global__` function with its
+//! `__device__` callees inlined: its memory objects, its accesses (each with
+//! a symbolic byte offset, the guards that must hold for a lane to execute
+//! it, and the loops around it) and the loops' carried variables.
+
+use std::fmt;
+use std::rc::Rc;
+
+use crate::budget;
+
+/// A source location: byte offsets plus 1-based line and column (columns
+/// count characters, like ruff and rustc).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Span {
+    pub start: usize,
+    pub end: usize,
+    pub line: u32,
+    pub column: u32,
+    pub end_line: u32,
+    pub end_column: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Dim {
+    X,
+    Y,
+    Z,
+}
+
+impl Dim {
+    pub const ALL: [Dim; 3] = [Dim::X, Dim::Y, Dim::Z];
+    pub fn index(self) -> usize {
+        self as usize
+    }
+    pub fn name(self) -> &'static str {
+        ["x", "y", "z"][self as usize]
+    }
+}
+
+/// CUDA built-in variables.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Builtin {
+    ThreadIdx(Dim),
+    BlockIdx(Dim),
+    BlockDim(Dim),
+    GridDim(Dim),
+}
+
+impl fmt::Display for Builtin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (n, d) = match self {
+            Builtin::ThreadIdx(d) => ("threadIdx", d),
+            Builtin::BlockIdx(d) => ("blockIdx", d),
+            Builtin::BlockDim(d) => ("blockDim", d),
+            Builtin::GridDim(d) => ("gridDim", d),
+        };
+        write!(f, "{n}.{}", d.name())
+    }
+}
+
+/// A leaf of a symbolic expression whose value the engine supplies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Atom {
+    Builtin(Builtin),
+    /// A scalar kernel parameter, by index into [`Kernel::params`].
+    Param(u32),
+    /// A loop-carried variable, by index into [`Kernel::loop_vars`].
+    LoopVar(u32),
+    /// A value the analyzer cannot know, by index into [`Kernel::unknowns`].
+    Unknown(u32),
+    /// An expression that exceeded a size budget.
+    TooComplex,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UnOp {
+    Neg,
+    Not,
+    BitNot,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    Shl,
+    Shr,
+    And,
+    Or,
+    Xor,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+    LAnd,
+    LOr,
+    Min,
+    Max,
+}
+
+#[derive(Debug)]
+pub enum ExprKind {
+    Const(i64),
+    Atom(Atom),
+    Un(UnOp, Expr),
+    Bin(BinOp, Expr, Expr),
+    Select(Expr, Expr, Expr),
+}
+
+#[derive(Debug)]
+struct Node {
+    kind: ExprKind,
+    size: u32,
+    depth: u32,
+}
+
+/// An immutable, shared symbolic integer expression (C semantics on i64:
+/// truncating division, comparisons yield 0 or 1).
+#[derive(Clone, Debug)]
+pub struct Expr(Rc<Node>);
+
+impl Expr {
+    fn mk(kind: ExprKind) -> Expr {
+        let (size, depth) = match &kind {
+            ExprKind::Const(_) | ExprKind::Atom(_) => (1, 1),
+            ExprKind::Un(_, a) => (a.size() + 1, a.depth() + 1),
+            ExprKind::Bin(_, a, b) => (
+                a.size().saturating_add(b.size()).saturating_add(1),
+                a.depth().max(b.depth()) + 1,
+            ),
+            ExprKind::Select(c, a, b) => (
+                c.size()
+                    .saturating_add(a.size())
+                    .saturating_add(b.size())
+                    .saturating_add(1),
+                c.depth().max(a.depth()).max(b.depth()) + 1,
+            ),
+        };
+        if size > budget::MAX_EXPR_NODES || depth > budget::MAX_EXPR_DEPTH {
+            return Expr::atom(Atom::TooComplex);
+        }
+        Expr(Rc::new(Node { kind, size, depth }))
+    }
+
+    pub fn konst(v: i64) -> Expr {
+        Expr::mk(ExprKind::Const(v))
+    }
+    pub fn atom(a: Atom) -> Expr {
+        Expr(Rc::new(Node {
+            kind: ExprKind::Atom(a),
+            size: 1,
+            depth: 1,
+        }))
+    }
+    pub fn builtin(b: Builtin) -> Expr {
+        Expr::atom(Atom::Builtin(b))
+    }
+    pub fn kind(&self) -> &ExprKind {
+        &self.0.kind
+    }
+    pub fn size(&self) -> u32 {
+        self.0.size
+    }
+    pub fn depth(&self) -> u32 {
+        self.0.depth
+    }
+    pub fn as_const(&self) -> Option<i64> {
+        match self.kind() {
+            ExprKind::Const(v) => Some(*v),
+            _ => None,
+        }
+    }
+    pub fn ptr_eq(&self, other: &Expr) -> bool {
+        Rc::ptr_eq(&self.0, &other.0)
+    }
+    /// Structural equality (used to merge branches without a select).
+    pub fn same(&self, other: &Expr) -> bool {
+        if self.ptr_eq(other) {
+            return true;
+        }
+        match (self.kind(), other.kind()) {
+            (ExprKind::Const(a), ExprKind::Const(b)) => a == b,
+            (ExprKind::Atom(a), ExprKind::Atom(b)) => a == b && *a != Atom::TooComplex,
+            (ExprKind::Un(o1, a1), ExprKind::Un(o2, a2)) => o1 == o2 && a1.same(a2),
+            (ExprKind::Bin(o1, a1, b1), ExprKind::Bin(o2, a2, b2)) => {
+                o1 == o2 && a1.same(a2) && b1.same(b2)
+            }
+            (ExprKind::Select(c1, a1, b1), ExprKind::Select(c2, a2, b2)) => {
+                c1.same(c2) && a1.same(a2) && b1.same(b2)
+            }
+            _ => false,
+        }
+    }
+
+    pub fn un(op: UnOp, a: Expr) -> Expr {
+        if let Some(v) = a.as_const() {
+            return Expr::konst(eval_un(op, v));
+        }
+        Expr::mk(ExprKind::Un(op, a))
+    }
+
+    pub fn bin(op: BinOp, a: Expr, b: Expr) -> Expr {
+        if let (Some(x), Some(y)) = (a.as_const(), b.as_const()) {
+            if let Some(v) = eval_bin(op, x, y) {
+                return Expr::konst(v);
+            }
+        }
+        match (op, a.as_const(), b.as_const()) {
+            (BinOp::Add, Some(0), _) => return b,
+            (BinOp::Add | BinOp::Sub | BinOp::Shl | BinOp::Shr | BinOp::Or | BinOp::Xor, _, Some(0)) => {
+                return a
+            }
+            (BinOp::Mul, Some(1), _) => return b,
+            (BinOp::Mul | BinOp::Div, _, Some(1)) => return a,
+            (BinOp::Mul, Some(0), _) | (BinOp::Mul, _, Some(0)) => return Expr::konst(0),
+            _ => {}
+        }
+        Expr::mk(ExprKind::Bin(op, a, b))
+    }
+
+    pub fn select(c: Expr, a: Expr, b: Expr) -> Expr {
+        if let Some(v) = c.as_const() {
+            return if v != 0 { a } else { b };
+        }
+        if a.same(&b) {
+            return a;
+        }
+        Expr::mk(ExprKind::Select(c, a, b))
+    }
+
+    pub fn add(a: Expr, b: Expr) -> Expr {
+        Expr::bin(BinOp::Add, a, b)
+    }
+    pub fn sub(a: Expr, b: Expr) -> Expr {
+        Expr::bin(BinOp::Sub, a, b)
+    }
+    pub fn mul(a: Expr, b: Expr) -> Expr {
+        Expr::bin(BinOp::Mul, a, b)
+    }
+
+    /// Visits every atom (each shared subtree once).
+    pub fn visit_atoms(&self, f: &mut dyn FnMut(Atom)) {
+        let mut seen: Vec<*const Node> = Vec::new();
+        fn go(e: &Expr, seen: &mut Vec<*const Node>, f: &mut dyn FnMut(Atom)) {
+            let p = Rc::as_ptr(&e.0);
+            if e.size() > 8 {
+                if seen.contains(&p) {
+                    return;
+                }
+                seen.push(p);
+            }
+            match e.kind() {
+                ExprKind::Const(_) => {}
+                ExprKind::Atom(a) => f(*a),
+                ExprKind::Un(_, a) => go(a, seen, f),
+                ExprKind::Bin(_, a, b) => {
+                    go(a, seen, f);
+                    go(b, seen, f);
+                }
+                ExprKind::Select(c, a, b) => {
+                    go(c, seen, f);
+                    go(a, seen, f);
+                    go(b, seen, f);
+                }
+            }
+        }
+        go(self, &mut seen, f)
+    }
+
+    pub fn atoms(&self) -> Vec<Atom> {
+        let mut v = Vec::new();
+        self.visit_atoms(&mut |a| {
+            if !v.contains(&a) {
+                v.push(a)
+            }
+        });
+        v
+    }
+}
+
+pub fn eval_un(op: UnOp, v: i64) -> i64 {
+    match op {
+        UnOp::Neg => v.wrapping_neg(),
+        UnOp::Not => (v == 0) as i64,
+        UnOp::BitNot => !v,
+    }
+}
+
+/// C integer semantics on i64; `None` for division by zero and shifts out of range.
+pub fn eval_bin(op: BinOp, x: i64, y: i64) -> Option<i64> {
+    Some(match op {
+        BinOp::Add => x.wrapping_add(y),
+        BinOp::Sub => x.wrapping_sub(y),
+        BinOp::Mul => x.wrapping_mul(y),
+        BinOp::Div => {
+            if y == 0 {
+                return None;
+            }
+            x.wrapping_div(y)
+        }
+        BinOp::Rem => {
+            if y == 0 {
+                return None;
+            }
+            x.wrapping_rem(y)
+        }
+        BinOp::Shl => {
+            if !(0..64).contains(&y) {
+                return None;
+            }
+            x.wrapping_shl(y as u32)
+        }
+        BinOp::Shr => {
+            if !(0..64).contains(&y) {
+                return None;
+            }
+            x >> y
+        }
+        BinOp::And => x & y,
+        BinOp::Or => x | y,
+        BinOp::Xor => x ^ y,
+        BinOp::Lt => (x < y) as i64,
+        BinOp::Le => (x <= y) as i64,
+        BinOp::Gt => (x > y) as i64,
+        BinOp::Ge => (x >= y) as i64,
+        BinOp::Eq => (x == y) as i64,
+        BinOp::Ne => (x != y) as i64,
+        BinOp::LAnd => (x != 0 && y != 0) as i64,
+        BinOp::LOr => (x != 0 || y != 0) as i64,
+        BinOp::Min => x.min(y),
+        BinOp::Max => x.max(y),
+    })
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Space {
+    Shared,
+    Global,
+    Constant,
+    Local,
+}
+
+impl Space {
+    pub fn name(self) -> &'static str {
+        match self {
+            Space::Shared => "shared",
+            Space::Global => "global",
+            Space::Constant => "constant",
+            Space::Local => "local",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Op {
+    Load,
+    Store,
+    Atomic,
+}
+
+impl Op {
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Load => "load",
+            Op::Store => "store",
+            Op::Atomic => "atomic",
+        }
+    }
+}
+
+/// A memory object: a `__shared__`, `__constant__` or local array, or the
+/// memory behind a pointer parameter.
+#[derive(Clone, Debug)]
+pub struct MemObject {
+    pub name: String,
+    pub space: Space,
+    /// Spelling of the element type, as declared (`float`, `struct xyz3`).
+    pub elem_type: String,
+    pub elem_size: u64,
+    /// Dimensions outermost first; `None` for an unsized (`extern`, pointer) one.
+    pub dims: Vec<Option<u64>>,
+    pub decl: Span,
+    /// Source text of the declaration (for fixes that rewrite it).
+    pub decl_text: String,
+}
+
+/// One condition a lane must satisfy: `(cond != 0) == expect`.
+#[derive(Clone, Debug)]
+pub struct Guard {
+    pub cond: Expr,
+    pub expect: bool,
+}
+
+/// A memory access in the source.
+#[derive(Clone, Debug)]
+pub struct Access {
+    pub obj: usize,
+    pub op: Op,
+    /// Bytes moved by one lane (1, 2, 4, 8 or 16).
+    pub width: u32,
+    /// Byte offset from the object's base.
+    pub offset: Expr,
+    pub guards: Vec<Guard>,
+    /// Enclosing loops, outermost first.
+    pub loops: Vec<usize>,
+    pub span: Span,
+    /// Source text of the access expression.
+    pub text: String,
+}
+
+/// A loop with its carried variables: at iteration `k` every lane's state
+/// is `next` applied `k` times to `init`.
+#[derive(Clone, Debug)]
+pub struct Loop {
+    pub parent: Option<usize>,
+    /// Loop-variable ids ([`Kernel::loop_vars`]).
+    pub vars: Vec<u32>,
+    pub init: Vec<Expr>,
+    pub next: Vec<Expr>,
+    /// Checked at the start of each iteration (`for`, `while`).
+    pub pre_cond: Option<Expr>,
+    /// Checked at the end of each iteration (`do … while`).
+    pub post_cond: Option<Expr>,
+    /// Guards on the way into the loop.
+    pub entry_guards: Vec<Guard>,
+    /// A lane leaves the loop after an iteration in which all the guards
+    /// of one of these lists held (`break`, `return`).
+    pub breaks: Vec<Vec<Guard>>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct LoopVar {
+    pub name: String,
+    pub loop_id: usize,
+}
+
+/// Why a value is unknown, and what it depends on.
+#[derive(Clone, Debug)]
+pub struct Unknown {
+    pub reason: String,
+    /// When every active lane of a warp evaluates the witness to the same
+    /// value, the unknown is the same for all of them (e.g. a load from a
+    /// uniform address). `None`: assume it differs per lane.
+    pub witness: Option<Expr>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Param {
+    pub name: String,
+    /// Pointer parameters point to a global object.
+    pub object: Option<usize>,
+    pub is_integer: bool,
+}
+
+/// A launch configuration for a kernel.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Launch {
+    pub grid: Option<[u64; 3]>,
+    pub block: Option<[u64; 3]>,
+    /// Values of scalar parameters known at the launch site.
+    pub params: Vec<Option<i64>>,
+    pub span: Option<Span>,
+    /// Where the block shape came from, in words.
+    pub origin: LaunchOrigin,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LaunchOrigin {
+    /// A `<<<…>>>` launch site in the same translation unit.
+    LaunchSite,
+    /// A per-kernel override in the configuration.
+    Config,
+    /// `__launch_bounds__(N)`.
+    LaunchBounds,
+    /// Nothing said: the configured default.
+    #[default]
+    Default,
+}
+
+/// A front-end note: something not understood, with its location.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Note {
+    pub span: Span,
+    pub message: String,
+}
+
+/// One kernel instantiation.
+#[derive(Clone, Debug, Default)]
+pub struct Kernel {
+    pub name: String,
+    /// `name<args>` for template instantiations.
+    pub display_name: String,
+    pub span: Span,
+    pub params: Vec<Param>,
+    pub objects: Vec<MemObject>,
+    pub accesses: Vec<Access>,
+    pub loops: Vec<Loop>,
+    pub loop_vars: Vec<LoopVar>,
+    pub unknowns: Vec<Unknown>,
+    pub launches: Vec<Launch>,
+    pub launch_bounds: Option<u64>,
+    /// Whether the body reads threadIdx.y / threadIdx.z.
+    pub uses_thread_dims: [bool; 3],
+}
+
+impl Kernel {
+    pub fn add_unknown(&mut self, reason: impl Into<String>, witness: Option<Expr>) -> Expr {
+        self.unknowns.push(Unknown {
+            reason: reason.into(),
+            witness,
+        });
+        Expr::atom(Atom::Unknown((self.unknowns.len() - 1) as u32))
+    }
+}
+
+/// The front end's result for one translation unit.
+#[derive(Clone, Debug, Default)]
+pub struct Program {
+    pub kernels: Vec<Kernel>,
+    pub notes: Vec<Note>,
+}

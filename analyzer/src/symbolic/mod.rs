@@ -1,0 +1,848 @@
+//! The warp engine: for each access, each launch configuration, each
+//! representative block, each warp and each enumerated loop iteration, the
+//! 32 lane addresses and the active mask, costed by a hardware model.
+//!
+//! Results are three-valued ([`Status`]): `exact` for the given launch,
+//! `assumed` when they rest on stated assumptions (a default block shape, a
+//! parameter's value, a sampled loop), `unknown` when the address depends
+//! on data or a budget ran out; unknown results carry no cost.
+
+pub mod eval;
+pub mod linear;
+
+use std::collections::{BTreeSet, HashMap};
+
+use crate::budget;
+use crate::hardware::{Lanes, MemoryModel, WARP};
+use crate::ir::{Access, Atom, Builtin, Dim, Expr, Guard, Kernel, LaunchOrigin, Op, Program, Space, Span};
+use eval::{eval, eval_lin, Assumed, Fail, LaneEnv, Reads};
+
+/// Defaults and budgets of the engine (see [`crate::budget`]).
+#[derive(Clone, Debug)]
+pub struct EngineOptions {
+    /// Block shape when nothing says (kernels that use only `threadIdx.x`).
+    pub default_block: [u64; 3],
+    /// Block shape when nothing says, for kernels that use `threadIdx.y`/`z`.
+    pub default_block_2d: [u64; 3],
+    /// Grid when nothing says.
+    pub default_grid: [u64; 3],
+    /// Value assumed for an integer parameter nothing gives a value to.
+    pub default_param: i64,
+    pub max_loop_iterations: u64,
+    pub max_executions: u64,
+    pub max_blocks: u64,
+}
+
+impl Default for EngineOptions {
+    fn default() -> Self {
+        EngineOptions {
+            default_block: [256, 1, 1],
+            default_block_2d: [32, 8, 1],
+            default_grid: [4, 4, 1],
+            default_param: 1024,
+            max_loop_iterations: budget::MAX_LOOP_ITERATIONS,
+            max_executions: budget::MAX_EXECUTIONS_PER_ACCESS,
+            max_blocks: budget::MAX_BLOCKS_SAMPLED,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Status {
+    Exact,
+    Assumed,
+    Unknown,
+}
+
+impl Status {
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Exact => "exact",
+            Status::Assumed => "assumed",
+            Status::Unknown => "unknown",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct SharedStats {
+    /// Mean wavefronts per executed warp-level instruction.
+    pub wavefronts: f64,
+    pub ideal_wavefronts: u32,
+    /// `wavefronts / ideal_wavefronts`.
+    pub ways: f64,
+    pub max_wavefronts: u32,
+    pub max_ways: f64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct GlobalStats {
+    /// Mean 32-byte sectors per executed warp-level instruction.
+    pub sectors: f64,
+    pub ideal_sectors: f64,
+    pub max_sectors: u32,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConstantStats {
+    /// Mean serialised requests (distinct addresses) per instruction.
+    pub requests: f64,
+    pub max_requests: u32,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Cost {
+    Shared(SharedStats),
+    /// Global and local memory.
+    Global(GlobalStats),
+    Constant(ConstantStats),
+}
+
+/// The warp with the worst cost, for pictures and explanations.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WarpSample {
+    pub block: [i64; 3],
+    pub warp: u32,
+    /// Iteration number of each enclosing loop, outermost first.
+    pub iterations: Vec<u64>,
+    /// Byte offset from the array's base touched by each lane.
+    pub lanes: Lanes,
+    pub cost: u32,
+}
+
+/// The prediction for one access under one launch configuration.
+#[derive(Clone, Debug)]
+pub struct AccessReport {
+    pub kernel: usize,
+    pub access: usize,
+    pub launch: usize,
+    pub kernel_name: String,
+    pub array: String,
+    pub space: Space,
+    pub op: Op,
+    pub width: u32,
+    pub span: Span,
+    pub text: String,
+    pub block: [u64; 3],
+    pub grid: [u64; 3],
+    /// Warp-level executions per block the means are taken over.
+    pub executions: f64,
+    pub status: Status,
+    pub assumptions: Vec<String>,
+    pub unknown_reason: Option<String>,
+    pub cost: Option<Cost>,
+    pub worst: Option<WarpSample>,
+}
+
+/// Analyses every access of every kernel under each of its launches.
+pub fn analyze_program(p: &Program, model: &dyn MemoryModel, opts: &EngineOptions) -> Vec<AccessReport> {
+    let mut out = Vec::new();
+    for (ki, k) in p.kernels.iter().enumerate() {
+        for (li, _) in k.launches.iter().enumerate() {
+            let setup = Setup::new(k, li, opts);
+            for ai in 0..k.accesses.len() {
+                out.push(analyze_access(k, ki, ai, li, &setup, model, opts));
+            }
+        }
+    }
+    out.sort_by(|a, b| {
+        (a.span.start, a.kernel, a.launch, a.access).cmp(&(b.span.start, b.kernel, b.launch, b.access))
+    });
+    out
+}
+
+/// The launch configuration, resolved to numbers.
+struct Setup {
+    block: [i64; 3],
+    grid: [i64; 3],
+    params: Vec<i64>,
+    params_assumed: Vec<bool>,
+    grid_assumed: bool,
+    assumptions: Vec<String>,
+}
+
+impl Setup {
+    fn new(k: &Kernel, li: usize, opts: &EngineOptions) -> Setup {
+        let l = &k.launches[li];
+        let mut assumptions = Vec::new();
+        let block = match (l.block, l.origin) {
+            (Some(b), LaunchOrigin::LaunchBounds) => {
+                assumptions.push(format!(
+                    "block [{}, 1, 1] assumed from __launch_bounds__({})",
+                    b[0], b[0]
+                ));
+                b
+            }
+            (Some(b), _) => b,
+            (None, _) => {
+                let b = if k.uses_thread_dims[1] || k.uses_thread_dims[2] {
+                    opts.default_block_2d
+                } else {
+                    opts.default_block
+                };
+                assumptions.push(format!(
+                    "block [{}, {}, {}] assumed: no launch of `{}` in this file gives one \
+                     (set `[kernel.{}] block`)",
+                    b[0], b[1], b[2], k.name, k.name
+                ));
+                b
+            }
+        };
+        let (grid, grid_assumed) = match l.grid {
+            Some(g) => (g, false),
+            None => (opts.default_grid, true),
+        };
+        let params: Vec<i64> = (0..k.params.len())
+            .map(|i| l.params.get(i).copied().flatten().unwrap_or(opts.default_param))
+            .collect();
+        let params_assumed = (0..k.params.len())
+            .map(|i| l.params.get(i).copied().flatten().is_none())
+            .collect();
+        let c = |v: [u64; 3]| [v[0] as i64, v[1] as i64, v[2] as i64];
+        Setup {
+            block: c(block),
+            grid: c(grid),
+            params,
+            params_assumed,
+            grid_assumed,
+            assumptions,
+        }
+    }
+}
+
+struct LaneState {
+    tid: [i64; 3],
+    loop_vals: Vec<Result<i64, Fail>>,
+}
+
+struct Run<'a> {
+    k: &'a Kernel,
+    a: &'a Access,
+    model: &'a dyn MemoryModel,
+    opts: &'a EngineOptions,
+    setup: &'a Setup,
+    space: Space,
+    period: i64,
+    bid: [i64; 3],
+    warp: u32,
+    lanes: Vec<LaneState>,
+    iters: Vec<u64>,
+    // results
+    executions: u64,
+    sum_cost: u64,
+    sum_ideal: u64,
+    max_cost: u32,
+    max_ways: f64,
+    ideal_unit: u32,
+    worst: Option<WarpSample>,
+    assumptions: BTreeSet<String>,
+    unknown: Option<String>,
+    budget_hit: bool,
+    coeff_cache: HashMap<Atom, Option<Expr>>,
+}
+
+fn fail_reason(k: &Kernel, f: Fail) -> String {
+    match f {
+        Fail::Unknown(u) => k
+            .unknowns
+            .get(u as usize)
+            .map(|x| x.reason.clone())
+            .unwrap_or_else(|| "an unknown value".into()),
+        Fail::LoopVar(v) => format!(
+            "loop variable `{}`",
+            k.loop_vars.get(v as usize).map(|x| x.name.as_str()).unwrap_or("?")
+        ),
+        Fail::TooComplex => "an expression too large to follow".into(),
+        Fail::Arith => "a division by zero or an out-of-range shift".into(),
+    }
+}
+
+impl<'a> Run<'a> {
+    fn env<'e>(&'e self, lane: &'e LaneState) -> LaneEnv<'e> {
+        LaneEnv {
+            tid: lane.tid,
+            bid: self.bid,
+            block: self.setup.block,
+            grid: self.setup.grid,
+            params: &self.setup.params,
+            params_assumed: &self.setup.params_assumed,
+            grid_assumed: self.setup.grid_assumed,
+            loop_vals: &lane.loop_vals,
+        }
+    }
+
+    fn note_reads(&mut self, reads: &Reads) {
+        for r in &reads.assumed {
+            let text = self.assumed_text(*r);
+            self.assumptions.insert(text);
+        }
+    }
+
+    fn assumed_text(&self, r: Assumed) -> String {
+        match r {
+            Assumed::Param(i) => {
+                let name = self.k.params.get(i as usize).map(|p| p.name.as_str()).unwrap_or("?");
+                format!(
+                    "`{name}` assumed {} (no launch gives it a constant; set `[kernel.{}.params] {name}`)",
+                    self.opts.default_param, self.k.name
+                )
+            }
+            Assumed::BlockIdx | Assumed::GridDim => {
+                let g = self.setup.grid;
+                format!("grid [{}, {}, {}] assumed: no launch in this file gives one", g[0], g[1], g[2])
+            }
+        }
+    }
+
+    /// Whether `lane` passes `guards`; an unknown guard counts as passed
+    /// (an upper bound on the cost), with the assumption noted.
+    fn passes(&mut self, guards: &[Guard], lane: usize) -> bool {
+        let mut reads = Reads::default();
+        let mut ok = true;
+        let mut failed = None;
+        {
+            let env = self.env(&self.lanes[lane]);
+            for g in guards {
+                match eval(&g.cond, &env, &mut reads) {
+                    Ok(v) => {
+                        if (v != 0) != g.expect {
+                            ok = false;
+                            break;
+                        }
+                    }
+                    Err(f) => failed = Some(f),
+                }
+            }
+        }
+        self.note_reads(&reads);
+        if ok {
+            if let Some(f) = failed {
+                let why = fail_reason(self.k, f);
+                self.assumptions
+                    .insert(format!("lanes assumed active where a condition depends on {why}"));
+            }
+        }
+        ok
+    }
+
+    fn mask_of(&mut self, guards: &[Guard], mask: u32) -> u32 {
+        let mut m = 0;
+        for l in 0..WARP {
+            if mask & (1 << l) != 0 && self.passes(guards, l) {
+                m |= 1 << l;
+            }
+        }
+        m
+    }
+
+    fn iterate(&mut self, level: usize, mask: u32) {
+        if self.budget_hit || mask == 0 {
+            return;
+        }
+        if level == self.a.loops.len() {
+            self.execute(mask);
+            return;
+        }
+        let lp = &self.k.loops[self.a.loops[level]];
+        let entry = self.mask_of(&lp.entry_guards, mask);
+        if entry == 0 {
+            return;
+        }
+        // Initial state of the loop's variables.
+        for l in 0..WARP {
+            if entry & (1 << l) == 0 {
+                continue;
+            }
+            let mut reads = Reads::default();
+            let vals: Vec<Result<i64, Fail>> = {
+                let env = self.env(&self.lanes[l]);
+                lp.init.iter().map(|e| eval(e, &env, &mut reads)).collect()
+            };
+            self.note_reads(&reads);
+            for (i, v) in lp.vars.iter().zip(vals) {
+                self.lanes[l].loop_vals[*i as usize] = v;
+            }
+        }
+        let mut inside = entry;
+        let mut k = 0u64;
+        let limit = self.opts.max_loop_iterations;
+        let mut unknown_trip = false;
+        loop {
+            if k >= limit {
+                self.assumptions.insert(format!(
+                    "only the first {limit} iterations of the loop at line {} are analysed",
+                    lp.span.line
+                ));
+                break;
+            }
+            if unknown_trip && k >= 1 {
+                break;
+            }
+            if let Some(c) = &lp.pre_cond {
+                let mut next = 0;
+                for l in 0..WARP {
+                    if inside & (1 << l) == 0 {
+                        continue;
+                    }
+                    let mut reads = Reads::default();
+                    let r = {
+                        let env = self.env(&self.lanes[l]);
+                        eval(c, &env, &mut reads)
+                    };
+                    self.note_reads(&reads);
+                    match r {
+                        Ok(0) => {}
+                        Ok(_) => next |= 1 << l,
+                        Err(f) => {
+                            unknown_trip = true;
+                            let why = fail_reason(self.k, f);
+                            self.assumptions.insert(format!(
+                                "the loop at line {} runs a number of times that depends on {why}; one iteration analysed",
+                                lp.span.line
+                            ));
+                            next |= 1 << l;
+                        }
+                    }
+                }
+                inside = next;
+            }
+            if inside == 0 {
+                break;
+            }
+            self.iters.push(k);
+            self.iterate(level + 1, inside);
+            self.iters.pop();
+            if self.budget_hit {
+                return;
+            }
+            // Lanes that break leave; the rest advance.
+            let mut stay = inside;
+            for l in 0..WARP {
+                if inside & (1 << l) == 0 {
+                    continue;
+                }
+                for b in &lp.breaks {
+                    let mut reads = Reads::default();
+                    let env = self.env(&self.lanes[l]);
+                    let all = b.iter().all(|g| {
+                        matches!(eval(&g.cond, &env, &mut reads), Ok(v) if (v != 0) == g.expect)
+                    });
+                    if all {
+                        stay &= !(1 << l);
+                    }
+                }
+                if let Some(pc) = &lp.post_cond {
+                    let mut reads = Reads::default();
+                    let r = {
+                        let env = self.env(&self.lanes[l]);
+                        eval(pc, &env, &mut reads)
+                    };
+                    self.note_reads(&reads);
+                    match r {
+                        Ok(0) => stay &= !(1 << l),
+                        Ok(_) => {}
+                        Err(f) => {
+                            unknown_trip = true;
+                            let why = fail_reason(self.k, f);
+                            self.assumptions.insert(format!(
+                                "the loop at line {} runs a number of times that depends on {why}; one iteration analysed",
+                                lp.span.line
+                            ));
+                        }
+                    }
+                }
+                let mut reads = Reads::default();
+                let vals: Vec<Result<i64, Fail>> = {
+                    let env = self.env(&self.lanes[l]);
+                    lp.next.iter().map(|e| eval(e, &env, &mut reads)).collect()
+                };
+                self.note_reads(&reads);
+                for (i, v) in lp.vars.iter().zip(vals) {
+                    self.lanes[l].loop_vals[*i as usize] = v;
+                }
+            }
+            inside = stay;
+            k += 1;
+            if lp.pre_cond.is_none() && lp.post_cond.is_none() && lp.breaks.is_empty() {
+                // `for (;;)` with no way out that we can see.
+                if k >= 1 {
+                    self.assumptions.insert(format!(
+                        "the loop at line {} has no visible exit; one iteration analysed",
+                        lp.span.line
+                    ));
+                    break;
+                }
+            }
+        }
+        for l in 0..WARP {
+            for i in &lp.vars {
+                self.lanes[l].loop_vals[*i as usize] = Err(Fail::LoopVar(*i));
+            }
+        }
+    }
+
+    fn coeff(&mut self, atom: Atom) -> Option<Expr> {
+        if let Some(c) = self.coeff_cache.get(&atom) {
+            return c.clone();
+        }
+        let c = linear::coefficient(&self.a.offset, atom);
+        self.coeff_cache.insert(atom, c.clone());
+        c
+    }
+
+    /// True when the assumed atom only shifts the whole warp by multiples
+    /// of the hardware period (so the cost does not depend on its value).
+    fn irrelevant(&mut self, atom: Atom, mask: u32) -> bool {
+        let Some(c) = self.coeff(atom) else {
+            return false;
+        };
+        let mut first = None;
+        for l in 0..WARP {
+            if mask & (1 << l) == 0 {
+                continue;
+            }
+            let mut reads = Reads::default();
+            let env = self.env(&self.lanes[l]);
+            match eval(&c, &env, &mut reads) {
+                Ok(v) => match first {
+                    None => first = Some(v),
+                    Some(f) if f != v => return false,
+                    _ => {}
+                },
+                Err(_) => return false,
+            }
+            if !reads.assumed.is_empty() {
+                return false;
+            }
+        }
+        first.map(|v| v % self.period == 0).unwrap_or(true)
+    }
+
+    fn execute(&mut self, mask: u32) {
+        let guards = self.a.guards.clone();
+        let active = self.mask_of(&guards, mask);
+        if active == 0 {
+            return;
+        }
+        if self.executions >= self.opts.max_executions {
+            self.budget_hit = true;
+            return;
+        }
+        let mut addrs: Lanes = [None; WARP];
+        let mut reads = Reads::default();
+        let mut failed = false;
+        for l in 0..WARP {
+            if active & (1 << l) == 0 {
+                continue;
+            }
+            let env = self.env(&self.lanes[l]);
+            match eval(&self.a.offset, &env, &mut reads) {
+                Ok(v) => addrs[l] = Some(v),
+                Err(_) => failed = true,
+            }
+        }
+        if failed && !self.resolve_unknowns(active, &mut addrs) {
+            return;
+        }
+        for r in reads.assumed.clone() {
+            let atom = match r {
+                Assumed::Param(i) => Some(Atom::Param(i)),
+                _ => None,
+            };
+            let relevant = match (r, atom) {
+                (_, Some(a)) => !self.irrelevant(a, active),
+                (Assumed::BlockIdx, None) => Dim::ALL
+                    .iter()
+                    .any(|d| !self.irrelevant(Atom::Builtin(Builtin::BlockIdx(*d)), active)),
+                _ => true,
+            };
+            if relevant {
+                let t = self.assumed_text(r);
+                self.assumptions.insert(t);
+            }
+        }
+        if self.space == Space::Local {
+            // Per-thread arrays are interleaved word by word across the warp.
+            for (l, a) in addrs.iter_mut().enumerate() {
+                if let Some(v) = a {
+                    *v = (v.div_euclid(4) * WARP as i64 + l as i64) * 4 + v.rem_euclid(4);
+                }
+            }
+        }
+        let (cost, ideal) = match self.space {
+            Space::Shared => {
+                let c = self.model.shared(&addrs, self.a.width);
+                (c.wavefronts, c.ideal)
+            }
+            Space::Global | Space::Local => {
+                let c = self.model.global(&addrs, self.a.width);
+                (c.sectors, c.ideal)
+            }
+            Space::Constant => (self.model.constant(&addrs, self.a.width), 1),
+        };
+        self.ideal_unit = ideal;
+        self.executions += 1;
+        self.sum_cost += cost as u64;
+        self.sum_ideal += ideal as u64;
+        let ways = if ideal > 0 { cost as f64 / ideal as f64 } else { 0.0 };
+        if ways > self.max_ways {
+            self.max_ways = ways;
+        }
+        if cost > self.max_cost || self.worst.is_none() {
+            self.max_cost = self.max_cost.max(cost);
+            self.worst = Some(WarpSample {
+                block: self.bid,
+                warp: self.warp,
+                iterations: self.iters.clone(),
+                lanes: addrs,
+                cost,
+            });
+        }
+    }
+
+    /// Handles unknowns in the address: a value that is the same for the
+    /// whole warp and enters the address linearly with the same
+    /// coefficient in every lane only shifts the warp. Returns false (and
+    /// records why) when the address cannot be known.
+    fn resolve_unknowns(&mut self, active: u32, addrs: &mut Lanes) -> bool {
+        let mut lins = Vec::new();
+        for l in 0..WARP {
+            if active & (1 << l) == 0 {
+                lins.push(None);
+                continue;
+            }
+            let mut reads = Reads::default();
+            let r = {
+                let env = self.env(&self.lanes[l]);
+                eval_lin(&self.a.offset, &env, &mut reads)
+            };
+            match r {
+                Ok(lin) => lins.push(Some(lin)),
+                Err(f) => {
+                    let why = fail_reason(self.k, f);
+                    self.unknown = Some(format!("the address depends on {why}"));
+                    return false;
+                }
+            }
+        }
+        let mut units: Vec<u32> = lins.iter().flatten().flat_map(|l| l.terms.iter().map(|t| t.0)).collect();
+        units.sort_unstable();
+        units.dedup();
+        for u in units {
+            let coeffs: Vec<i64> = lins
+                .iter()
+                .flatten()
+                .map(|l| l.terms.iter().find(|t| t.0 == u).map(|t| t.1).unwrap_or(0))
+                .collect();
+            let same_coeff = coeffs.windows(2).all(|w| w[0] == w[1]);
+            let info = &self.k.unknowns[u as usize];
+            let why = info.reason.clone();
+            let uniform = match &info.witness {
+                None => false,
+                Some(w) => {
+                    let mut vals = Vec::new();
+                    for l in 0..WARP {
+                        if active & (1 << l) == 0 {
+                            continue;
+                        }
+                        let mut reads = Reads::default();
+                        let env = self.env(&self.lanes[l]);
+                        vals.push(eval(w, &env, &mut reads));
+                    }
+                    vals.iter().all(|v| v.is_ok()) && vals.windows(2).all(|w| w[0] == w[1])
+                }
+            };
+            if !(uniform && same_coeff) {
+                self.unknown = Some(format!("the address depends on {why}, which differs between lanes"));
+                return false;
+            }
+            if coeffs[0] % self.period != 0 {
+                self.assumptions.insert(format!(
+                    "the offset from {why} is assumed to keep the warp {}-byte aligned",
+                    self.period
+                ));
+            }
+        }
+        for (l, lin) in lins.into_iter().enumerate() {
+            addrs[l] = lin.map(|x| x.c);
+        }
+        true
+    }
+}
+
+fn uses_block(k: &Kernel, a: &Access) -> bool {
+    let mut exprs: Vec<&Expr> = vec![&a.offset];
+    exprs.extend(a.guards.iter().map(|g| &g.cond));
+    for &li in &a.loops {
+        let lp = &k.loops[li];
+        exprs.extend(lp.init.iter());
+        exprs.extend(lp.next.iter());
+        exprs.extend(lp.pre_cond.iter());
+        exprs.extend(lp.post_cond.iter());
+        exprs.extend(lp.entry_guards.iter().map(|g| &g.cond));
+        exprs.extend(lp.breaks.iter().flatten().map(|g| &g.cond));
+    }
+    exprs.iter().any(|e| {
+        e.atoms()
+            .iter()
+            .any(|x| matches!(x, Atom::Builtin(Builtin::BlockIdx(_) | Builtin::GridDim(_))))
+    })
+}
+
+/// Representative blocks: all of a small grid, else evenly spaced ones
+/// including the first and the last.
+fn blocks(grid: [i64; 3], max: u64) -> Vec<[i64; 3]> {
+    let total = (grid[0] * grid[1] * grid[2]).max(1) as u64;
+    let pick: Vec<u64> = if total <= max {
+        (0..total).collect()
+    } else {
+        let mut v: Vec<u64> = (0..max).map(|i| i * (total - 1) / (max - 1).max(1)).collect();
+        v.dedup();
+        v
+    };
+    pick.into_iter()
+        .map(|i| {
+            let i = i as i64;
+            [i % grid[0], (i / grid[0]) % grid[1], i / (grid[0] * grid[1])]
+        })
+        .collect()
+}
+
+fn analyze_access(
+    k: &Kernel,
+    ki: usize,
+    ai: usize,
+    li: usize,
+    setup: &Setup,
+    model: &dyn MemoryModel,
+    opts: &EngineOptions,
+) -> AccessReport {
+    let a = &k.accesses[ai];
+    let obj = &k.objects[a.obj];
+    let space = obj.space;
+    let mut run = Run {
+        k,
+        a,
+        model,
+        opts,
+        setup,
+        space,
+        period: model.shift_period(space, a.width).max(1) as i64,
+        bid: [0; 3],
+        warp: 0,
+        lanes: Vec::new(),
+        iters: Vec::new(),
+        executions: 0,
+        sum_cost: 0,
+        sum_ideal: 0,
+        max_cost: 0,
+        max_ways: 0.0,
+        ideal_unit: match space {
+            Space::Shared => model.shared(&[None; WARP], a.width).ideal,
+            _ => 1,
+        },
+        worst: None,
+        assumptions: setup.assumptions.iter().cloned().collect(),
+        unknown: None,
+        budget_hit: false,
+        coeff_cache: HashMap::new(),
+    };
+    let b = setup.block;
+    let threads = (b[0] * b[1] * b[2]).max(1);
+    let nwarps = (threads + WARP as i64 - 1) / WARP as i64;
+    let block_list = if uses_block(k, a) {
+        blocks(setup.grid, opts.max_blocks)
+    } else {
+        vec![[0, 0, 0]]
+    };
+    let nblocks = block_list.len() as f64;
+    'outer: for bid in block_list {
+        run.bid = bid;
+        for w in 0..nwarps {
+            run.warp = w as u32;
+            let mut mask = 0u32;
+            run.lanes = (0..WARP as i64)
+                .map(|l| {
+                    let t = w * WARP as i64 + l;
+                    if t < threads {
+                        mask |= 1 << l;
+                    }
+                    LaneState {
+                        tid: [t % b[0], (t / b[0]) % b[1], t / (b[0] * b[1])],
+                        loop_vals: vec![Err(Fail::TooComplex); k.loop_vars.len()],
+                    }
+                })
+                .collect();
+            run.iterate(0, mask);
+            if run.budget_hit || run.unknown.is_some() {
+                break 'outer;
+            }
+        }
+    }
+    let mut unknown_reason = run.unknown.take();
+    if run.budget_hit && unknown_reason.is_none() {
+        unknown_reason = Some(format!(
+            "the enumeration budget ({} warp-level executions) ran out",
+            opts.max_executions
+        ));
+    }
+    let status = if unknown_reason.is_some() {
+        Status::Unknown
+    } else if !run.assumptions.is_empty() {
+        Status::Assumed
+    } else {
+        Status::Exact
+    };
+    let n = run.executions.max(1) as f64;
+    let mean = run.sum_cost as f64 / n;
+    let cost = if unknown_reason.is_some() {
+        None
+    } else {
+        Some(match space {
+            Space::Shared => SharedStats {
+                wavefronts: mean,
+                ideal_wavefronts: run.ideal_unit,
+                ways: mean / run.ideal_unit.max(1) as f64,
+                max_wavefronts: run.max_cost,
+                max_ways: run.max_ways,
+            }
+            .into(),
+            Space::Global | Space::Local => Cost::Global(GlobalStats {
+                sectors: mean,
+                ideal_sectors: run.sum_ideal as f64 / n,
+                max_sectors: run.max_cost,
+            }),
+            Space::Constant => Cost::Constant(ConstantStats {
+                requests: mean,
+                max_requests: run.max_cost,
+            }),
+        })
+    };
+    let c = |v: [i64; 3]| [v[0] as u64, v[1] as u64, v[2] as u64];
+    AccessReport {
+        kernel: ki,
+        access: ai,
+        launch: li,
+        kernel_name: k.display_name.clone(),
+        array: obj.name.clone(),
+        space,
+        op: a.op,
+        width: a.width,
+        span: a.span,
+        text: a.text.clone(),
+        block: c(setup.block),
+        grid: c(setup.grid),
+        executions: run.executions as f64 / nblocks,
+        status,
+        assumptions: run.assumptions.into_iter().collect(),
+        unknown_reason,
+        cost,
+        worst: if status == Status::Unknown { None } else { run.worst },
+    }
+}
+
+impl From<SharedStats> for Cost {
+    fn from(s: SharedStats) -> Cost {
+        Cost::Shared(s)
+    }
+}

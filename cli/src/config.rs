@@ -1,0 +1,138 @@
+//! `warplint.toml`: discovery and parsing.
+//!
+//! Looked up like ruff does: `--config FILE` if given, else the first
+//! `warplint.toml` or `.warplint.toml` in the current directory or one of
+//! its ancestors. Unknown keys are errors, so typos do not pass silently.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use warplint_analyzer::{EngineOptions, KernelOverride};
+
+pub const FILE_NAMES: [&str; 2] = ["warplint.toml", ".warplint.toml"];
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Config {
+    #[serde(default)]
+    pub analysis: Analysis,
+    /// Per-kernel overrides: `[kernel.NAME]`.
+    #[serde(default)]
+    pub kernel: BTreeMap<String, KernelSection>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Analysis {
+    pub arch: Option<String>,
+    pub default_block: Option<[u64; 3]>,
+    pub default_block_2d: Option<[u64; 3]>,
+    pub default_grid: Option<[u64; 3]>,
+    pub default_param: Option<i64>,
+    /// Object-like macros, as with `-D NAME=VALUE`.
+    #[serde(default)]
+    pub defines: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct KernelSection {
+    pub block: Option<[u64; 3]>,
+    pub grid: Option<[u64; 3]>,
+    #[serde(default)]
+    pub params: BTreeMap<String, i64>,
+}
+
+/// Finds the configuration file for the current directory.
+pub fn discover(start: &Path) -> Option<PathBuf> {
+    let mut dir = Some(start);
+    while let Some(d) = dir {
+        for name in FILE_NAMES {
+            let p = d.join(name);
+            if p.is_file() {
+                return Some(p);
+            }
+        }
+        dir = d.parent();
+    }
+    None
+}
+
+pub fn load(path: &Path) -> Result<Config, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let cfg: Config = toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    cfg.validate().map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(cfg)
+}
+
+fn check_dims(what: &str, d: &[u64; 3]) -> Result<(), String> {
+    if d.iter().any(|x| *x == 0) {
+        return Err(format!("{what} = {d:?}: every dimension must be at least 1"));
+    }
+    Ok(())
+}
+
+impl Config {
+    fn validate(&self) -> Result<(), String> {
+        for (what, d) in [
+            ("default-block", &self.analysis.default_block),
+            ("default-block-2d", &self.analysis.default_block_2d),
+            ("default-grid", &self.analysis.default_grid),
+        ] {
+            if let Some(d) = d {
+                check_dims(what, d)?;
+            }
+        }
+        for (name, k) in &self.kernel {
+            if let Some(b) = &k.block {
+                check_dims(&format!("kernel.{name}.block"), b)?;
+                if b.iter().product::<u64>() > 1024 {
+                    return Err(format!("kernel.{name}.block = {b:?}: more than 1024 threads"));
+                }
+            }
+            if let Some(g) = &k.grid {
+                check_dims(&format!("kernel.{name}.grid"), g)?;
+            }
+        }
+        if let Some(b) = &self.analysis.default_block {
+            if b.iter().product::<u64>() > 1024 {
+                return Err(format!("default-block = {b:?}: more than 1024 threads"));
+            }
+        }
+        Ok(())
+    }
+
+    pub fn engine_options(&self) -> EngineOptions {
+        let mut o = EngineOptions::default();
+        if let Some(b) = self.analysis.default_block {
+            o.default_block = b;
+        }
+        if let Some(b) = self.analysis.default_block_2d {
+            o.default_block_2d = b;
+        }
+        if let Some(g) = self.analysis.default_grid {
+            o.default_grid = g;
+        }
+        if let Some(p) = self.analysis.default_param {
+            o.default_param = p;
+        }
+        o
+    }
+
+    pub fn kernel_overrides(&self) -> BTreeMap<String, KernelOverride> {
+        self.kernel
+            .iter()
+            .map(|(name, k)| {
+                (
+                    name.clone(),
+                    KernelOverride {
+                        block: k.block,
+                        grid: k.grid,
+                        params: k.params.clone(),
+                    },
+                )
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,56 @@
+//! Which files to analyse: the paths given, folders recursed into for
+//! `.cu` and `.cuh` files, in a stable (sorted) order.
+
+use std::path::{Path, PathBuf};
+
+pub const EXTENSIONS: [&str; 2] = ["cu", "cuh"];
+
+/// Expands `paths` into files. Hidden folders and `target/` are skipped
+/// while recursing; a file named explicitly is always taken.
+pub fn files(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<String>) {
+    let mut out = Vec::new();
+    let mut errors = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            walk(p, &mut out, &mut errors, 0);
+        } else if p.is_file() {
+            out.push(p.clone());
+        } else {
+            errors.push(format!("{}: no such file or directory", p.display()));
+        }
+    }
+    out.sort();
+    out.dedup();
+    (out, errors)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>, errors: &mut Vec<String>, depth: u32) {
+    if depth > 64 {
+        return;
+    }
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) => {
+            errors.push(format!("{}: {e}", dir.display()));
+            return;
+        }
+    };
+    let mut entries: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+    entries.sort();
+    for p in entries {
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if p.is_dir() {
+            if name.starts_with('.') || name == "target" {
+                continue;
+            }
+            walk(&p, out, errors, depth + 1);
+        } else if p
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(|e| EXTENSIONS.contains(&e))
+            .unwrap_or(false)
+        {
+            out.push(p);
+        }
+    }
+}

@@ -1,0 +1,180 @@
+//! `warplint report`: every access with its prediction, as JSON (the
+//! contract in `shared/groundtruth/README.md`) or as a table.
+
+use serde_json::{json, Map, Value};
+use warplint_analyzer::symbolic::Cost;
+use warplint_analyzer::{AccessReport, Arch};
+
+/// One analysed file, as the reporters see it.
+pub struct FileResult {
+    pub path: String,
+    pub reports: Vec<AccessReport>,
+    pub notes: Vec<FileNote>,
+}
+
+pub struct FileNote {
+    pub line: u32,
+    pub column: u32,
+    pub message: String,
+}
+
+fn num(v: f64) -> Value {
+    let r = (v * 1000.0).round() / 1000.0;
+    if r.fract() == 0.0 && r.abs() < 1e15 {
+        json!(r as i64)
+    } else {
+        json!(r)
+    }
+}
+
+fn cost_json(r: &AccessReport) -> (String, Value) {
+    let key = r.space.name().to_string();
+    let v = match &r.cost {
+        None => Value::Null,
+        Some(Cost::Shared(s)) => json!({
+            "wavefronts": num(s.wavefronts),
+            "ideal_wavefronts": s.ideal_wavefronts,
+            "ways": num(s.ways),
+            "max_wavefronts": s.max_wavefronts,
+            "max_ways": num(s.max_ways),
+        }),
+        Some(Cost::Global(g)) => json!({
+            "sectors": num(g.sectors),
+            "ideal_sectors": num(g.ideal_sectors),
+            "max_sectors": g.max_sectors,
+        }),
+        Some(Cost::Constant(c)) => json!({
+            "requests": num(c.requests),
+            "max_requests": c.max_requests,
+        }),
+    };
+    (key, v)
+}
+
+pub fn access_json(path: &str, r: &AccessReport) -> Value {
+    let mut m = Map::new();
+    m.insert("file".into(), json!(path));
+    m.insert("line".into(), json!(r.span.line));
+    m.insert("column".into(), json!(r.span.column));
+    m.insert("end_line".into(), json!(r.span.end_line));
+    m.insert("end_column".into(), json!(r.span.end_column));
+    m.insert("kernel".into(), json!(r.kernel_name));
+    m.insert("array".into(), json!(r.array));
+    m.insert("space".into(), json!(r.space.name()));
+    m.insert("op".into(), json!(r.op.name()));
+    m.insert("access_bytes".into(), json!(r.width));
+    m.insert("block".into(), json!(r.block));
+    m.insert("grid".into(), json!(r.grid));
+    m.insert("executions".into(), num(r.executions));
+    m.insert("status".into(), json!(r.status.name()));
+    m.insert("assumptions".into(), json!(r.assumptions));
+    if let Some(u) = &r.unknown_reason {
+        m.insert("unknown_reason".into(), json!(u));
+    }
+    let (k, v) = cost_json(r);
+    m.insert(k, v);
+    Value::Object(m)
+}
+
+pub fn json(arch: Arch, files: &[FileResult]) -> String {
+    let mut accesses = Vec::new();
+    let mut notes = Vec::new();
+    for f in files {
+        for r in &f.reports {
+            accesses.push(access_json(&f.path, r));
+        }
+        for n in &f.notes {
+            notes.push(json!({"file": f.path, "line": n.line, "column": n.column, "message": n.message}));
+        }
+    }
+    let doc = json!({
+        "version": 1,
+        "arch": arch.to_string(),
+        "accesses": accesses,
+        "notes": notes,
+    });
+    serde_json::to_string_pretty(&doc).unwrap_or_else(|_| "{}".into()) + "\n"
+}
+
+/// The cost column: ways for shared memory, sectors for global.
+pub fn cost_text(r: &AccessReport) -> String {
+    match &r.cost {
+        None => "-".into(),
+        Some(Cost::Shared(s)) => {
+            let ways = (s.ways * 100.0).round() / 100.0;
+            if s.max_ways > s.ways + 1e-9 {
+                format!("{ways}-way (max {})", (s.max_ways * 100.0).round() / 100.0)
+            } else {
+                format!("{ways}-way")
+            }
+        }
+        Some(Cost::Global(g)) => {
+            let s = (g.sectors * 100.0).round() / 100.0;
+            let i = (g.ideal_sectors * 100.0).round() / 100.0;
+            let unit = if s == 1.0 { "sector" } else { "sectors" };
+            format!("{s} {unit} (ideal {i})")
+        }
+        Some(Cost::Constant(c)) => format!("{} requests", (c.requests * 100.0).round() / 100.0),
+    }
+}
+
+pub fn table(files: &[FileResult]) -> String {
+    let header = ["location", "kernel", "array", "space", "op", "bytes", "block", "cost", "status"];
+    let mut rows: Vec<[String; 9]> = Vec::new();
+    for f in files {
+        for r in &f.reports {
+            rows.push([
+                format!("{}:{}:{}", f.path, r.span.line, r.span.column),
+                r.kernel_name.clone(),
+                r.array.clone(),
+                r.space.name().into(),
+                r.op.name().into(),
+                r.width.to_string(),
+                format!("{}x{}x{}", r.block[0], r.block[1], r.block[2]),
+                cost_text(r),
+                r.status.name().into(),
+            ]);
+        }
+    }
+    let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
+    for row in &rows {
+        for (i, c) in row.iter().enumerate() {
+            widths[i] = widths[i].max(c.chars().count());
+        }
+    }
+    let line = |cells: Vec<&str>| {
+        let mut s = String::new();
+        for (i, c) in cells.iter().enumerate() {
+            if i + 1 == cells.len() {
+                s.push_str(c);
+            } else {
+                s.push_str(&format!("{c:<w$}  ", w = widths[i]));
+            }
+        }
+        s.trim_end().to_string() + "\n"
+    };
+    let mut out = line(header.to_vec());
+    for row in &rows {
+        out.push_str(&line(row.iter().map(String::as_str).collect()));
+    }
+    let mut details = String::new();
+    for f in files {
+        for r in &f.reports {
+            if r.assumptions.is_empty() && r.unknown_reason.is_none() {
+                continue;
+            }
+            details.push_str(&format!("{}:{}:{} ({} `{}`)\n", f.path, r.span.line, r.span.column, r.kernel_name, r.array));
+            if let Some(u) = &r.unknown_reason {
+                details.push_str(&format!("  unknown: {u}\n"));
+            }
+            for a in &r.assumptions {
+                details.push_str(&format!("  assumed: {a}\n"));
+            }
+        }
+    }
+    if !details.is_empty() {
+        out.push('\n');
+        out.push_str(&details);
+    }
+    out
+}
