@@ -902,6 +902,24 @@ impl<'a, 't> Lowerer<'a, 't> {
                 self.merge_vals(cond, va, vb)
             }
             "cast_expression" => {
+                // `(a & (b * c)) * d` parses as a cast to `a&` when the grammar
+                // cannot tell `a` is a variable; we can: re-read it as arithmetic.
+                if let Some(b) = n
+                    .child_by_field_name("type")
+                    .and_then(|t| t.child_by_field_name("type"))
+                    .filter(|b| b.kind() == "type_identifier")
+                {
+                    let name = src.text(b);
+                    if self.lookup(&name).is_some() && matches!(self.named_type(&name), Ty::Unknown(_)) {
+                        let r = n.byte_range();
+                        let (s, e) = (b.start_byte() - r.start, b.end_byte() - r.start);
+                        let whole = src.text(n);
+                        if whole.is_char_boundary(s) && whole.is_char_boundary(e) {
+                            let text = format!("{}({}){}", &whole[..s], name, &whole[e..]);
+                            return self.expand_text(&name, &text, n, src, false);
+                        }
+                    }
+                }
                 let ty = n
                     .child_by_field_name("type")
                     .map(|t| self.type_descriptor(t, src))

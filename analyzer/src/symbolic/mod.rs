@@ -227,6 +227,12 @@ struct Run<'a> {
     warp: u32,
     lanes: Vec<LaneState>,
     iters: Vec<u64>,
+    /// Loops (by level) whose iterations all cost the same for this access.
+    invariant: Vec<bool>,
+    /// Executions one costed execution stands for (collapsed loops).
+    weight: u64,
+    /// Executions actually costed (the budget counts these).
+    evaluated: u64,
     // results
     executions: u64,
     sum_cost: u64,
@@ -344,6 +350,8 @@ impl<'a> Run<'a> {
             return;
         }
         let lp = &self.k.loops[self.a.loops[level]];
+        let invariant = self.invariant[level];
+        let mut groups: Vec<(u32, u64)> = Vec::new();
         let entry = self.mask_of(&lp.entry_guards, mask);
         if entry == 0 {
             return;
@@ -409,11 +417,19 @@ impl<'a> Run<'a> {
             if inside == 0 {
                 break;
             }
-            self.iters.push(k);
-            self.iterate(level + 1, inside);
-            self.iters.pop();
-            if self.budget_hit {
-                return;
+            if invariant {
+                // Same cost every iteration: count, cost once per lane mask.
+                match groups.iter_mut().find(|g| g.0 == inside) {
+                    Some(g) => g.1 += 1,
+                    None => groups.push((inside, 1)),
+                }
+            } else {
+                self.iters.push(k);
+                self.iterate(level + 1, inside);
+                self.iters.pop();
+                if self.budget_hit {
+                    return;
+                }
             }
             // Lanes that break leave; the rest advance.
             let mut stay = inside;
@@ -479,6 +495,17 @@ impl<'a> Run<'a> {
                 self.lanes[l].loop_vals[*i as usize] = Err(Fail::LoopVar(*i));
             }
         }
+        for (m, count) in groups {
+            let saved = self.weight;
+            self.weight = self.weight.saturating_mul(count);
+            self.iters.push(0);
+            self.iterate(level + 1, m);
+            self.iters.pop();
+            self.weight = saved;
+            if self.budget_hit {
+                return;
+            }
+        }
     }
 
     fn coeff(&mut self, atom: Atom) -> Option<Expr> {
@@ -524,10 +551,11 @@ impl<'a> Run<'a> {
         if active == 0 {
             return;
         }
-        if self.executions >= self.opts.max_executions {
+        if self.evaluated >= self.opts.max_executions {
             self.budget_hit = true;
             return;
         }
+        self.evaluated += 1;
         let mut addrs: Lanes = [None; WARP];
         let mut reads = Reads::default();
         let mut failed = false;
@@ -581,9 +609,10 @@ impl<'a> Run<'a> {
             Space::Constant => (self.model.constant(&addrs, self.a.width), 1),
         };
         self.ideal_unit = ideal;
-        self.executions += 1;
-        self.sum_cost += cost as u64;
-        self.sum_ideal += ideal as u64;
+        let w = self.weight;
+        self.executions += w;
+        self.sum_cost += cost as u64 * w;
+        self.sum_ideal += ideal as u64 * w;
         let ways = if ideal > 0 { cost as f64 / ideal as f64 } else { 0.0 };
         if ways > self.max_ways {
             self.max_ways = ways;
@@ -670,6 +699,61 @@ impl<'a> Run<'a> {
     }
 }
 
+/// For each enclosing loop (outermost first): true when none of its
+/// variables reaches the access's address, guards or the conditions of the
+/// loops inside it (directly or through other loop variables), so every
+/// iteration costs the same.
+fn invariant_loops(k: &Kernel, a: &Access) -> Vec<bool> {
+    (0..a.loops.len())
+        .map(|level| {
+            let mut roots: Vec<&Expr> = vec![&a.offset];
+            roots.extend(a.guards.iter().map(|g| &g.cond));
+            for &li in &a.loops[level + 1..] {
+                let lp = &k.loops[li];
+                roots.extend(lp.pre_cond.iter());
+                roots.extend(lp.post_cond.iter());
+                roots.extend(lp.entry_guards.iter().map(|g| &g.cond));
+                roots.extend(lp.breaks.iter().flatten().map(|g| &g.cond));
+            }
+            let relevant = relevant_vars(k, &roots);
+            !k.loops[a.loops[level]].vars.iter().any(|v| relevant.contains(v))
+        })
+        .collect()
+}
+
+/// Loop variables `roots` depend on, through the variables' own updates.
+fn relevant_vars(k: &Kernel, roots: &[&Expr]) -> BTreeSet<u32> {
+    let mut found = BTreeSet::new();
+    let mut work: Vec<u32> = Vec::new();
+    let add = |e: &Expr, found: &mut BTreeSet<u32>, work: &mut Vec<u32>| {
+        e.visit_atoms(&mut |x| {
+            if let Atom::LoopVar(v) = x {
+                if found.insert(v) {
+                    work.push(v);
+                }
+            }
+        })
+    };
+    for e in roots {
+        add(e, &mut found, &mut work);
+    }
+    while let Some(v) = work.pop() {
+        let Some(info) = k.loop_vars.get(v as usize) else {
+            continue;
+        };
+        let lp = &k.loops[info.loop_id];
+        if let Some(i) = lp.vars.iter().position(|x| *x == v) {
+            if let Some(e) = lp.init.get(i) {
+                add(e, &mut found, &mut work);
+            }
+            if let Some(e) = lp.next.get(i) {
+                add(e, &mut found, &mut work);
+            }
+        }
+    }
+    found
+}
+
 fn uses_block(k: &Kernel, a: &Access) -> bool {
     let mut exprs: Vec<&Expr> = vec![&a.offset];
     exprs.extend(a.guards.iter().map(|g| &g.cond));
@@ -732,6 +816,9 @@ fn analyze_access(
         warp: 0,
         lanes: Vec::new(),
         iters: Vec::new(),
+        invariant: invariant_loops(k, a),
+        weight: 1,
+        evaluated: 0,
         executions: 0,
         sum_cost: 0,
         sum_ideal: 0,

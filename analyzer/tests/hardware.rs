@@ -1,0 +1,104 @@
+//! The sm_50+ model against the measured H200 facts of
+//! shared/spec/memory-model.md, and against the brute-force oracle.
+
+use proptest::prelude::*;
+use warplint_analyzer::hardware::{oracle, Lanes, MemoryModel, Modern, WARP};
+
+fn lanes(f: impl Fn(i64) -> i64) -> Lanes {
+    let mut l = [None; WARP];
+    for (i, a) in l.iter_mut().enumerate() {
+        *a = Some(f(i as i64));
+    }
+    l
+}
+
+#[test]
+fn shared_measured_on_h200() {
+    let m = Modern;
+    // (element bytes, stride in elements, measured wavefronts)
+    let cases = [
+        (4, 1, 1),
+        (4, 2, 2),
+        (4, 3, 1),
+        (4, 32, 32),
+        (4, 33, 1),
+        (8, 1, 2),
+        (8, 2, 4),
+        (16, 1, 4),
+        (16, 2, 8),
+        (16, 3, 4),
+        (1, 1, 1),
+        (1, 4, 1),
+        (1, 8, 2),
+        (2, 1, 1),
+    ];
+    for (w, stride, want) in cases {
+        let c = m.shared(&lanes(|l| l * stride * w as i64), w);
+        assert_eq!(c.wavefronts, want, "width {w} stride {stride}");
+    }
+    // Broadcast: every lane reads one word.
+    assert_eq!(m.shared(&lanes(|_| 20), 4).wavefronts, 1);
+}
+
+#[test]
+fn global_measured_on_h200() {
+    let m = Modern;
+    let cases = [
+        (4, 1, 0, 4),
+        (4, 1, 4, 5),
+        (4, 2, 0, 8),
+        (4, 32, 0, 32),
+        (8, 1, 0, 8),
+        (16, 1, 0, 16),
+        (1, 1, 0, 1),
+    ];
+    for (w, stride, off, want) in cases {
+        let c = m.global(&lanes(|l| off + l * stride * w as i64), w);
+        assert_eq!(c.sectors, want, "width {w} stride {stride} offset {off}");
+    }
+    // in[gid / 32]: one address for the whole warp.
+    assert_eq!(m.global(&lanes(|_| 64), 4).sectors, 1);
+}
+
+#[test]
+fn inactive_lanes_issue_nothing() {
+    let m = Modern;
+    let none: Lanes = [None; WARP];
+    assert_eq!(m.shared(&none, 4).wavefronts, 0);
+    assert_eq!(m.global(&none, 4).sectors, 0);
+    let mut half = lanes(|l| l * 128);
+    for a in half.iter_mut().skip(16) {
+        *a = None;
+    }
+    assert_eq!(m.shared(&half, 4).wavefronts, 16);
+}
+
+fn width() -> impl Strategy<Value = u32> {
+    prop_oneof![Just(1u32), Just(2), Just(4), Just(8), Just(16)]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// The fast model agrees with the byte-by-byte oracle on arbitrary
+    /// (naturally aligned) lane addresses and activity.
+    #[test]
+    fn modern_matches_oracle(
+        w in width(),
+        idx in proptest::collection::vec(-300i64..3000, WARP),
+        active in any::<u32>(),
+    ) {
+        let mut l: Lanes = [None; WARP];
+        for i in 0..WARP {
+            if active & (1 << i) != 0 {
+                l[i] = Some(idx[i] * w as i64);
+            }
+        }
+        let m = Modern;
+        let fast = m.shared(&l, w);
+        let (slow, ideal) = oracle::shared_modern(&l, w);
+        prop_assert_eq!(fast.wavefronts, slow);
+        prop_assert_eq!(fast.ideal, ideal);
+        prop_assert_eq!(m.global(&l, w).sectors, oracle::global_modern(&l, w));
+    }
+}
