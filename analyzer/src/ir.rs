@@ -214,9 +214,11 @@ impl Expr {
         }
         match (op, a.as_const(), b.as_const()) {
             (BinOp::Add, Some(0), _) => return b,
-            (BinOp::Add | BinOp::Sub | BinOp::Shl | BinOp::Shr | BinOp::Or | BinOp::Xor, _, Some(0)) => {
-                return a
-            }
+            (
+                BinOp::Add | BinOp::Sub | BinOp::Shl | BinOp::Shr | BinOp::Or | BinOp::Xor,
+                _,
+                Some(0),
+            ) => return a,
             (BinOp::Mul, Some(1), _) => return b,
             (BinOp::Mul | BinOp::Div, _, Some(1)) => return a,
             (BinOp::Mul, Some(0), _) | (BinOp::Mul, _, Some(0)) => return Expr::konst(0),
@@ -235,13 +237,13 @@ impl Expr {
         Expr::mk(ExprKind::Select(c, a, b))
     }
 
-    pub fn add(a: Expr, b: Expr) -> Expr {
+    pub fn plus(a: Expr, b: Expr) -> Expr {
         Expr::bin(BinOp::Add, a, b)
     }
-    pub fn sub(a: Expr, b: Expr) -> Expr {
+    pub fn minus(a: Expr, b: Expr) -> Expr {
         Expr::bin(BinOp::Sub, a, b)
     }
-    pub fn mul(a: Expr, b: Expr) -> Expr {
+    pub fn times(a: Expr, b: Expr) -> Expr {
         Expr::bin(BinOp::Mul, a, b)
     }
 

@@ -87,7 +87,13 @@ fn expr() -> impl Strategy<Value = E> {
     })
 }
 
-const TYPES: [(&str, u32); 5] = [("char", 1), ("short", 2), ("float", 4), ("double", 8), ("float4", 16)];
+const TYPES: [(&str, u32); 5] = [
+    ("char", 1),
+    ("short", 2),
+    ("float", 4),
+    ("double", 8),
+    ("float4", 16),
+];
 
 #[derive(Debug)]
 struct Case {
@@ -105,7 +111,16 @@ fn case() -> impl Strategy<Value = Case> {
         expr(),
         proptest::option::of((expr(), 2i64..9, 1i64..8)),
         0usize..TYPES.len(),
-        prop_oneof![Just([32i64, 1]), Just([64, 1]), Just([128, 1]), Just([16, 16]), Just([32, 8]), Just([8, 8]), Just([48, 2]), Just([100, 1])],
+        prop_oneof![
+            Just([32i64, 1]),
+            Just([64, 1]),
+            Just([128, 1]),
+            Just([16, 16]),
+            Just([32, 8]),
+            Just([8, 8]),
+            Just([48, 2]),
+            Just([100, 1])
+        ],
         1i64..4,
     )
         .prop_map(|(shared_idx, global_idx, guard, ty, block, iters)| Case {

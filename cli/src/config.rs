@@ -62,13 +62,16 @@ pub fn discover(start: &Path) -> Option<PathBuf> {
 pub fn load(path: &Path) -> Result<Config, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let cfg: Config = toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-    cfg.validate().map_err(|e| format!("{}: {e}", path.display()))?;
+    cfg.validate()
+        .map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(cfg)
 }
 
 fn check_dims(what: &str, d: &[u64; 3]) -> Result<(), String> {
-    if d.iter().any(|x| *x == 0) {
-        return Err(format!("{what} = {d:?}: every dimension must be at least 1"));
+    if d.contains(&0) {
+        return Err(format!(
+            "{what} = {d:?}: every dimension must be at least 1"
+        ));
     }
     Ok(())
 }
@@ -88,7 +91,9 @@ impl Config {
             if let Some(b) = &k.block {
                 check_dims(&format!("kernel.{name}.block"), b)?;
                 if b.iter().product::<u64>() > 1024 {
-                    return Err(format!("kernel.{name}.block = {b:?}: more than 1024 threads"));
+                    return Err(format!(
+                        "kernel.{name}.block = {b:?}: more than 1024 threads"
+                    ));
                 }
             }
             if let Some(g) = &k.grid {

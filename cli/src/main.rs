@@ -14,7 +14,11 @@ use warplint_analyzer::{analyze, Arch, FrontendOptions, Options};
 use report::{FileNote, FileResult};
 
 #[derive(Parser)]
-#[command(name = "warplint", version, about = "Static analysis of CUDA memory-access patterns: shared-memory bank conflicts and global-memory coalescing")]
+#[command(
+    name = "warplint",
+    version,
+    about = "Static analysis of CUDA memory-access patterns: shared-memory bank conflicts and global-memory coalescing"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -69,7 +73,9 @@ fn report_cmd(args: ReportArgs) -> ExitCode {
     } else {
         let path = match &args.config {
             Some(p) => Some(p.clone()),
-            None => std::env::current_dir().ok().and_then(|d| config::discover(&d)),
+            None => std::env::current_dir()
+                .ok()
+                .and_then(|d| config::discover(&d)),
         };
         match path {
             Some(p) => match config::load(&p) {
@@ -79,7 +85,11 @@ fn report_cmd(args: ReportArgs) -> ExitCode {
             None => config::Config::default(),
         }
     };
-    let arch_name = args.arch.clone().or(cfg.analysis.arch.clone()).unwrap_or_else(|| "sm_90".into());
+    let arch_name = args
+        .arch
+        .clone()
+        .or(cfg.analysis.arch.clone())
+        .unwrap_or_else(|| "sm_90".into());
     let arch = match Arch::parse(&arch_name) {
         Ok(a) => a,
         Err(e) => return fail(&e),
@@ -91,7 +101,12 @@ fn report_cmd(args: ReportArgs) -> ExitCode {
     let options = Options {
         frontend: FrontendOptions {
             kernels: cfg.kernel_overrides(),
-            defines: cfg.analysis.defines.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+            defines: cfg
+                .analysis
+                .defines
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
         },
         engine: cfg.engine_options(),
     };
@@ -116,12 +131,20 @@ fn report_cmd(args: ReportArgs) -> ExitCode {
             .program
             .notes
             .iter()
-            .map(|n| FileNote { line: n.span.line, column: n.span.column, message: n.message.clone() })
+            .map(|n| FileNote {
+                line: n.span.line,
+                column: n.span.column,
+                message: n.message.clone(),
+            })
             .collect();
         if analysis.program.notes.iter().any(|n| n.span.line == 0) {
             had_error = true;
         }
-        results.push(FileResult { path, reports: analysis.reports, notes });
+        results.push(FileResult {
+            path,
+            reports: analysis.reports,
+            notes,
+        });
     }
     let out = match args.format {
         Format::Json => report::json(arch, &results),
@@ -139,7 +162,11 @@ fn report_cmd(args: ReportArgs) -> ExitCode {
         }
     };
     let mut stdout = std::io::stdout().lock();
-    if stdout.write_all(out.as_bytes()).and_then(|_| stdout.flush()).is_err() {
+    if stdout
+        .write_all(out.as_bytes())
+        .and_then(|_| stdout.flush())
+        .is_err()
+    {
         return ExitCode::from(2);
     }
     if had_error {

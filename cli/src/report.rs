@@ -84,7 +84,9 @@ pub fn json(arch: Arch, files: &[FileResult]) -> String {
             accesses.push(access_json(&f.path, r));
         }
         for n in &f.notes {
-            notes.push(json!({"file": f.path, "line": n.line, "column": n.column, "message": n.message}));
+            notes.push(
+                json!({"file": f.path, "line": n.line, "column": n.column, "message": n.message}),
+            );
         }
     }
     let doc = json!({
@@ -119,7 +121,9 @@ pub fn cost_text(r: &AccessReport) -> String {
 }
 
 pub fn table(files: &[FileResult]) -> String {
-    let header = ["location", "kernel", "array", "space", "op", "bytes", "block", "cost", "status"];
+    let header = [
+        "location", "kernel", "array", "space", "op", "bytes", "block", "cost", "status",
+    ];
     let mut rows: Vec<[String; 9]> = Vec::new();
     for f in files {
         for r in &f.reports {
@@ -163,7 +167,10 @@ pub fn table(files: &[FileResult]) -> String {
             if r.assumptions.is_empty() && r.unknown_reason.is_none() {
                 continue;
             }
-            details.push_str(&format!("{}:{}:{} ({} `{}`)\n", f.path, r.span.line, r.span.column, r.kernel_name, r.array));
+            details.push_str(&format!(
+                "{}:{}:{} ({} `{}`)\n",
+                f.path, r.span.line, r.span.column, r.kernel_name, r.array
+            ));
             if let Some(u) = &r.unknown_reason {
                 details.push_str(&format!("  unknown: {u}\n"));
             }

@@ -19,5 +19,7 @@ pub const REGISTRY: &[Rule] = &[];
 
 /// Looks a rule up by code or name.
 pub fn find(key: &str) -> Option<&'static Rule> {
-    REGISTRY.iter().find(|r| r.code.eq_ignore_ascii_case(key) || r.name == key)
+    REGISTRY
+        .iter()
+        .find(|r| r.code.eq_ignore_ascii_case(key) || r.name == key)
 }

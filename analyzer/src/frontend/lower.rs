@@ -186,7 +186,11 @@ impl<'a, 't> Lowerer<'a, 't> {
     fn note(&mut self, n: Node, src: &Src, msg: impl Into<String>) {
         let span = self.span(n, src);
         let message = msg.into();
-        if !self.notes.iter().any(|x| x.span == span && x.message == message) {
+        if !self
+            .notes
+            .iter()
+            .any(|x| x.span == span && x.message == message)
+        {
             self.notes.push(Note { span, message });
         }
     }
@@ -332,9 +336,9 @@ impl<'a, 't> Lowerer<'a, 't> {
                 }
             }
             "array_declarator" => {
-                let size = d.child_by_field_name("size").map(|s| {
-                    self.const_int(s, src).map(|v| v.max(0) as u64)
-                });
+                let size = d
+                    .child_by_field_name("size")
+                    .map(|s| self.const_int(s, src).map(|v| v.max(0) as u64));
                 let ty = Ty::Array(Box::new(base), size.flatten());
                 match d.child_by_field_name("declarator") {
                     Some(inner) => self.declarator_ref(ty, inner, src, depth + 1),
@@ -423,7 +427,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             Val::Int(e) => e,
             Val::Ptr(p) => self.unknown(
                 "a pointer used as an integer",
-                Some(Expr::add(p.off, Expr::konst(p.obj as i64 * (1 << 40)))),
+                Some(Expr::plus(p.off, Expr::konst(p.obj as i64 * (1 << 40)))),
             ),
             _ => self.unknown("a value that is not an integer", None),
         }
@@ -431,10 +435,10 @@ impl<'a, 't> Lowerer<'a, 't> {
 
     fn rv(&mut self, n: Node, src: &Src) -> Val {
         let v = self.expr(n, src);
-        self.to_rvalue(v, n, src)
+        self.rvalue_of(v, n, src)
     }
 
-    fn to_rvalue(&mut self, v: Val, n: Node, src: &Src) -> Val {
+    fn rvalue_of(&mut self, v: Val, n: Node, src: &Src) -> Val {
         match v {
             Val::Place(p) => match &p.ty {
                 Ty::Array(elem, _) => Val::Ptr(Ptr {
@@ -446,10 +450,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                     let witness = p.off.clone();
                     let name = self.k.objects[p.obj].name.clone();
                     self.access(&p, Op::Load, n, src);
-                    Val::Int(self.unknown(
-                        format!("a value loaded from `{name}`"),
-                        Some(witness),
-                    ))
+                    Val::Int(self.unknown(format!("a value loaded from `{name}`"), Some(witness)))
                 }
             },
             other => other,
@@ -493,7 +494,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 obj: p.obj,
                 op,
                 width,
-                offset: Expr::add(off.clone(), Expr::konst(delta as i64)),
+                offset: Expr::plus(off.clone(), Expr::konst(delta as i64)),
                 guards: guards.clone(),
                 loops: self.open_loops.clone(),
                 span,
@@ -533,7 +534,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 },
                 Ty::Ptr(_) => {
                     // A pointer stored in memory: the load gives an unknown pointer.
-                    let _ = self.to_rvalue(Val::Place(p), n, src);
+                    let _ = self.rvalue_of(Val::Place(p), n, src);
                     return self.unknown_val("a pointer loaded from memory");
                 }
                 _ => return self.unknown_val("subscript of a non-array value"),
@@ -544,7 +545,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             }
         };
         let off = match self.elem_size(&ptr.pointee) {
-            Some(sz) => Expr::add(ptr.off, Expr::mul(idx, Expr::konst(sz as i64))),
+            Some(sz) => Expr::plus(ptr.off, Expr::times(idx, Expr::konst(sz as i64))),
             None => {
                 let ty = super::types::spell(&ptr.pointee, self.structs());
                 self.unknown(format!("the size of `{ty}` is not known"), None)
@@ -571,7 +572,15 @@ impl<'a, 't> Lowerer<'a, 't> {
         }
     }
 
-    fn new_object(&mut self, name: &str, space: Space, ty: &Ty, elem_text: String, decl: Span, decl_text: String) -> usize {
+    fn new_object(
+        &mut self,
+        name: &str,
+        space: Space,
+        ty: &Ty,
+        elem_text: String,
+        decl: Span,
+        decl_text: String,
+    ) -> usize {
         let mut dims = Vec::new();
         let mut t = ty.clone();
         while let Ty::Array(e, n) = t {
@@ -695,7 +704,14 @@ impl<'a, 't> Lowerer<'a, 't> {
         result
     }
 
-    fn expand_function_macro(&mut self, name: &str, args: &[String], n: Node, src: &Src, statement: bool) -> Val {
+    fn expand_function_macro(
+        &mut self,
+        name: &str,
+        args: &[String],
+        n: Node,
+        src: &Src,
+        statement: bool,
+    ) -> Val {
         let Some(m) = self.tu.macros.get(name) else {
             return Val::Void;
         };
@@ -720,10 +736,9 @@ impl<'a, 't> Lowerer<'a, 't> {
                 let t = src.text(n);
                 match parse_int(&t) {
                     Some(v) => Val::Int(Expr::konst(v)),
-                    None => Val::Int(self.unknown(
-                        "a floating-point constant",
-                        Some(Expr::konst(0)),
-                    )),
+                    None => {
+                        Val::Int(self.unknown("a floating-point constant", Some(Expr::konst(0))))
+                    }
                 }
             }
             "char_literal" => {
@@ -853,9 +868,10 @@ impl<'a, 't> Lowerer<'a, 't> {
                     .child_by_field_name("operator")
                     .map(|o| o.kind().to_string())
                     .unwrap_or_default();
-                let (Some(left), Some(right)) =
-                    (n.child_by_field_name("left"), n.child_by_field_name("right"))
-                else {
+                let (Some(left), Some(right)) = (
+                    n.child_by_field_name("left"),
+                    n.child_by_field_name("right"),
+                ) else {
                     return Val::Void;
                 };
                 let bop = match op.trim_end_matches('=') {
@@ -910,7 +926,9 @@ impl<'a, 't> Lowerer<'a, 't> {
                     .filter(|b| b.kind() == "type_identifier")
                 {
                     let name = src.text(b);
-                    if self.lookup(&name).is_some() && matches!(self.named_type(&name), Ty::Unknown(_)) {
+                    if self.lookup(&name).is_some()
+                        && matches!(self.named_type(&name), Ty::Unknown(_))
+                    {
                         let r = n.byte_range();
                         let (s, e) = (b.start_byte() - r.start, b.end_byte() - r.start);
                         let whole = src.text(n);
@@ -1019,16 +1037,17 @@ impl<'a, 't> Lowerer<'a, 't> {
                 off: Expr::select(cond, p.off, q.off),
                 pointee: p.pointee,
             }),
-            (Val::Place(p), Val::Place(q)) if p.obj == q.obj && p.off.same(&q.off) => {
-                Val::Place(p)
-            }
+            (Val::Place(p), Val::Place(q)) if p.obj == q.obj && p.off.same(&q.off) => Val::Place(p),
             (Val::Void, Val::Void) => Val::Void,
             _ => self.unknown_val("a value that depends on the branch taken"),
         }
     }
 
     fn field_expr(&mut self, n: Node, src: &Src) -> Val {
-        let (Some(arg), Some(fname)) = (n.child_by_field_name("argument"), n.child_by_field_name("field")) else {
+        let (Some(arg), Some(fname)) = (
+            n.child_by_field_name("argument"),
+            n.child_by_field_name("field"),
+        ) else {
             return Val::Void;
         };
         let fname = src.text(fname);
@@ -1078,7 +1097,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 off: p.off,
                 ty: p.pointee,
             },
-            (Val::Place(p), true) => match self.to_rvalue(Val::Place(p), arg, src) {
+            (Val::Place(p), true) => match self.rvalue_of(Val::Place(p), arg, src) {
                 Val::Ptr(q) => Place {
                     obj: q.obj,
                     off: q.off,
@@ -1091,7 +1110,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         match field(&place.ty, &fname, self.structs()) {
             Some((off, ty)) => Val::Place(Place {
                 obj: place.obj,
-                off: Expr::add(place.off, Expr::konst(off as i64)),
+                off: Expr::plus(place.off, Expr::konst(off as i64)),
                 ty,
             }),
             None => {
@@ -1106,7 +1125,10 @@ impl<'a, 't> Lowerer<'a, 't> {
             .child_by_field_name("operator")
             .map(|o| o.kind().to_string())
             .unwrap_or_default();
-        let (Some(l), Some(r)) = (n.child_by_field_name("left"), n.child_by_field_name("right")) else {
+        let (Some(l), Some(r)) = (
+            n.child_by_field_name("left"),
+            n.child_by_field_name("right"),
+        ) else {
             return Val::Void;
         };
         if op == "&&" || op == "||" || op == "and" || op == "or" {
@@ -1137,11 +1159,11 @@ impl<'a, 't> Lowerer<'a, 't> {
                 let Some(sz) = self.elem_size(&p.pointee) else {
                     return self.unknown_val("arithmetic on a pointer to an unsized type");
                 };
-                let scaled = Expr::mul(i.clone(), Expr::konst(sz as i64));
+                let scaled = Expr::times(i.clone(), Expr::konst(sz as i64));
                 let off = if op == "-" {
-                    Expr::sub(p.off.clone(), scaled)
+                    Expr::minus(p.off.clone(), scaled)
                 } else {
-                    Expr::add(p.off.clone(), scaled)
+                    Expr::plus(p.off.clone(), scaled)
                 };
                 return Val::Ptr(Ptr {
                     obj: p.obj,
@@ -1153,7 +1175,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 let sz = self.elem_size(&p.pointee).unwrap_or(1).max(1);
                 return Val::Int(Expr::bin(
                     BinOp::Div,
-                    Expr::sub(p.off.clone(), q.off.clone()),
+                    Expr::minus(p.off.clone(), q.off.clone()),
                     Expr::konst(sz as i64),
                 ));
             }
@@ -1185,7 +1207,14 @@ impl<'a, 't> Lowerer<'a, 't> {
 
     /// Assigns to `target`: a variable (rebinds it) or a place in memory
     /// (a store; compound assignment also loads). Returns (old, new).
-    fn assign(&mut self, target: Node, op: Option<BinOp>, rhs: Option<Val>, n: Node, src: &Src) -> (Val, Val) {
+    fn assign(
+        &mut self,
+        target: Node,
+        op: Option<BinOp>,
+        rhs: Option<Val>,
+        n: Node,
+        src: &Src,
+    ) -> (Val, Val) {
         let mut t = target;
         while t.kind() == "parenthesized_expression" {
             match t.named_child(0) {
@@ -1210,11 +1239,17 @@ impl<'a, 't> Lowerer<'a, 't> {
                         (Some(o), rhs) => {
                             let r = rhs.unwrap_or(Val::Int(Expr::konst(1)));
                             match (&old, r) {
-                                (Val::Ptr(p), Val::Int(i)) if matches!(o, BinOp::Add | BinOp::Sub) => {
+                                (Val::Ptr(p), Val::Int(i))
+                                    if matches!(o, BinOp::Add | BinOp::Sub) =>
+                                {
                                     let sz = self.elem_size(&p.pointee).unwrap_or(1) as i64;
                                     Val::Ptr(Ptr {
                                         obj: p.obj,
-                                        off: Expr::bin(o, p.off.clone(), Expr::mul(i, Expr::konst(sz))),
+                                        off: Expr::bin(
+                                            o,
+                                            p.off.clone(),
+                                            Expr::times(i, Expr::konst(sz)),
+                                        ),
                                         pointee: p.pointee.clone(),
                                     })
                                 }
@@ -1240,7 +1275,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             _ => return (Val::Void, Val::Void),
         };
         let old = if op.is_some() {
-            self.to_rvalue(Val::Place(place.clone()), n, src)
+            self.rvalue_of(Val::Place(place.clone()), n, src)
         } else {
             Val::Void
         };
@@ -1258,23 +1293,31 @@ impl<'a, 't> Lowerer<'a, 't> {
         let args: Vec<Node> = match args_node {
             Some(a) => {
                 let mut c = a.walk();
-                a.named_children(&mut c).filter(|x| x.kind() != "comment").collect()
+                a.named_children(&mut c)
+                    .filter(|x| x.kind() != "comment")
+                    .collect()
             }
             None => Vec::new(),
         };
         let mut c = n.walk();
-        let launch = n.children(&mut c).find(|k| k.kind() == "kernel_call_syntax");
+        let launch = n
+            .children(&mut c)
+            .find(|k| k.kind() == "kernel_call_syntax");
         if let Some(cfg) = launch {
             return self.launch_site(n, f, cfg, &args, src);
         }
         let (name, targs_node) = match f.kind() {
             "identifier" => (src.text(f), None),
             "template_function" => (
-                f.child_by_field_name("name").map(|x| src.text(x)).unwrap_or_default(),
+                f.child_by_field_name("name")
+                    .map(|x| src.text(x))
+                    .unwrap_or_default(),
                 f.child_by_field_name("arguments"),
             ),
             "qualified_identifier" => (
-                f.child_by_field_name("name").map(|x| src.text(x)).unwrap_or_else(|| src.text(f)),
+                f.child_by_field_name("name")
+                    .map(|x| src.text(x))
+                    .unwrap_or_else(|| src.text(f)),
                 None,
             ),
             _ => {
@@ -1310,16 +1353,22 @@ impl<'a, 't> Lowerer<'a, 't> {
                 };
                 return self.cast(ty, v);
             }
-            "min" | "max" | "umin" | "umax" | "llmin" | "llmax" | "ullmin" | "ullmax" if args.len() == 2 => {
+            "min" | "max" | "umin" | "umax" | "llmin" | "llmax" | "ullmin" | "ullmax"
+                if args.len() == 2 =>
+            {
                 let a = self.int(args[0], src);
                 let b = self.int(args[1], src);
-                let op = if short.ends_with("min") { BinOp::Min } else { BinOp::Max };
+                let op = if short.ends_with("min") {
+                    BinOp::Min
+                } else {
+                    BinOp::Max
+                };
                 return Val::Int(Expr::bin(op, a, b));
             }
             "__mul24" | "__umul24" if args.len() == 2 => {
                 let a = self.int(args[0], src);
                 let b = self.int(args[1], src);
-                return Val::Int(Expr::mul(a, b));
+                return Val::Int(Expr::times(a, b));
             }
             "abs" | "llabs" | "labs" if args.len() == 1 => {
                 let a = self.int(args[0], src);
@@ -1332,8 +1381,13 @@ impl<'a, 't> Lowerer<'a, 't> {
                 }
                 return Val::Dim3(d);
             }
-            "__syncthreads" | "__syncwarp" | "__threadfence" | "__threadfence_block"
-            | "__threadfence_system" | "assert" | "printf" => {
+            "__syncthreads"
+            | "__syncwarp"
+            | "__threadfence"
+            | "__threadfence_block"
+            | "__threadfence_system"
+            | "assert"
+            | "printf" => {
                 for a in &args {
                     self.rv(*a, src);
                 }
@@ -1341,9 +1395,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             }
             _ => {}
         }
-        let base = short
-            .trim_end_matches("_block")
-            .trim_end_matches("_system");
+        let base = short.trim_end_matches("_block").trim_end_matches("_system");
         if ATOMICS.contains(&base) {
             if let Some(first) = args.first() {
                 match self.rv(*first, src) {
@@ -1369,7 +1421,10 @@ impl<'a, 't> Lowerer<'a, 't> {
                 }
             }
         }
-        let is_load = matches!(short.as_str(), "__ldg" | "__ldcs" | "__ldca" | "__ldcg" | "__ldlu" | "__ldcv");
+        let is_load = matches!(
+            short.as_str(),
+            "__ldg" | "__ldcs" | "__ldca" | "__ldcg" | "__ldlu" | "__ldcv"
+        );
         let is_store = matches!(short.as_str(), "__stcs" | "__stcg" | "__stwb" | "__stwt");
         if (is_load || is_store) && !args.is_empty() {
             if let Val::Ptr(p) = self.rv(args[0], src) {
@@ -1379,7 +1434,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                     ty: p.pointee,
                 };
                 if is_load {
-                    return self.to_rvalue(Val::Place(place), n, src);
+                    return self.rvalue_of(Val::Place(place), n, src);
                 }
                 for a in &args[1..] {
                     self.rv(*a, src);
@@ -1417,7 +1472,14 @@ impl<'a, 't> Lowerer<'a, 't> {
         Val::Int(self.unknown(format!("the result of `{short}()`"), witness))
     }
 
-    fn inline_call(&mut self, def: &FuncDef<'t>, vals: Vec<Val>, arg_nodes: Vec<Node>, n: Node, src: &Src) -> Val {
+    fn inline_call(
+        &mut self,
+        def: &FuncDef<'t>,
+        vals: Vec<Val>,
+        arg_nodes: Vec<Node>,
+        n: Node,
+        src: &Src,
+    ) -> Val {
         if self.inline_depth >= budget::MAX_INLINE_DEPTH {
             return self.unknown_val(format!("the result of `{}` (inlining too deep)", def.name));
         }
@@ -1455,7 +1517,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 v
             } else {
                 let an = arg_nodes.get(i).copied().unwrap_or(n);
-                self.to_rvalue(v, an, src)
+                self.rvalue_of(v, an, src)
             };
             converted.push((*p, v));
         }
@@ -1504,7 +1566,9 @@ impl<'a, 't> Lowerer<'a, 't> {
     fn launch_site(&mut self, n: Node, f: Node, cfg: Node, args: &[Node], src: &Src) -> Val {
         let (name, targs) = match f.kind() {
             "template_function" => (
-                f.child_by_field_name("name").map(|x| src.text(x)).unwrap_or_default(),
+                f.child_by_field_name("name")
+                    .map(|x| src.text(x))
+                    .unwrap_or_default(),
                 f.child_by_field_name("arguments")
                     .map(|a| self.template_args(a, src))
                     .unwrap_or_default(),
@@ -1525,10 +1589,17 @@ impl<'a, 't> Lowerer<'a, 't> {
         let block = match block {
             Some(b) if b.iter().product::<u64>() <= budget::MAX_THREADS_PER_BLOCK => Some(b),
             Some(b) => {
-                self.note(n, src, format!(
-                    "block [{}, {}, {}] has more than {} threads; launch ignored",
-                    b[0], b[1], b[2], budget::MAX_THREADS_PER_BLOCK
-                ));
+                self.note(
+                    n,
+                    src,
+                    format!(
+                        "block [{}, {}, {}] has more than {} threads; launch ignored",
+                        b[0],
+                        b[1],
+                        b[2],
+                        budget::MAX_THREADS_PER_BLOCK
+                    ),
+                );
                 None
             }
             None => None,
@@ -1575,7 +1646,12 @@ impl<'a, 't> Lowerer<'a, 't> {
             if a.kind() == "type_descriptor" {
                 let text = src.text(a).trim().to_string();
                 let is_value = self.tu.consts.contains_key(&text)
-                    || self.tu.macros.get(&text).map(|m| m.params.is_none()).unwrap_or(false)
+                    || self
+                        .tu
+                        .macros
+                        .get(&text)
+                        .map(|m| m.params.is_none())
+                        .unwrap_or(false)
                     || self.lookup(&text).is_some();
                 if is_value {
                     let v = self.ident(&text, a, src);
@@ -1613,7 +1689,11 @@ impl<'a, 't> Lowerer<'a, 't> {
             return;
         }
         if self.depth >= budget::MAX_SYNTAX_DEPTH {
-            self.note(n, src, "statements nested too deeply; the rest of this block is not analysed");
+            self.note(
+                n,
+                src,
+                "statements nested too deeply; the rest of this block is not analysed",
+            );
             return;
         }
         self.depth += 1;
@@ -1683,12 +1763,18 @@ impl<'a, 't> Lowerer<'a, 't> {
             "continue_statement" => {
                 let cond = self.current_cond();
                 if let Some(l) = self.frame().loops.last_mut() {
-                    l.skip.push(Guard { cond, expect: false });
+                    l.skip.push(Guard {
+                        cond,
+                        expect: false,
+                    });
                 }
             }
             "switch_statement" => self.switch_stmt(n, src),
             "labeled_statement" => {
-                if let Some(s) = n.child_by_field_name("statement").or_else(|| n.named_child(1)) {
+                if let Some(s) = n
+                    .child_by_field_name("statement")
+                    .or_else(|| n.named_child(1))
+                {
                     self.stmt(s, src);
                 }
             }
@@ -1727,7 +1813,11 @@ impl<'a, 't> Lowerer<'a, 't> {
                     }
                 }
             }
-            "goto_statement" => self.note(n, src, "`goto` is not followed; the code after it is analysed as if reached"),
+            "goto_statement" => self.note(
+                n,
+                src,
+                "`goto` is not followed; the code after it is analysed as if reached",
+            ),
             _ => {}
         }
     }
@@ -1740,7 +1830,9 @@ impl<'a, 't> Lowerer<'a, 't> {
         let body = substitute(&m.body, &params, args);
         // Try it as an expression first, then as statements.
         let text = format!("auto __warplint_expansion = ({body}\n);");
-        let ok_expr = parse_snippet(&text).map(|t| !t.root_node().has_error()).unwrap_or(false);
+        let ok_expr = parse_snippet(&text)
+            .map(|t| !t.root_node().has_error())
+            .unwrap_or(false);
         self.expand_text(name, &body, n, src, !ok_expr);
     }
 
@@ -1753,7 +1845,10 @@ impl<'a, 't> Lowerer<'a, 't> {
                 return;
             };
             let id = ctx.id;
-            ctx.skip.push(Guard { cond: cond.clone(), expect: false });
+            ctx.skip.push(Guard {
+                cond: cond.clone(),
+                expect: false,
+            });
             if id != usize::MAX {
                 if let Some(l) = self.k.loops.get_mut(id) {
                     l.breaks.push(vec![Guard { cond, expect: true }]);
@@ -1769,17 +1864,26 @@ impl<'a, 't> Lowerer<'a, 't> {
             if unguarded {
                 self.frame().terminated = true;
             } else {
-                self.frame().dead.push(Guard { cond, expect: false });
+                self.frame().dead.push(Guard {
+                    cond,
+                    expect: false,
+                });
             }
             return;
         }
         for id in loop_ids {
             if let Some(l) = self.k.loops.get_mut(id) {
-                l.breaks.push(vec![Guard { cond: cond.clone(), expect: true }]);
+                l.breaks.push(vec![Guard {
+                    cond: cond.clone(),
+                    expect: true,
+                }]);
             }
         }
         for ctx in self.frame().loops.iter_mut() {
-            ctx.skip.push(Guard { cond: cond.clone(), expect: false });
+            ctx.skip.push(Guard {
+                cond: cond.clone(),
+                expect: false,
+            });
             ctx.returned = true;
         }
         let _ = (n, src);
@@ -1790,7 +1894,9 @@ impl<'a, 't> Lowerer<'a, 't> {
             return;
         };
         let c = if c.kind() == "condition_clause" {
-            c.child_by_field_name("value").or_else(|| c.named_child(0)).unwrap_or(c)
+            c.child_by_field_name("value")
+                .or_else(|| c.named_child(0))
+                .unwrap_or(c)
         } else {
             c
         };
@@ -1816,7 +1922,10 @@ impl<'a, 't> Lowerer<'a, 't> {
             return;
         }
         let before = self.scopes.clone();
-        self.guards.push(Guard { cond: cond.clone(), expect: true });
+        self.guards.push(Guard {
+            cond: cond.clone(),
+            expect: true,
+        });
         if let Some(s) = cons {
             self.stmt(s, src);
         }
@@ -1824,7 +1933,10 @@ impl<'a, 't> Lowerer<'a, 't> {
         let then_scopes = std::mem::replace(&mut self.scopes, before);
         self.frame().terminated = false;
         if let Some(s) = alt {
-            self.guards.push(Guard { cond: cond.clone(), expect: false });
+            self.guards.push(Guard {
+                cond: cond.clone(),
+                expect: false,
+            });
             self.stmt(s, src);
             self.guards.pop();
             self.frame().terminated = false;
@@ -1833,11 +1945,10 @@ impl<'a, 't> Lowerer<'a, 't> {
     }
 
     fn merge_scopes(&mut self, cond: Expr, then_scopes: Vec<Scope>) {
-        let n = self.scopes.len().min(then_scopes.len());
-        for i in 0..n {
+        for (i, then_scope) in then_scopes.iter().enumerate().take(self.scopes.len()) {
             let names: Vec<String> = self.scopes[i].keys().cloned().collect();
             for name in names {
-                let Some(t) = then_scopes[i].get(&name) else {
+                let Some(t) = then_scope.get(&name) else {
                     continue;
                 };
                 let e = &self.scopes[i][&name];
@@ -1864,7 +1975,9 @@ impl<'a, 't> Lowerer<'a, 't> {
             return;
         };
         let c = if c.kind() == "condition_clause" {
-            c.child_by_field_name("value").or_else(|| c.named_child(0)).unwrap_or(c)
+            c.child_by_field_name("value")
+                .or_else(|| c.named_child(0))
+                .unwrap_or(c)
         } else {
             c
         };
@@ -1928,7 +2041,9 @@ impl<'a, 't> Lowerer<'a, 't> {
         let body = n.child_by_field_name("body");
         let cond_node = n.child_by_field_name("condition").map(|c| {
             if c.kind() == "condition_clause" {
-                c.child_by_field_name("value").or_else(|| c.named_child(0)).unwrap_or(c)
+                c.child_by_field_name("value")
+                    .or_else(|| c.named_child(0))
+                    .unwrap_or(c)
             } else if c.kind() == "parenthesized_expression" && kind == "do_statement" {
                 c.named_child(0).unwrap_or(c)
             } else {
@@ -2032,8 +2147,14 @@ impl<'a, 't> Lowerer<'a, 't> {
             let line = span.line;
             let outermost = self.frame().loops.iter().all(|l| l.id == usize::MAX);
             if outermost {
-                let u = self.unknown(format!("lanes that returned inside the loop at line {line}"), None);
-                self.frame().dead.push(Guard { cond: u, expect: false });
+                let u = self.unknown(
+                    format!("lanes that returned inside the loop at line {line}"),
+                    None,
+                );
+                self.frame().dead.push(Guard {
+                    cond: u,
+                    expect: false,
+                });
             } else if let Some(p) = self.frame().loops.last_mut() {
                 p.returned = true;
             }
@@ -2041,7 +2162,10 @@ impl<'a, 't> Lowerer<'a, 't> {
         // After the loop, carried variables hold their exit values.
         let line = span.line;
         for (name, _, is_ptr) in carried {
-            let u = self.unknown(format!("the value of `{name}` after the loop at line {line}"), None);
+            let u = self.unknown(
+                format!("the value of `{name}` after the loop at line {line}"),
+                None,
+            );
             if let Some(b) = self.lookup_mut(&name) {
                 b.val = match (&b.val, is_ptr) {
                     (Val::Ptr(p), true) => Val::Ptr(Ptr {
@@ -2087,23 +2211,52 @@ impl<'a, 't> Lowerer<'a, 't> {
                     Ty::Array(..) => ty,
                     t => Ty::Array(Box::new(t), Some(1)),
                 };
-                let obj = self.new_object(&name, Space::Shared, &ty, elem_text.clone(), decl_span, decl_text.clone());
+                let obj = self.new_object(
+                    &name,
+                    Space::Shared,
+                    &ty,
+                    elem_text.clone(),
+                    decl_span,
+                    decl_text.clone(),
+                );
                 let val = if matches!(&ty, Ty::Array(_, Some(1))) && !src.text(d).contains('[') {
                     // A scalar `__shared__ float x;`: a place of one element.
                     let Ty::Array(e, _) = ty else { continue };
-                    Val::Place(Place { obj, off: Expr::konst(0), ty: *e })
+                    Val::Place(Place {
+                        obj,
+                        off: Expr::konst(0),
+                        ty: *e,
+                    })
                 } else {
-                    Val::Place(Place { obj, off: Expr::konst(0), ty })
+                    Val::Place(Place {
+                        obj,
+                        off: Expr::konst(0),
+                        ty,
+                    })
                 };
                 self.bind(name, val);
                 continue;
             }
             if let Ty::Array(..) = ty {
-                let obj = self.new_object(&name, Space::Local, &ty, elem_text.clone(), decl_span, decl_text.clone());
+                let obj = self.new_object(
+                    &name,
+                    Space::Local,
+                    &ty,
+                    elem_text.clone(),
+                    decl_span,
+                    decl_text.clone(),
+                );
                 if let Some(i) = init {
                     self.expr(i, src);
                 }
-                self.bind(name, Val::Place(Place { obj, off: Expr::konst(0), ty }));
+                self.bind(
+                    name,
+                    Val::Place(Place {
+                        obj,
+                        off: Expr::konst(0),
+                        ty,
+                    }),
+                );
                 continue;
             }
             let val = match init {
@@ -2118,12 +2271,16 @@ impl<'a, 't> Lowerer<'a, 't> {
                                 off: p.off,
                                 pointee: (**t).clone(),
                             }),
-                            (Ty::Dim3, Val::Int(e)) => Val::Dim3([e, Expr::konst(1), Expr::konst(1)]),
+                            (Ty::Dim3, Val::Int(e)) => {
+                                Val::Dim3([e, Expr::konst(1), Expr::konst(1)])
+                            }
                             (_, v) => v,
                         }
                     }
                 }
-                None if ty == Ty::Dim3 => Val::Dim3([Expr::konst(1), Expr::konst(1), Expr::konst(1)]),
+                None if ty == Ty::Dim3 => {
+                    Val::Dim3([Expr::konst(1), Expr::konst(1), Expr::konst(1)])
+                }
                 None => self.unknown_val(format!("`{name}` before it is assigned")),
             };
             self.bind(name, val);
@@ -2155,7 +2312,10 @@ impl<'a, 't> Lowerer<'a, 't> {
                 (TParam::Value(name), _) => {
                     shown.push(name.clone());
                     let u = self.unknown(
-                        format!("template parameter `{name}` (no launch of `{}` gives it a value)", def.name),
+                        format!(
+                            "template parameter `{name}` (no launch of `{}` gives it a value)",
+                            def.name
+                        ),
                         Some(Expr::konst(0)),
                     );
                     self.bind(name.clone(), Val::Int(u));
@@ -2176,7 +2336,10 @@ impl<'a, 't> Lowerer<'a, 't> {
         for ch in n.children(&mut c) {
             if ch.kind() == "launch_bounds" {
                 if let Some(v) = ch.named_child(0) {
-                    k.launch_bounds = self.const_int(v, &main).filter(|v| *v > 0).map(|v| v as u64);
+                    k.launch_bounds = self
+                        .const_int(v, &main)
+                        .filter(|v| *v > 0)
+                        .map(|v| v as u64);
                 }
             }
         }
@@ -2201,16 +2364,36 @@ impl<'a, 't> Lowerer<'a, 't> {
                 Ty::Ptr(pointee) | Ty::Array(pointee, _) => {
                     let span = self.tu.src.span(p.start_byte(), p.end_byte());
                     let arr = Ty::Array(pointee.clone(), None);
-                    let obj = self.new_object(&name, Space::Global, &arr, elem_text, span, main.text(p));
-                    self.k.params.push(Param { name: name.clone(), object: Some(obj), is_integer: false });
-                    self.bind(name, Val::Ptr(Ptr { obj, off: Expr::konst(0), pointee: *pointee }));
+                    let obj =
+                        self.new_object(&name, Space::Global, &arr, elem_text, span, main.text(p));
+                    self.k.params.push(Param {
+                        name: name.clone(),
+                        object: Some(obj),
+                        is_integer: false,
+                    });
+                    self.bind(
+                        name,
+                        Val::Ptr(Ptr {
+                            obj,
+                            off: Expr::konst(0),
+                            pointee: *pointee,
+                        }),
+                    );
                 }
                 Ty::Int { .. } => {
-                    self.k.params.push(Param { name: name.clone(), object: None, is_integer: true });
+                    self.k.params.push(Param {
+                        name: name.clone(),
+                        object: None,
+                        is_integer: true,
+                    });
                     self.bind(name, Val::Int(Expr::atom(Atom::Param(idx))));
                 }
                 _ => {
-                    self.k.params.push(Param { name: name.clone(), object: None, is_integer: false });
+                    self.k.params.push(Param {
+                        name: name.clone(),
+                        object: None,
+                        is_integer: false,
+                    });
                     let u = self.unknown(format!("parameter `{name}`"), Some(Expr::konst(0)));
                     self.bind(name, Val::Int(u));
                 }
@@ -2253,7 +2436,12 @@ fn function_params(f: Node) -> Vec<Node> {
             let mut c = pl.walk();
             return pl
                 .named_children(&mut c)
-                .filter(|p| matches!(p.kind(), "parameter_declaration" | "optional_parameter_declaration"))
+                .filter(|p| {
+                    matches!(
+                        p.kind(),
+                        "parameter_declaration" | "optional_parameter_declaration"
+                    )
+                })
                 .collect();
         }
         d = x.child_by_field_name("declarator");
@@ -2310,9 +2498,12 @@ fn substitute(body: &str, params: &[String], args: &[String]) -> String {
             let word: String = chars[start..i].iter().collect();
             match params.iter().position(|p| *p == word) {
                 Some(k) => out.push_str(args.get(k).map(String::as_str).unwrap_or("")),
-                None if word == "__VA_ARGS__" => {
-                    out.push_str(&args.get(params.len()..).map(|a| a.join(", ")).unwrap_or_default())
-                }
+                None if word == "__VA_ARGS__" => out.push_str(
+                    &args
+                        .get(params.len()..)
+                        .map(|a| a.join(", "))
+                        .unwrap_or_default(),
+                ),
                 None => out.push_str(&word),
             }
             continue;

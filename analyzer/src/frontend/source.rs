@@ -14,6 +14,47 @@ pub struct Source {
     line_starts: Vec<usize>,
     /// `(offset, n)` of every `__align__(n)` that was blanked.
     pub aligns: Vec<(usize, u64)>,
+    /// Length of the user's text (closing braces may follow it).
+    pub input_len: usize,
+    /// Braces appended to close a truncated file.
+    pub closed_braces: usize,
+}
+
+/// Braces left open at the end of `text`, skipping comments, strings and
+/// character literals.
+fn open_braces(text: &[u8]) -> usize {
+    let mut depth: i64 = 0;
+    let mut i = 0;
+    while i < text.len() {
+        match text[i] {
+            b'/' if text.get(i + 1) == Some(&b'/') => {
+                while i < text.len() && text[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'/' if text.get(i + 1) == Some(&b'*') => {
+                i += 2;
+                while i + 1 < text.len() && !(text[i] == b'*' && text[i + 1] == b'/') {
+                    i += 1;
+                }
+                i += 1;
+            }
+            q @ (b'"' | b'\'') => {
+                i += 1;
+                while i < text.len() && text[i] != q && text[i] != b'\n' {
+                    if text[i] == b'\\' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+            }
+            b'{' => depth += 1,
+            b'}' => depth -= 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    depth.clamp(0, 10_000) as usize
 }
 
 impl Source {
@@ -30,7 +71,9 @@ impl Source {
                 }
                 if j < text.len() && text[j] == b'(' {
                     if let Some(close) = text[j..].iter().take(64).position(|&c| c == b')') {
-                        let inner = String::from_utf8_lossy(&text[j + 1..j + close]).trim().to_string();
+                        let inner = String::from_utf8_lossy(&text[j + 1..j + close])
+                            .trim()
+                            .to_string();
                         if let Ok(n) = inner.parse::<u64>() {
                             aligns.push((i, n));
                         }
@@ -46,6 +89,15 @@ impl Source {
             }
             i += 1;
         }
+        let input_len = text.len();
+        // A truncated file: close what it left open so the parser keeps the
+        // functions whole instead of one large error.
+        let closed_braces = open_braces(&text);
+        if closed_braces > 0 {
+            text.push(b'\n');
+            text.extend(std::iter::repeat_n(b'}', closed_braces));
+            text.push(b'\n');
+        }
         let mut line_starts = vec![0];
         for (k, &b) in text.iter().enumerate() {
             if b == b'\n' {
@@ -56,6 +108,8 @@ impl Source {
             text,
             line_starts,
             aligns,
+            input_len,
+            closed_braces,
         }
     }
 
@@ -67,7 +121,9 @@ impl Source {
             Err(l) => l - 1,
         };
         let start = self.line_starts[line];
-        let col = String::from_utf8_lossy(&self.text[start..offset]).chars().count();
+        let col = String::from_utf8_lossy(&self.text[start..offset])
+            .chars()
+            .count();
         (line as u32 + 1, col as u32 + 1)
     }
 

@@ -135,6 +135,17 @@ pub(crate) fn build(input: &[u8], options: &Options) -> Program {
         );
     }
     let root = tree.root_node();
+    if source.closed_braces > 0 {
+        let end = source.input_len;
+        tu.notes.push(Note {
+            span: source.span(end, end),
+            message: format!(
+                "the file ends inside {} unclosed brace{}; analysed as if closed here",
+                source.closed_braces,
+                if source.closed_braces == 1 { "" } else { "s" }
+            ),
+        });
+    }
     tu.collect_errors(root);
     tu.collect(root, 0);
     let launches = tu.find_launches();
@@ -277,8 +288,7 @@ impl<'t> Tu<'t> {
                 .map(|x| src.text(x))
                 .collect::<Vec<_>>()
         });
-        self.macros
-            .insert(src.text(name), Macro { params, body });
+        self.macros.insert(src.text(name), Macro { params, body });
     }
 
     /// Registers a struct with a body; returns its type.
@@ -386,7 +396,10 @@ impl<'t> Tu<'t> {
             Some(Space::Constant)
         } else if quals.iter().any(|q| q == "__shared__") {
             Some(Space::Shared)
-        } else if quals.iter().any(|q| q == "__device__" || q == "__managed__") {
+        } else if quals
+            .iter()
+            .any(|q| q == "__device__" || q == "__managed__")
+        {
             Some(Space::Global)
         } else {
             None

@@ -3,8 +3,12 @@
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Ty {
-    Int { size: u64 },
-    Float { size: u64 },
+    Int {
+        size: u64,
+    },
+    Float {
+        size: u64,
+    },
     /// CUDA vector types (`float4`, `int2`, …) and other fixed-layout
     /// built-ins with components `x`, `y`, `z`, `w`.
     Vector {
@@ -133,9 +137,21 @@ pub fn builtin(name: &str) -> Option<Ty> {
         | "int16_t" | "uint16_t" | "char16_t" => int(2),
         "int" | "signed" | "signed int" | "unsigned" | "unsigned int" | "int32_t" | "uint32_t"
         | "char32_t" | "wchar_t" => int(4),
-        "long" | "long int" | "unsigned long" | "unsigned long int" | "long long"
-        | "long long int" | "unsigned long long" | "unsigned long long int" | "int64_t"
-        | "uint64_t" | "size_t" | "ptrdiff_t" | "intptr_t" | "uintptr_t" | "ssize_t" => int(8),
+        "long"
+        | "long int"
+        | "unsigned long"
+        | "unsigned long int"
+        | "long long"
+        | "long long int"
+        | "unsigned long long"
+        | "unsigned long long int"
+        | "int64_t"
+        | "uint64_t"
+        | "size_t"
+        | "ptrdiff_t"
+        | "intptr_t"
+        | "uintptr_t"
+        | "ssize_t" => int(8),
         "half" | "__half" | "__nv_bfloat16" | "nv_bfloat16" => Ty::Float { size: 2 },
         "float" => Ty::Float { size: 4 },
         "double" => Ty::Float { size: 8 },

@@ -21,8 +21,9 @@ pub fn shared_modern(lanes: &Lanes, width: u32) -> (u32, u32) {
     let mut total = 0;
     for g in 0..WARP / group {
         let mut banks: BTreeMap<i64, BTreeSet<i64>> = BTreeMap::new();
-        for lane in g * group..(g + 1) * group {
-            if let Some(a) = lanes[lane] {
+        for a in lanes[g * group..(g + 1) * group].iter().flatten() {
+            let a = *a;
+            {
                 for byte in a..a + width as i64 {
                     let word = byte.div_euclid(4);
                     banks.entry(word.rem_euclid(32)).or_default().insert(word);

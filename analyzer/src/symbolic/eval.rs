@@ -124,7 +124,10 @@ pub struct Lin {
 
 impl Lin {
     fn konst(c: i64) -> Lin {
-        Lin { c, terms: Vec::new() }
+        Lin {
+            c,
+            terms: Vec::new(),
+        }
     }
     fn scale(mut self, k: i64) -> Lin {
         self.c = self.c.wrapping_mul(k);

@@ -22,19 +22,23 @@ pub fn coefficient(e: &Expr, a: Atom) -> Option<Expr> {
     match e.kind() {
         ExprKind::Atom(x) if *x == a => Some(Expr::konst(1)),
         ExprKind::Un(UnOp::Neg, x) => Some(Expr::un(UnOp::Neg, coefficient(x, a)?)),
-        ExprKind::Bin(BinOp::Add, x, y) => Some(Expr::add(coefficient(x, a)?, coefficient(y, a)?)),
-        ExprKind::Bin(BinOp::Sub, x, y) => Some(Expr::sub(coefficient(x, a)?, coefficient(y, a)?)),
+        ExprKind::Bin(BinOp::Add, x, y) => Some(Expr::plus(coefficient(x, a)?, coefficient(y, a)?)),
+        ExprKind::Bin(BinOp::Sub, x, y) => {
+            Some(Expr::minus(coefficient(x, a)?, coefficient(y, a)?))
+        }
         ExprKind::Bin(BinOp::Mul, x, y) => match (contains(x, a), contains(y, a)) {
-            (true, false) => Some(Expr::mul(coefficient(x, a)?, y.clone())),
-            (false, true) => Some(Expr::mul(x.clone(), coefficient(y, a)?)),
+            (true, false) => Some(Expr::times(coefficient(x, a)?, y.clone())),
+            (false, true) => Some(Expr::times(x.clone(), coefficient(y, a)?)),
             _ => None,
         },
         ExprKind::Bin(BinOp::Shl, x, y) if !contains(y, a) => {
             Some(Expr::bin(BinOp::Shl, coefficient(x, a)?, y.clone()))
         }
-        ExprKind::Select(c, x, y) if !contains(c, a) => {
-            Some(Expr::select(c.clone(), coefficient(x, a)?, coefficient(y, a)?))
-        }
+        ExprKind::Select(c, x, y) if !contains(c, a) => Some(Expr::select(
+            c.clone(),
+            coefficient(x, a)?,
+            coefficient(y, a)?,
+        )),
         _ => None,
     }
 }

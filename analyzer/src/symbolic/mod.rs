@@ -14,7 +14,9 @@ use std::collections::{BTreeSet, HashMap};
 
 use crate::budget;
 use crate::hardware::{Lanes, MemoryModel, WARP};
-use crate::ir::{Access, Atom, Builtin, Dim, Expr, Guard, Kernel, LaunchOrigin, Op, Program, Space, Span};
+use crate::ir::{
+    Access, Atom, Builtin, Dim, Expr, Guard, Kernel, LaunchOrigin, Op, Program, Space, Span,
+};
 use eval::{eval, eval_lin, Assumed, Fail, LaneEnv, Reads};
 
 /// Defaults and budgets of the engine (see [`crate::budget`]).
@@ -135,7 +137,11 @@ pub struct AccessReport {
 }
 
 /// Analyses every access of every kernel under each of its launches.
-pub fn analyze_program(p: &Program, model: &dyn MemoryModel, opts: &EngineOptions) -> Vec<AccessReport> {
+pub fn analyze_program(
+    p: &Program,
+    model: &dyn MemoryModel,
+    opts: &EngineOptions,
+) -> Vec<AccessReport> {
     let mut out = Vec::new();
     for (ki, k) in p.kernels.iter().enumerate() {
         for (li, _) in k.launches.iter().enumerate() {
@@ -146,7 +152,12 @@ pub fn analyze_program(p: &Program, model: &dyn MemoryModel, opts: &EngineOption
         }
     }
     out.sort_by(|a, b| {
-        (a.span.start, a.kernel, a.launch, a.access).cmp(&(b.span.start, b.kernel, b.launch, b.access))
+        (a.span.start, a.kernel, a.launch, a.access).cmp(&(
+            b.span.start,
+            b.kernel,
+            b.launch,
+            b.access,
+        ))
     });
     out
 }
@@ -193,7 +204,13 @@ impl Setup {
             None => (opts.default_grid, true),
         };
         let params: Vec<i64> = (0..k.params.len())
-            .map(|i| l.params.get(i).copied().flatten().unwrap_or(opts.default_param))
+            .map(|i| {
+                l.params
+                    .get(i)
+                    .copied()
+                    .flatten()
+                    .unwrap_or(opts.default_param)
+            })
             .collect();
         let params_assumed = (0..k.params.len())
             .map(|i| l.params.get(i).copied().flatten().is_none())
@@ -256,7 +273,10 @@ fn fail_reason(k: &Kernel, f: Fail) -> String {
             .unwrap_or_else(|| "an unknown value".into()),
         Fail::LoopVar(v) => format!(
             "loop variable `{}`",
-            k.loop_vars.get(v as usize).map(|x| x.name.as_str()).unwrap_or("?")
+            k.loop_vars
+                .get(v as usize)
+                .map(|x| x.name.as_str())
+                .unwrap_or("?")
         ),
         Fail::TooComplex => "an expression too large to follow".into(),
         Fail::Arith => "a division by zero or an out-of-range shift".into(),
@@ -287,7 +307,12 @@ impl<'a> Run<'a> {
     fn assumed_text(&self, r: Assumed) -> String {
         match r {
             Assumed::Param(i) => {
-                let name = self.k.params.get(i as usize).map(|p| p.name.as_str()).unwrap_or("?");
+                let name = self
+                    .k
+                    .params
+                    .get(i as usize)
+                    .map(|p| p.name.as_str())
+                    .unwrap_or("?");
                 format!(
                     "`{name}` assumed {} (no launch gives it a constant; set `[kernel.{}.params] {name}`)",
                     self.opts.default_param, self.k.name
@@ -295,7 +320,10 @@ impl<'a> Run<'a> {
             }
             Assumed::BlockIdx | Assumed::GridDim => {
                 let g = self.setup.grid;
-                format!("grid [{}, {}, {}] assumed: no launch in this file gives one", g[0], g[1], g[2])
+                format!(
+                    "grid [{}, {}, {}] assumed: no launch in this file gives one",
+                    g[0], g[1], g[2]
+                )
             }
         }
     }
@@ -324,8 +352,9 @@ impl<'a> Run<'a> {
         if ok {
             if let Some(f) = failed {
                 let why = fail_reason(self.k, f);
-                self.assumptions
-                    .insert(format!("lanes assumed active where a condition depends on {why}"));
+                self.assumptions.insert(format!(
+                    "lanes assumed active where a condition depends on {why}"
+                ));
             }
         }
         ok
@@ -559,13 +588,13 @@ impl<'a> Run<'a> {
         let mut addrs: Lanes = [None; WARP];
         let mut reads = Reads::default();
         let mut failed = false;
-        for l in 0..WARP {
+        for (l, slot) in addrs.iter_mut().enumerate() {
             if active & (1 << l) == 0 {
                 continue;
             }
             let env = self.env(&self.lanes[l]);
             match eval(&self.a.offset, &env, &mut reads) {
-                Ok(v) => addrs[l] = Some(v),
+                Ok(v) => *slot = Some(v),
                 Err(_) => failed = true,
             }
         }
@@ -613,7 +642,11 @@ impl<'a> Run<'a> {
         self.executions += w;
         self.sum_cost += cost as u64 * w;
         self.sum_ideal += ideal as u64 * w;
-        let ways = if ideal > 0 { cost as f64 / ideal as f64 } else { 0.0 };
+        let ways = if ideal > 0 {
+            cost as f64 / ideal as f64
+        } else {
+            0.0
+        };
         if ways > self.max_ways {
             self.max_ways = ways;
         }
@@ -654,7 +687,11 @@ impl<'a> Run<'a> {
                 }
             }
         }
-        let mut units: Vec<u32> = lins.iter().flatten().flat_map(|l| l.terms.iter().map(|t| t.0)).collect();
+        let mut units: Vec<u32> = lins
+            .iter()
+            .flatten()
+            .flat_map(|l| l.terms.iter().map(|t| t.0))
+            .collect();
         units.sort_unstable();
         units.dedup();
         for u in units {
@@ -682,7 +719,9 @@ impl<'a> Run<'a> {
                 }
             };
             if !(uniform && same_coeff) {
-                self.unknown = Some(format!("the address depends on {why}, which differs between lanes"));
+                self.unknown = Some(format!(
+                    "the address depends on {why}, which differs between lanes"
+                ));
                 return false;
             }
             if coeffs[0] % self.period != 0 {
@@ -716,7 +755,10 @@ fn invariant_loops(k: &Kernel, a: &Access) -> Vec<bool> {
                 roots.extend(lp.breaks.iter().flatten().map(|g| &g.cond));
             }
             let relevant = relevant_vars(k, &roots);
-            !k.loops[a.loops[level]].vars.iter().any(|v| relevant.contains(v))
+            !k.loops[a.loops[level]]
+                .vars
+                .iter()
+                .any(|v| relevant.contains(v))
         })
         .collect()
 }
@@ -780,14 +822,20 @@ fn blocks(grid: [i64; 3], max: u64) -> Vec<[i64; 3]> {
     let pick: Vec<u64> = if total <= max {
         (0..total).collect()
     } else {
-        let mut v: Vec<u64> = (0..max).map(|i| i * (total - 1) / (max - 1).max(1)).collect();
+        let mut v: Vec<u64> = (0..max)
+            .map(|i| i * (total - 1) / (max - 1).max(1))
+            .collect();
         v.dedup();
         v
     };
     pick.into_iter()
         .map(|i| {
             let i = i as i64;
-            [i % grid[0], (i / grid[0]) % grid[1], i / (grid[0] * grid[1])]
+            [
+                i % grid[0],
+                (i / grid[0]) % grid[1],
+                i / (grid[0] * grid[1]),
+            ]
         })
         .collect()
 }
@@ -924,7 +972,11 @@ fn analyze_access(
         assumptions: run.assumptions.into_iter().collect(),
         unknown_reason,
         cost,
-        worst: if status == Status::Unknown { None } else { run.worst },
+        worst: if status == Status::Unknown {
+            None
+        } else {
+            run.worst
+        },
     }
 }
 

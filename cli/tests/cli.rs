@@ -1,0 +1,95 @@
+//! The command line: arguments, architecture selection, configuration.
+
+mod common;
+
+use common::{stderr, stdout, warplint};
+
+#[test]
+fn unknown_arch_is_a_usage_error() {
+    let out = warplint(&["report", "--isolated", "--arch", "sm_9x", "fixtures/examples/gather.cu"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("not an architecture"), "{}", stderr(&out));
+}
+
+#[test]
+fn pre_maxwell_arch_is_refused_with_a_reason() {
+    let out = warplint(&["report", "--isolated", "--arch", "sm_35", "fixtures/examples/gather.cu"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("compute capability 3.5"), "{}", stderr(&out));
+}
+
+#[test]
+fn json_names_the_arch() {
+    let out = warplint(&["report", "--isolated", "--format", "json", "--arch", "sm_80", "fixtures/examples/gather.cu"]);
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(doc["arch"], "sm_80");
+    assert_eq!(doc["version"], 1);
+}
+
+fn temp_project(config: &str, source: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "warplint-cli-{}-{}",
+        std::process::id(),
+        config.len() * 31 + source.len()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("warplint.toml"), config).unwrap();
+    std::fs::write(dir.join("k.cu"), source).unwrap();
+    dir
+}
+
+const NO_LAUNCH: &str = "__global__ void k(float *a, int pitch) {\n    __shared__ float t[32][32];\n    t[threadIdx.x][threadIdx.y] = a[threadIdx.y * pitch + threadIdx.x];\n}\n";
+
+#[test]
+fn without_a_launch_the_block_is_assumed_and_said() {
+    let dir = temp_project("", NO_LAUNCH);
+    let cfg = dir.join("warplint.toml");
+    let src = dir.join("k.cu");
+    let out = warplint(&["report", "--format", "json", "--config", cfg.to_str().unwrap(), src.to_str().unwrap()]);
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let a = &doc["accesses"][0];
+    assert_eq!(a["status"], "assumed");
+    assert_eq!(a["block"], serde_json::json!([32, 8, 1]));
+    let text = a["assumptions"].to_string();
+    assert!(text.contains("block [32, 8, 1] assumed"), "{text}");
+}
+
+#[test]
+fn config_override_gives_block_and_params() {
+    let dir = temp_project("[kernel.k]\nblock = [32, 4, 1]\nparams = { pitch = 1024 }\n", NO_LAUNCH);
+    let cfg = dir.join("warplint.toml");
+    let src = dir.join("k.cu");
+    let out = warplint(&["report", "--format", "json", "--config", cfg.to_str().unwrap(), src.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    for a in doc["accesses"].as_array().unwrap() {
+        assert_eq!(a["block"], serde_json::json!([32, 4, 1]));
+        // blockIdx is not used, pitch is given: nothing is assumed.
+        assert_eq!(a["status"], "exact", "{a}");
+    }
+    let store = doc["accesses"].as_array().unwrap().iter().find(|a| a["op"] == "store").unwrap();
+    assert_eq!(store["shared"]["ways"], 32);
+}
+
+#[test]
+fn unknown_config_keys_are_rejected() {
+    let dir = temp_project("[kernel.k]\nblok = [32, 4, 1]\n", NO_LAUNCH);
+    let cfg = dir.join("warplint.toml");
+    let out = warplint(&["report", "--config", cfg.to_str().unwrap(), dir.join("k.cu").to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("blok"), "{}", stderr(&out));
+}
+
+#[test]
+fn folders_are_searched_for_cu_and_cuh() {
+    let out = warplint(&["report", "--isolated", "--format", "json", "fixtures"]);
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let files: std::collections::BTreeSet<String> = doc["accesses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["file"].as_str().unwrap().to_string())
+        .collect();
+    assert!(files.iter().any(|f| f.ends_with("transpose.cu")));
+    assert!(files.iter().any(|f| f.ends_with("calib.cu")));
+}

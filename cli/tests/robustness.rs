@@ -1,0 +1,139 @@
+//! Garbage in: every file is untrusted. Whatever the input, warplint ends
+//! with a note and an exit code of 0 or 2: never a panic, a crash or a hang.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::Output;
+
+use common::{stderr, warplint};
+
+fn scratch(name: &str, bytes: &[u8]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("warplint-robustness-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
+
+fn run_on(name: &str, bytes: &[u8]) -> Output {
+    let p = scratch(name, bytes);
+    let path = p.to_string_lossy().into_owned();
+    let out = warplint(&["report", "--isolated", "--format", "json", &path]);
+    let err = stderr(&out);
+    assert!(
+        matches!(out.status.code(), Some(0) | Some(2)),
+        "{name}: exit {:?}\n{err}",
+        out.status
+    );
+    assert!(!err.contains("panicked"), "{name}: {err}");
+    // The output is still a well-formed report.
+    if out.status.code() == Some(0) {
+        let _: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json report");
+    }
+    out
+}
+
+fn notes(out: &Output) -> Vec<String> {
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    doc["notes"]
+        .as_array()
+        .map(|a| a.iter().map(|n| n["message"].as_str().unwrap_or("").to_string()).collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn empty_file() {
+    let out = run_on("empty.cu", b"");
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn binary_file_gets_a_note_and_exit_2() {
+    let bytes: Vec<u8> = (0..4096u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
+    let out = run_on("blob.cu", &bytes);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(notes(&out).iter().any(|n| n.contains("binary")), "{:?}", notes(&out));
+}
+
+#[test]
+fn truncated_source_still_reports_what_it_can() {
+    let src = std::fs::read_to_string(common::root().join("fixtures/examples/transpose.cu")).unwrap();
+    // Cut in the middle of the third kernel: the first two are whole.
+    let third = src.find("__global__ void transposeNoBankConflicts").unwrap();
+    let out = run_on("truncated.cu", src[..third + 200].as_bytes());
+    assert_eq!(out.status.code(), Some(0));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let kernels: std::collections::BTreeSet<String> = doc["accesses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["kernel"].as_str().unwrap().to_string())
+        .collect();
+    assert!(kernels.contains("transposeNaive") && kernels.contains("transposeCoalesced"), "{kernels:?}");
+    assert!(notes(&out).iter().any(|n| n.contains("unclosed brace")), "{:?}", notes(&out));
+    // Cut inside an expression of the first kernel.
+    let first = src.find("odata[x * width").unwrap();
+    let out = run_on("truncated2.cu", src[..first + 12].as_bytes());
+    assert!(!notes(&out).is_empty());
+}
+
+#[test]
+fn ten_thousand_nested_parentheses() {
+    let depth = 10_000;
+    let src = format!(
+        "__global__ void k(float *a) {{ a[{}threadIdx.x{}] = 0; }}\n",
+        "(".repeat(depth),
+        ")".repeat(depth)
+    );
+    let out = run_on("deep.cu", src.as_bytes());
+    assert_eq!(out.status.code(), Some(0));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let a = &doc["accesses"][0];
+    assert_eq!(a["status"], "unknown", "{a}");
+}
+
+#[test]
+fn deeply_nested_blocks_and_statements() {
+    let depth = 5_000;
+    let src = format!(
+        "__global__ void k(float *a) {{ {} a[threadIdx.x] = 0; {} }}\n",
+        "if (threadIdx.x < 64) {".repeat(depth),
+        "}".repeat(depth)
+    );
+    run_on("blocks.cu", src.as_bytes());
+}
+
+#[test]
+fn non_utf8_source() {
+    let mut src = b"// caf\xe9 \xff\xfe\n__global__ void k(float *a) { a[threadIdx.x * 2] = 0; /* \xc3\x28 */ }\n".to_vec();
+    src.extend_from_slice(b"int main() { k<<<1, 64>>>(0); }\n");
+    let out = run_on("latin1.cu", &src);
+    assert_eq!(out.status.code(), Some(0));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["accesses"][0]["global"]["sectors"], 8);
+}
+
+#[test]
+fn self_referential_macros_and_runaway_expressions() {
+    let mut src = String::from("#define A A + 1\n#define B(x) B(x)\n__global__ void k(float *a) {\n int x = threadIdx.x;\n");
+    for _ in 0..200 {
+        src.push_str(" x = x * 3 + x;\n");
+    }
+    src.push_str(" a[A] = 0; a[B(1)] = 1; a[x] = 2;\n for (;;) { a[threadIdx.x] = 3; }\n while (1) { a[0] = 4; }\n}\n");
+    run_on("runaway.cu", src.as_bytes());
+}
+
+#[test]
+fn huge_loop_bounds_stay_within_budget() {
+    let src = "__global__ void k(float *a) {\n for (long long i = 0; i < (1LL << 62); i++)\n  for (long long j = 0; j < (1LL << 62); j++)\n   a[threadIdx.x * i + j] = 0;\n}\nint main() { k<<<1, 1024>>>(0); }\n";
+    let out = run_on("huge.cu", src.as_bytes());
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn missing_path_is_exit_2() {
+    let out = warplint(&["report", "--isolated", "no/such/file.cu"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("no such file"));
+}
