@@ -27,11 +27,19 @@ fn sm_90_calibration_matches_the_h200() {
     let mut preds: HashMap<(u64, String, String), Vec<(f64, f64)>> = HashMap::new();
     for a in doc["accesses"].as_array().unwrap() {
         let space = a["space"].as_str().unwrap().to_string();
-        let key = if space == "shared" { "wavefronts" } else { "sectors" };
+        let key = if space == "shared" {
+            "wavefronts"
+        } else {
+            "sectors"
+        };
         if let Some(v) = a[&space][key].as_f64() {
             let w = a["executions"].as_f64().unwrap_or(1.0);
             preds
-                .entry((a["line"].as_u64().unwrap(), space, a["op"].as_str().unwrap().to_string()))
+                .entry((
+                    a["line"].as_u64().unwrap(),
+                    space,
+                    a["op"].as_str().unwrap().to_string(),
+                ))
                 .or_default()
                 .push((v, w));
         }
@@ -41,8 +49,17 @@ fn sm_90_calibration_matches_the_h200() {
     let mut misses = Vec::new();
     for c in cases {
         let space = c["space"].as_str().unwrap().to_string();
-        let want = if space == "shared" { c["wavefronts"].as_f64() } else { c["sectors"].as_f64() }.unwrap();
-        let key = (c["line"].as_u64().unwrap(), space, c["op"].as_str().unwrap().to_string());
+        let want = if space == "shared" {
+            c["wavefronts"].as_f64()
+        } else {
+            c["sectors"].as_f64()
+        }
+        .unwrap();
+        let key = (
+            c["line"].as_u64().unwrap(),
+            space,
+            c["op"].as_str().unwrap().to_string(),
+        );
         let got = preds.get(&key).and_then(|p| {
             let w: f64 = p.iter().map(|x| x.1).sum();
             (w > 0.0).then(|| p.iter().map(|x| x.0 * x.1).sum::<f64>() / w)
@@ -52,5 +69,10 @@ fn sm_90_calibration_matches_the_h200() {
             _ => misses.push(format!("{} measured {want} predicted {got:?}", c["name"])),
         }
     }
-    assert!(misses.is_empty(), "{} of 41 missed:\n{}", misses.len(), misses.join("\n"));
+    assert!(
+        misses.is_empty(),
+        "{} of 41 missed:\n{}",
+        misses.len(),
+        misses.join("\n")
+    );
 }

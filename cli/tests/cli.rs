@@ -6,21 +6,49 @@ use common::{stderr, stdout, warplint};
 
 #[test]
 fn unknown_arch_is_a_usage_error() {
-    let out = warplint(&["report", "--isolated", "--arch", "sm_9x", "fixtures/examples/gather.cu"]);
+    let out = warplint(&[
+        "report",
+        "--isolated",
+        "--arch",
+        "sm_9x",
+        "fixtures/examples/gather.cu",
+    ]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("not an architecture"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("not an architecture"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
 fn pre_maxwell_arch_is_refused_with_a_reason() {
-    let out = warplint(&["report", "--isolated", "--arch", "sm_35", "fixtures/examples/gather.cu"]);
+    let out = warplint(&[
+        "report",
+        "--isolated",
+        "--arch",
+        "sm_35",
+        "fixtures/examples/gather.cu",
+    ]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("compute capability 3.5"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("compute capability 3.5"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
 fn json_names_the_arch() {
-    let out = warplint(&["report", "--isolated", "--format", "json", "--arch", "sm_80", "fixtures/examples/gather.cu"]);
+    let out = warplint(&[
+        "report",
+        "--isolated",
+        "--format",
+        "json",
+        "--arch",
+        "sm_80",
+        "fixtures/examples/gather.cu",
+    ]);
     let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(doc["arch"], "sm_80");
     assert_eq!(doc["version"], 1);
@@ -45,7 +73,14 @@ fn without_a_launch_the_block_is_assumed_and_said() {
     let dir = temp_project("", NO_LAUNCH);
     let cfg = dir.join("warplint.toml");
     let src = dir.join("k.cu");
-    let out = warplint(&["report", "--format", "json", "--config", cfg.to_str().unwrap(), src.to_str().unwrap()]);
+    let out = warplint(&[
+        "report",
+        "--format",
+        "json",
+        "--config",
+        cfg.to_str().unwrap(),
+        src.to_str().unwrap(),
+    ]);
     let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     let a = &doc["accesses"][0];
     assert_eq!(a["status"], "assumed");
@@ -56,10 +91,20 @@ fn without_a_launch_the_block_is_assumed_and_said() {
 
 #[test]
 fn config_override_gives_block_and_params() {
-    let dir = temp_project("[kernel.k]\nblock = [32, 4, 1]\nparams = { pitch = 1024 }\n", NO_LAUNCH);
+    let dir = temp_project(
+        "[kernel.k]\nblock = [32, 4, 1]\nparams = { pitch = 1024 }\n",
+        NO_LAUNCH,
+    );
     let cfg = dir.join("warplint.toml");
     let src = dir.join("k.cu");
-    let out = warplint(&["report", "--format", "json", "--config", cfg.to_str().unwrap(), src.to_str().unwrap()]);
+    let out = warplint(&[
+        "report",
+        "--format",
+        "json",
+        "--config",
+        cfg.to_str().unwrap(),
+        src.to_str().unwrap(),
+    ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     for a in doc["accesses"].as_array().unwrap() {
@@ -67,7 +112,12 @@ fn config_override_gives_block_and_params() {
         // blockIdx is not used, pitch is given: nothing is assumed.
         assert_eq!(a["status"], "exact", "{a}");
     }
-    let store = doc["accesses"].as_array().unwrap().iter().find(|a| a["op"] == "store").unwrap();
+    let store = doc["accesses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["op"] == "store")
+        .unwrap();
     assert_eq!(store["shared"]["ways"], 32);
 }
 
@@ -75,7 +125,12 @@ fn config_override_gives_block_and_params() {
 fn unknown_config_keys_are_rejected() {
     let dir = temp_project("[kernel.k]\nblok = [32, 4, 1]\n", NO_LAUNCH);
     let cfg = dir.join("warplint.toml");
-    let out = warplint(&["report", "--config", cfg.to_str().unwrap(), dir.join("k.cu").to_str().unwrap()]);
+    let out = warplint(&[
+        "report",
+        "--config",
+        cfg.to_str().unwrap(),
+        dir.join("k.cu").to_str().unwrap(),
+    ]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("blok"), "{}", stderr(&out));
 }

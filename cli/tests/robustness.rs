@@ -38,7 +38,11 @@ fn notes(out: &Output) -> Vec<String> {
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
     doc["notes"]
         .as_array()
-        .map(|a| a.iter().map(|n| n["message"].as_str().unwrap_or("").to_string()).collect())
+        .map(|a| {
+            a.iter()
+                .map(|n| n["message"].as_str().unwrap_or("").to_string())
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -50,18 +54,27 @@ fn empty_file() {
 
 #[test]
 fn binary_file_gets_a_note_and_exit_2() {
-    let bytes: Vec<u8> = (0..4096u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
+    let bytes: Vec<u8> = (0..4096u32)
+        .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .collect();
     let out = run_on("blob.cu", &bytes);
     assert_eq!(out.status.code(), Some(2));
-    assert!(notes(&out).iter().any(|n| n.contains("binary")), "{:?}", notes(&out));
+    assert!(
+        notes(&out).iter().any(|n| n.contains("binary")),
+        "{:?}",
+        notes(&out)
+    );
 }
 
 #[test]
 fn truncated_source_still_reports_what_it_can() {
-    let src = std::fs::read_to_string(common::root().join("fixtures/examples/transpose.cu")).unwrap();
+    let src =
+        std::fs::read_to_string(common::root().join("fixtures/examples/transpose.cu")).unwrap();
     // Cut in the middle of the third kernel: the first two are whole.
-    let third = src.find("__global__ void transposeNoBankConflicts").unwrap();
-    let out = run_on("truncated.cu", src[..third + 200].as_bytes());
+    let third = src
+        .find("__global__ void transposeNoBankConflicts")
+        .unwrap();
+    let out = run_on("truncated.cu", &src.as_bytes()[..third + 200]);
     assert_eq!(out.status.code(), Some(0));
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let kernels: std::collections::BTreeSet<String> = doc["accesses"]
@@ -70,11 +83,18 @@ fn truncated_source_still_reports_what_it_can() {
         .iter()
         .map(|a| a["kernel"].as_str().unwrap().to_string())
         .collect();
-    assert!(kernels.contains("transposeNaive") && kernels.contains("transposeCoalesced"), "{kernels:?}");
-    assert!(notes(&out).iter().any(|n| n.contains("unclosed brace")), "{:?}", notes(&out));
+    assert!(
+        kernels.contains("transposeNaive") && kernels.contains("transposeCoalesced"),
+        "{kernels:?}"
+    );
+    assert!(
+        notes(&out).iter().any(|n| n.contains("unclosed brace")),
+        "{:?}",
+        notes(&out)
+    );
     // Cut inside an expression of the first kernel.
     let first = src.find("odata[x * width").unwrap();
-    let out = run_on("truncated2.cu", src[..first + 12].as_bytes());
+    let out = run_on("truncated2.cu", &src.as_bytes()[..first + 12]);
     assert!(!notes(&out).is_empty());
 }
 

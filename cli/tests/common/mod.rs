@@ -1,4 +1,6 @@
-//! Helpers for tests that run the real `warplint` binary.
+//! Helpers for tests that run the real `warplint` binary (each test file
+//! uses a different subset).
+#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
