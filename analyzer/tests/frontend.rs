@@ -1,0 +1,280 @@
+//! The front end's reach: each capability of the CUDA subset warplint
+//! reads, checked through the predictions it leads to.
+
+use warplint_analyzer::hardware::Modern;
+use warplint_analyzer::ir::{Op, Space};
+use warplint_analyzer::symbolic::Cost;
+use warplint_analyzer::{analyze, AccessReport, FileAnalysis, Options, Status};
+
+fn run(src: &str) -> FileAnalysis {
+    analyze(src.as_bytes(), &Modern, &Options::default())
+}
+
+fn find<'a>(a: &'a FileAnalysis, array: &str, op: Op) -> &'a AccessReport {
+    a.reports
+        .iter()
+        .find(|r| r.array == array && r.op == op)
+        .unwrap_or_else(|| {
+            panic!(
+                "no {op:?} of `{array}` in {:#?}",
+                a.reports
+                    .iter()
+                    .map(|r| (&r.array, r.op))
+                    .collect::<Vec<_>>()
+            )
+        })
+}
+
+fn ways(r: &AccessReport) -> f64 {
+    match &r.cost {
+        Some(Cost::Shared(s)) => s.ways,
+        other => panic!("not a shared cost: {other:?} ({:?})", r.unknown_reason),
+    }
+}
+
+fn sectors(r: &AccessReport) -> f64 {
+    match &r.cost {
+        Some(Cost::Global(g)) => g.sectors,
+        other => panic!("not a global cost: {other:?} ({:?})", r.unknown_reason),
+    }
+}
+
+#[test]
+fn array_sizes_from_defines_constexpr_enums_sizeof_and_templates() {
+    let a = run(r#"
+#define W 32
+constexpr int P = 33;
+enum { Q = 16 };
+template <int T>
+__global__ void k(float *out) {
+    __shared__ float a[32][W];
+    __shared__ float b[32][P];
+    __shared__ float c[32][Q * 2 + 1];
+    __shared__ float d[32][sizeof(double) * 4];
+    __shared__ float e[32][T];
+    out[0] = a[threadIdx.x][0] + b[threadIdx.x][0] + c[threadIdx.x][0] + d[threadIdx.x][0] + e[threadIdx.x][0];
+}
+int main() { k<64><<<1, 32>>>(0); }
+"#);
+    assert_eq!(ways(find(&a, "a", Op::Load)), 32.0);
+    assert_eq!(ways(find(&a, "b", Op::Load)), 1.0);
+    assert_eq!(ways(find(&a, "c", Op::Load)), 1.0);
+    assert_eq!(ways(find(&a, "d", Op::Load)), 32.0);
+    assert_eq!(ways(find(&a, "e", Op::Load)), 32.0);
+    assert_eq!(find(&a, "e", Op::Load).kernel_name, "k<64>");
+}
+
+#[test]
+fn dynamic_shared_constant_and_local_arrays() {
+    let a = run(r#"
+__constant__ float coef[64];
+__global__ void k(float *out) {
+    extern __shared__ float dyn[];
+    float r[8];
+    int t = threadIdx.x;
+    r[t % 8] = coef[t] + coef[3];
+    dyn[t * 2] = r[(t + 1) % 8];
+    out[t] = dyn[t];
+}
+int main() { k<<<1, 32, 256>>>(0); }
+"#);
+    assert_eq!(ways(find(&a, "dyn", Op::Store)), 2.0);
+    let consts: Vec<_> = a.reports.iter().filter(|r| r.array == "coef").collect();
+    assert_eq!(consts.len(), 2);
+    let req: Vec<f64> = consts
+        .iter()
+        .map(|r| match &r.cost {
+            Some(Cost::Constant(c)) => c.requests,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(req, vec![32.0, 1.0]);
+    let local = find(&a, "r", Op::Store);
+    assert_eq!(local.space, Space::Local);
+    assert_eq!(local.status, Status::Exact);
+}
+
+#[test]
+fn element_types_typedefs_structs_and_casts() {
+    let a = run(r#"
+#include <cstdint>
+typedef float real;
+using vec = float4;
+struct __align__(16) P3 { float x, y, z; };
+struct Pair { int a; double b; };
+__global__ void k(const __half *h, const int2 *i2, const uint8_t *u8, const real *r,
+                  const vec *v, const P3 *p, const Pair *q, const float *f, float *out) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    out[i] = (float)h[i] + i2[i].x + u8[i] + r[i] + v[i].y + p[i].z + q[i].b
+             + reinterpret_cast<const float4 *>(f)[i].w;
+}
+int main() { k<<<4, 128>>>(0, 0, 0, 0, 0, 0, 0, 0, 0); }
+"#);
+    let w = |n: &str| find(&a, n, Op::Load).width;
+    assert_eq!(
+        (
+            w("h"),
+            w("i2"),
+            w("u8"),
+            w("r"),
+            w("v"),
+            w("p"),
+            w("q"),
+            w("f")
+        ),
+        (2, 4, 1, 4, 4, 4, 8, 4)
+    );
+    assert_eq!(sectors(find(&a, "h", Op::Load)), 2.0);
+    assert_eq!(sectors(find(&a, "i2", Op::Load)), 8.0); // .x of 8-byte int2
+    assert_eq!(sectors(find(&a, "u8", Op::Load)), 1.0);
+    assert_eq!(sectors(find(&a, "p", Op::Load)), 16.0); // __align__(16): 16-byte stride
+    assert_eq!(sectors(find(&a, "q", Op::Load)), 16.0); // {int, double} is 16 bytes
+    assert_eq!(sectors(find(&a, "f", Op::Load)), 16.0); // float4 view, .w of each
+}
+
+#[test]
+fn access_forms() {
+    let a = run(r#"
+struct S { float v; int n; };
+__global__ void k(float *p, S *s, float4 *q, int *cnt) {
+    __shared__ float sh[256];
+    int i = threadIdx.x;
+    float x = *(p + i * 2);
+    x += s[i].v;
+    x += q[i].x;
+    sh[i] += x;
+    atomicAdd(&cnt[i % 4], 1);
+    p[i] = sh[i];
+}
+int main() { k<<<1, 64>>>(0, 0, 0, 0); }
+"#);
+    assert_eq!(sectors(find(&a, "p", Op::Load)), 8.0);
+    assert_eq!(sectors(find(&a, "s", Op::Load)), 8.0);
+    assert_eq!(sectors(find(&a, "q", Op::Load)), 16.0);
+    // `+=` on shared memory is a load and a store.
+    find(&a, "sh", Op::Load);
+    find(&a, "sh", Op::Store);
+    let at = find(&a, "cnt", Op::Atomic);
+    assert_eq!(sectors(at), 1.0);
+}
+
+#[test]
+fn loops_guards_and_early_return() {
+    let a = run(r#"
+__global__ void k(float *out) {
+    __shared__ float s[1024];
+    int t = threadIdx.x;
+    int stride = 16;
+    while (stride > 0) {
+        s[t * stride] = 0;
+        stride >>= 1;
+    }
+    if (t >= 16)
+        return;
+    out[0] = s[t * 32];
+}
+int main() { k<<<1, 32>>>(0); }
+"#);
+    // stride 16, 8, 4, 2, 1: 16 + 8 + 4 + 2 + 1 = 31 wavefronts in 5 executions.
+    let st = find(&a, "s", Op::Store);
+    assert_eq!(st.executions, 5.0);
+    assert!((ways(st) - 31.0 / 5.0).abs() < 1e-9);
+    // After `if (t >= 16) return;` only 16 lanes read: 16 distinct words, one bank.
+    assert_eq!(ways(find(&a, "s", Op::Load)), 16.0);
+}
+
+#[test]
+fn macros_if_branches_and_device_functions() {
+    let a = run(r#"
+#define TILE 32
+#define AT(r, c) ((r) * PITCH + (c))
+#if TILE >= 32
+#define PITCH 33
+#else
+#define PITCH 32
+#endif
+__device__ float get(const float *t, int r, int c) { return t[AT(r, c)]; }
+__global__ void k(float *out) {
+    __shared__ float t[TILE * PITCH];
+    out[threadIdx.x] = get(t, threadIdx.x, 0);
+}
+int main() { k<<<1, 32>>>(0); }
+"#);
+    assert_eq!(ways(find(&a, "t", Op::Load)), 1.0);
+}
+
+#[test]
+fn launch_configuration_sources() {
+    let a = run(r#"
+const int ROWS = 8;
+__global__ void k2d(float *out) {
+    __shared__ float s[32][32];
+    out[0] = s[threadIdx.x][threadIdx.y];
+}
+__global__ void __launch_bounds__(64) kb(float *out) {
+    __shared__ float s[64 * 4];
+    out[0] = s[threadIdx.x * 4];
+}
+__global__ void kd(float *out) {
+    __shared__ float s[2048];
+    out[0] = s[threadIdx.x * 2];
+}
+int main() {
+    dim3 b(32, ROWS);
+    k2d<<<dim3(2, 2), b>>>(0);
+}
+"#);
+    let r = find(&a, "s", Op::Load);
+    assert_eq!(r.block, [32, 8, 1]);
+    assert_eq!(r.status, Status::Exact);
+    let kb = a
+        .reports
+        .iter()
+        .find(|r| r.kernel_name == "kb" && r.array == "s")
+        .unwrap();
+    assert_eq!(kb.block, [64, 1, 1]);
+    assert_eq!(kb.status, Status::Assumed);
+    assert!(kb
+        .assumptions
+        .iter()
+        .any(|s| s.contains("__launch_bounds__")));
+    let kd = a
+        .reports
+        .iter()
+        .find(|r| r.kernel_name == "kd" && r.array == "s")
+        .unwrap();
+    assert_eq!(kd.block, [256, 1, 1]);
+    assert_eq!(kd.status, Status::Assumed);
+}
+
+#[test]
+fn parameters_from_launch_sites_and_unknown_data() {
+    let a = run(r#"
+__global__ void k(const float *in, float *out, const int *idx, int pitch, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    out[i] = in[i * pitch] + in[idx[0] + i] + in[idx[i]];
+}
+int main() { k<<<4, 128>>>(0, 0, 0, 2, 77); }
+"#);
+    let loads: Vec<_> = a.reports.iter().filter(|r| r.array == "in").collect();
+    assert_eq!(sectors(loads[0]), 8.0);
+    assert_eq!(loads[0].status, Status::Exact);
+    // idx[0] is the same for the whole warp: only the alignment is assumed.
+    assert_eq!(loads[1].status, Status::Assumed);
+    assert_eq!(sectors(loads[1]), 4.0);
+    // idx[i] differs per lane: unknown, no cost.
+    assert_eq!(loads[2].status, Status::Unknown);
+    assert!(loads[2].cost.is_none());
+}
+
+#[test]
+fn parse_errors_become_notes_and_the_rest_is_analysed() {
+    let a = run(r#"
+__global__ void broken(float *a) { a[threadIdx.x] = @@@ ; }
+__global__ void fine(float *a) { a[threadIdx.x * 32] = 0; }
+int main() { fine<<<1, 32>>>(0); }
+"#);
+    assert!(!a.program.notes.is_empty());
+    let r = a.reports.iter().find(|r| r.kernel_name == "fine").unwrap();
+    assert_eq!(sectors(r), 32.0);
+}
