@@ -20,6 +20,9 @@ pub const MAX_EXPR_DEPTH: u32 = 192;
 /// Nested `__device__` function inlining.
 pub const MAX_INLINE_DEPTH: u32 = 12;
 
+/// `__device__` calls inlined per kernel (each call site counts).
+pub const MAX_INLINED_CALLS: u32 = 512;
+
 /// Nested macro expansion (also stops self-referential macros).
 pub const MAX_MACRO_DEPTH: u32 = 16;
 
@@ -35,6 +38,11 @@ pub const MAX_LOOP_ITERATIONS: u64 = 1024;
 /// Warp-level executions costed per access and launch configuration
 /// (warps x blocks x loop iterations). Past it the result says it was cut.
 pub const MAX_EXECUTIONS_PER_ACCESS: u64 = 1 << 16;
+
+/// Expression nodes evaluated per access and launch configuration, each
+/// node for all 32 lanes of a warp at once (addresses, guards, loop
+/// conditions and updates). Past it the result is `unknown`.
+pub const MAX_WORK_PER_ACCESS: u64 = 4_000_000;
 
 /// Blocks of the grid enumerated as representatives when the address
 /// depends on `blockIdx`.

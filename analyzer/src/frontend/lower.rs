@@ -99,6 +99,10 @@ pub(crate) struct Lowerer<'a, 't> {
     globals_map: HashMap<String, usize>,
     depth: u32,
     inline_depth: u32,
+    /// Functions being inlined (a recursive call is not followed).
+    inlining: Vec<String>,
+    /// Calls inlined so far in this kernel.
+    inlined: u32,
     expanding: Vec<String>,
     preproc_mode: bool,
     launches: Option<Vec<LaunchSite>>,
@@ -168,6 +172,8 @@ impl<'a, 't> Lowerer<'a, 't> {
             globals_map: HashMap::new(),
             depth: 0,
             inline_depth: 0,
+            inlining: Vec::new(),
+            inlined: 0,
             expanding: Vec::new(),
             preproc_mode: false,
             launches: None,
@@ -336,9 +342,21 @@ impl<'a, 't> Lowerer<'a, 't> {
                 }
             }
             "array_declarator" => {
-                let size = d
-                    .child_by_field_name("size")
-                    .map(|s| self.const_int(s, src).map(|v| v.max(0) as u64));
+                let size = d.child_by_field_name("size").map(|s| {
+                    let v = self.const_int(s, src).map(|v| v.max(0) as u64);
+                    if v.is_none() && !self.preproc_mode {
+                        let text = src.text(s);
+                        self.note(
+                            s,
+                            src,
+                            format!(
+                                "array dimension `{text}` is not a known constant here \
+                                 (defined in a header? set it in [analysis.defines])"
+                            ),
+                        );
+                    }
+                    v
+                });
                 let ty = Ty::Array(Box::new(base), size.flatten());
                 match d.child_by_field_name("declarator") {
                     Some(inner) => self.declarator_ref(ty, inner, src, depth + 1),
@@ -482,7 +500,10 @@ impl<'a, 't> Lowerer<'a, 't> {
             }
             _ => {
                 let ty = super::types::spell(&p.ty, self.structs());
-                off = self.unknown(format!("the size of `{ty}` is not known"), None);
+                off = self.unknown(
+                    format!("the size of `{ty}`, a type not defined in this file"),
+                    None,
+                );
                 pieces.push((0, 4));
             }
         }
@@ -547,8 +568,17 @@ impl<'a, 't> Lowerer<'a, 't> {
         let off = match self.elem_size(&ptr.pointee) {
             Some(sz) => Expr::plus(ptr.off, Expr::times(idx, Expr::konst(sz as i64))),
             None => {
-                let ty = super::types::spell(&ptr.pointee, self.structs());
-                self.unknown(format!("the size of `{ty}` is not known"), None)
+                let name = self.k.objects[ptr.obj].name.clone();
+                let what = match &ptr.pointee {
+                    Ty::Array(..) => format!(
+                        "the layout of `{name}`, one of whose dimensions is not a known constant"
+                    ),
+                    t => format!(
+                        "the size of `{}`, a type not defined in this file",
+                        super::types::spell(t, self.structs())
+                    ),
+                };
+                self.unknown(what, None)
             }
         };
         Val::Place(Place {
@@ -644,7 +674,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             "warpSize" => Val::Int(Expr::konst(32)),
             "true" => Val::Int(Expr::konst(1)),
             "false" | "NULL" | "nullptr" => Val::Int(Expr::konst(0)),
-            _ => self.unknown_val(format!("`{name}` is not known here")),
+            _ => self.unknown_val(format!("`{name}`, which is not declared in this file")),
         }
     }
 
@@ -653,7 +683,7 @@ impl<'a, 't> Lowerer<'a, 't> {
     /// reported at the macro's use.
     fn expand_text(&mut self, name: &str, body: &str, n: Node, src: &Src, statement: bool) -> Val {
         if self.expanding.len() as u32 >= budget::MAX_MACRO_DEPTH {
-            return self.unknown_val(format!("macro `{name}` nests too deeply"));
+            return self.unknown_val(format!("macro `{name}`, which nests too deeply"));
         }
         let at = Some(self.span(n, src));
         self.expanding.push(name.to_string());
@@ -1480,9 +1510,22 @@ impl<'a, 't> Lowerer<'a, 't> {
         n: Node,
         src: &Src,
     ) -> Val {
-        if self.inline_depth >= budget::MAX_INLINE_DEPTH {
-            return self.unknown_val(format!("the result of `{}` (inlining too deep)", def.name));
+        if self.inlining.contains(&def.name) {
+            for (i, v) in vals.into_iter().enumerate() {
+                let an = arg_nodes.get(i).copied().unwrap_or(n);
+                self.rvalue_of(v, an, src);
+            }
+            return self.unknown_val(format!("the result of `{}` (a recursive call)", def.name));
         }
+        if self.inline_depth >= budget::MAX_INLINE_DEPTH
+            || self.inlined >= budget::MAX_INLINED_CALLS
+        {
+            return self.unknown_val(format!(
+                "the result of `{}` (the inlining budget ran out)",
+                def.name
+            ));
+        }
+        self.inlined += 1;
         let main = Src::main(&self.tu.src.text);
         let Some(body) = def.node.child_by_field_name("body") else {
             return Val::Void;
@@ -1547,7 +1590,9 @@ impl<'a, 't> Lowerer<'a, 't> {
             ..Frame::default()
         });
         self.inline_depth += 1;
+        self.inlining.push(def.name.clone());
         self.stmt(body, &main);
+        self.inlining.pop();
         self.inline_depth -= 1;
         let frame = self.frames.pop().unwrap_or_default();
         self.scopes = saved_scopes;

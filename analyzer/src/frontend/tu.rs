@@ -150,7 +150,10 @@ pub(crate) fn build(input: &[u8], options: &Options) -> Program {
     tu.collect(root, 0);
     let launches = tu.find_launches();
     program.kernels = tu.lower_kernels(&launches, options);
-    program.notes = tu.notes;
+    let mut notes = tu.notes;
+    notes.sort_by(|a, b| (a.span.start, &a.message).cmp(&(b.span.start, &b.message)));
+    notes.dedup();
+    program.notes = notes;
     program
 }
 

@@ -1,6 +1,7 @@
 //! Evaluation of symbolic expressions for one lane, and the linear view of
 //! an address in the values the engine has to assume.
 
+use crate::hardware::WARP;
 use crate::ir::{eval_bin, eval_un, Atom, BinOp, Builtin, Expr, ExprKind, UnOp};
 
 /// Why an expression has no value for a lane.
@@ -192,6 +193,209 @@ pub fn eval_lin(e: &Expr, env: &LaneEnv, reads: &mut Reads) -> Result<Lin, Fail>
                 Ok(v) => Ok(Lin::konst(v)),
                 Err(f) => Err(f),
             }
+        }
+    }
+}
+
+/// One value per lane of a warp; lanes in `err` have no value (`fail`
+/// says why, for the first such lane).
+#[derive(Clone, Copy, Debug)]
+pub struct Vals {
+    pub v: [i64; WARP],
+    pub err: u32,
+    pub fail: Fail,
+}
+
+impl Vals {
+    pub fn splat(x: i64) -> Vals {
+        Vals {
+            v: [x; WARP],
+            err: 0,
+            fail: Fail::TooComplex,
+        }
+    }
+    pub fn failed(f: Fail) -> Vals {
+        Vals {
+            v: [0; WARP],
+            err: u32::MAX,
+            fail: f,
+        }
+    }
+    /// The value of lane `l`.
+    pub fn get(&self, l: usize) -> Result<i64, Fail> {
+        if self.err & (1 << l) != 0 {
+            Err(self.fail)
+        } else {
+            Ok(self.v[l])
+        }
+    }
+    /// Lanes whose value is known and non-zero.
+    pub fn truthy(&self) -> u32 {
+        let mut m = 0;
+        for (l, v) in self.v.iter().enumerate() {
+            if *v != 0 {
+                m |= 1 << l;
+            }
+        }
+        m & !self.err
+    }
+}
+
+/// The whole warp at once: what [`LaneEnv`] is for one lane.
+pub struct WarpEnv<'a> {
+    pub tid: &'a [[i64; WARP]; 3],
+    pub bid: [i64; 3],
+    pub block: [i64; 3],
+    pub grid: [i64; 3],
+    pub params: &'a [i64],
+    pub params_assumed: &'a [bool],
+    pub grid_assumed: bool,
+    pub loop_vals: &'a [Vals],
+}
+
+fn merge_fail(a: &Vals, b: &Vals) -> Fail {
+    if a.err != 0 {
+        a.fail
+    } else {
+        b.fail
+    }
+}
+
+/// Evaluates `e` for the 32 lanes of a warp in one walk of the tree (the
+/// same semantics as [`eval`] lane by lane). `work` counts nodes visited.
+pub fn eval32(e: &Expr, env: &WarpEnv, reads: &mut Reads, work: &mut u64) -> Vals {
+    *work += 1;
+    match e.kind() {
+        ExprKind::Const(v) => Vals::splat(*v),
+        ExprKind::Atom(a) => match a {
+            Atom::Builtin(Builtin::ThreadIdx(d)) => Vals {
+                v: env.tid[d.index()],
+                err: 0,
+                fail: Fail::TooComplex,
+            },
+            Atom::Builtin(b) => {
+                let one = LaneEnv {
+                    tid: [0; 3],
+                    bid: env.bid,
+                    block: env.block,
+                    grid: env.grid,
+                    params: env.params,
+                    params_assumed: env.params_assumed,
+                    grid_assumed: env.grid_assumed,
+                    loop_vals: &[],
+                };
+                match atom(Atom::Builtin(*b), &one, reads) {
+                    Ok(v) => Vals::splat(v),
+                    Err(f) => Vals::failed(f),
+                }
+            }
+            Atom::Param(i) => {
+                let i = *i as usize;
+                if env.params_assumed.get(i).copied().unwrap_or(true) {
+                    reads.add(Assumed::Param(i as u32));
+                }
+                match env.params.get(i) {
+                    Some(v) => Vals::splat(*v),
+                    None => Vals::failed(Fail::TooComplex),
+                }
+            }
+            Atom::LoopVar(v) => match env.loop_vals.get(*v as usize) {
+                Some(x) => *x,
+                None => Vals::failed(Fail::LoopVar(*v)),
+            },
+            Atom::Unknown(u) => Vals::failed(Fail::Unknown(*u)),
+            Atom::TooComplex => Vals::failed(Fail::TooComplex),
+        },
+        ExprKind::Un(op, a) => {
+            let mut x = eval32(a, env, reads, work);
+            for v in x.v.iter_mut() {
+                *v = eval_un(*op, *v);
+            }
+            x
+        }
+        ExprKind::Bin(op, a, b) => {
+            let x = eval32(a, env, reads, work);
+            // Lanes the left side decides on its own (short circuit, `0 * _`).
+            let decided = match op {
+                BinOp::LAnd | BinOp::Mul => !x.truthy() & !x.err,
+                BinOp::LOr => x.truthy(),
+                _ => 0,
+            };
+            if decided == u32::MAX {
+                let mut out = x;
+                if *op == BinOp::LOr {
+                    out.v = [1; WARP];
+                } else {
+                    out.v = [0; WARP];
+                }
+                return out;
+            }
+            let y = eval32(b, env, reads, work);
+            let mut out = Vals {
+                v: [0; WARP],
+                err: 0,
+                fail: merge_fail(&x, &y),
+            };
+            for l in 0..WARP {
+                let bit = 1u32 << l;
+                if decided & bit != 0 {
+                    out.v[l] = if *op == BinOp::LOr { 1 } else { 0 };
+                    continue;
+                }
+                if (x.err | y.err) & bit != 0 {
+                    out.err |= bit;
+                    continue;
+                }
+                match eval_bin(*op, x.v[l], y.v[l]) {
+                    Some(v) => out.v[l] = v,
+                    None => {
+                        if out.err == 0 && x.err == 0 && y.err == 0 {
+                            out.fail = Fail::Arith;
+                        }
+                        out.err |= bit;
+                    }
+                }
+            }
+            out
+        }
+        ExprKind::Select(c, a, b) => {
+            let cv = eval32(c, env, reads, work);
+            let take_a = cv.truthy();
+            let take_b = !take_a & !cv.err;
+            let av = if take_a != 0 {
+                eval32(a, env, reads, work)
+            } else {
+                Vals::failed(Fail::TooComplex)
+            };
+            let bv = if take_b != 0 {
+                eval32(b, env, reads, work)
+            } else {
+                Vals::failed(Fail::TooComplex)
+            };
+            let mut out = Vals {
+                v: [0; WARP],
+                err: cv.err,
+                fail: cv.fail,
+            };
+            for l in 0..WARP {
+                let bit = 1u32 << l;
+                let src = if take_a & bit != 0 {
+                    &av
+                } else if take_b & bit != 0 {
+                    &bv
+                } else {
+                    continue;
+                };
+                if src.err & bit != 0 {
+                    if out.err == 0 {
+                        out.fail = src.fail;
+                    }
+                    out.err |= bit;
+                } else {
+                    out.v[l] = src.v[l];
+                }
+            }
+            out
         }
     }
 }

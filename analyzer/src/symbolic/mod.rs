@@ -17,7 +17,7 @@ use crate::hardware::{Lanes, MemoryModel, WARP};
 use crate::ir::{
     Access, Atom, Builtin, Dim, Expr, Guard, Kernel, LaunchOrigin, Op, Program, Space, Span,
 };
-use eval::{eval, eval_lin, Assumed, Fail, LaneEnv, Reads};
+use eval::{eval32, eval_lin, Assumed, Fail, LaneEnv, Reads, Vals, WarpEnv};
 
 /// Defaults and budgets of the engine (see [`crate::budget`]).
 #[derive(Clone, Debug)]
@@ -33,6 +33,8 @@ pub struct EngineOptions {
     pub max_loop_iterations: u64,
     pub max_executions: u64,
     pub max_blocks: u64,
+    /// Expression nodes evaluated per access (each for a whole warp).
+    pub max_work: u64,
 }
 
 impl Default for EngineOptions {
@@ -45,6 +47,7 @@ impl Default for EngineOptions {
             max_loop_iterations: budget::MAX_LOOP_ITERATIONS,
             max_executions: budget::MAX_EXECUTIONS_PER_ACCESS,
             max_blocks: budget::MAX_BLOCKS_SAMPLED,
+            max_work: budget::MAX_WORK_PER_ACCESS,
         }
     }
 }
@@ -227,11 +230,6 @@ impl Setup {
     }
 }
 
-struct LaneState {
-    tid: [i64; 3],
-    loop_vals: Vec<Result<i64, Fail>>,
-}
-
 struct Run<'a> {
     k: &'a Kernel,
     a: &'a Access,
@@ -242,7 +240,10 @@ struct Run<'a> {
     period: i64,
     bid: [i64; 3],
     warp: u32,
-    lanes: Vec<LaneState>,
+    /// threadIdx of each lane of the current warp.
+    tid: [[i64; WARP]; 3],
+    /// Current value of every loop variable, per lane.
+    loop_vals: Vec<Vals>,
     iters: Vec<u64>,
     /// Loops (by level) whose iterations all cost the same for this access.
     invariant: Vec<bool>,
@@ -250,6 +251,8 @@ struct Run<'a> {
     weight: u64,
     /// Executions actually costed (the budget counts these).
     evaluated: u64,
+    /// Expression nodes evaluated (one node for the whole warp).
+    work: u64,
     // results
     executions: u64,
     sum_cost: u64,
@@ -284,17 +287,46 @@ fn fail_reason(k: &Kernel, f: Fail) -> String {
 }
 
 impl<'a> Run<'a> {
-    fn env<'e>(&'e self, lane: &'e LaneState) -> LaneEnv<'e> {
-        LaneEnv {
-            tid: lane.tid,
+    /// Evaluates `e` for the whole warp, recording assumed values it read.
+    fn eval(&mut self, e: &Expr) -> Vals {
+        let mut reads = Reads::default();
+        let env = WarpEnv {
+            tid: &self.tid,
             bid: self.bid,
             block: self.setup.block,
             grid: self.setup.grid,
             params: &self.setup.params,
             params_assumed: &self.setup.params_assumed,
             grid_assumed: self.setup.grid_assumed,
-            loop_vals: &lane.loop_vals,
+            loop_vals: &self.loop_vals,
+        };
+        let v = eval32(e, &env, &mut reads, &mut self.work);
+        self.note_reads(&reads);
+        if self.work > self.opts.max_work {
+            self.budget_hit = true;
         }
+        v
+    }
+
+    /// Evaluates `e` for one lane (slow path, for unknowns).
+    fn eval_lane<T>(
+        &self,
+        l: usize,
+        reads: &mut Reads,
+        f: impl FnOnce(&LaneEnv, &mut Reads) -> T,
+    ) -> T {
+        let loop_vals: Vec<Result<i64, Fail>> = self.loop_vals.iter().map(|v| v.get(l)).collect();
+        let env = LaneEnv {
+            tid: [self.tid[0][l], self.tid[1][l], self.tid[2][l]],
+            bid: self.bid,
+            block: self.setup.block,
+            grid: self.setup.grid,
+            params: &self.setup.params,
+            params_assumed: &self.setup.params_assumed,
+            grid_assumed: self.setup.grid_assumed,
+            loop_vals: &loop_vals,
+        };
+        f(&env, reads)
     }
 
     fn note_reads(&mut self, reads: &Reads) {
@@ -328,46 +360,40 @@ impl<'a> Run<'a> {
         }
     }
 
-    /// Whether `lane` passes `guards`; an unknown guard counts as passed
-    /// (an upper bound on the cost), with the assumption noted.
-    fn passes(&mut self, guards: &[Guard], lane: usize) -> bool {
-        let mut reads = Reads::default();
-        let mut ok = true;
-        let mut failed = None;
-        {
-            let env = self.env(&self.lanes[lane]);
-            for g in guards {
-                match eval(&g.cond, &env, &mut reads) {
-                    Ok(v) => {
-                        if (v != 0) != g.expect {
-                            ok = false;
-                            break;
-                        }
-                    }
-                    Err(f) => failed = Some(f),
-                }
+    /// Lanes of `mask` that pass every guard. A guard that cannot be
+    /// evaluated counts as passed (an upper bound on the cost), and says so.
+    fn mask_of(&mut self, guards: &[Guard], mask: u32) -> u32 {
+        let mut m = mask;
+        for g in guards {
+            if m == 0 {
+                break;
             }
-        }
-        self.note_reads(&reads);
-        if ok {
-            if let Some(f) = failed {
-                let why = fail_reason(self.k, f);
+            let v = self.eval(&g.cond);
+            let truthy = v.truthy();
+            let pass = if g.expect { truthy } else { !truthy & !v.err };
+            if v.err & m != 0 {
+                let why = fail_reason(self.k, v.fail);
                 self.assumptions.insert(format!(
                     "lanes assumed active where a condition depends on {why}"
                 ));
             }
-        }
-        ok
-    }
-
-    fn mask_of(&mut self, guards: &[Guard], mask: u32) -> u32 {
-        let mut m = 0;
-        for l in 0..WARP {
-            if mask & (1 << l) != 0 && self.passes(guards, l) {
-                m |= 1 << l;
-            }
+            m &= pass | v.err;
         }
         m
+    }
+
+    /// Lanes of `mask` for which `cond` holds; an unknown condition keeps
+    /// the lane for one iteration (`unknown_trip` is set).
+    fn loop_cond(&mut self, cond: &Expr, mask: u32, line: u32, unknown_trip: &mut bool) -> u32 {
+        let v = self.eval(cond);
+        if v.err & mask != 0 {
+            *unknown_trip = true;
+            let why = fail_reason(self.k, v.fail);
+            self.assumptions.insert(format!(
+                "the loop at line {line} runs a number of times that depends on {why}; one iteration analysed"
+            ));
+        }
+        mask & (v.truthy() | v.err)
     }
 
     fn iterate(&mut self, level: usize, mask: u32) {
@@ -379,36 +405,28 @@ impl<'a> Run<'a> {
             return;
         }
         let lp = &self.k.loops[self.a.loops[level]];
+        let line = lp.span.line;
         let invariant = self.invariant[level];
         let mut groups: Vec<(u32, u64)> = Vec::new();
         let entry = self.mask_of(&lp.entry_guards, mask);
         if entry == 0 {
             return;
         }
-        // Initial state of the loop's variables.
-        for l in 0..WARP {
-            if entry & (1 << l) == 0 {
-                continue;
-            }
-            let mut reads = Reads::default();
-            let vals: Vec<Result<i64, Fail>> = {
-                let env = self.env(&self.lanes[l]);
-                lp.init.iter().map(|e| eval(e, &env, &mut reads)).collect()
-            };
-            self.note_reads(&reads);
-            for (i, v) in lp.vars.iter().zip(vals) {
-                self.lanes[l].loop_vals[*i as usize] = v;
-            }
+        for (i, e) in lp.vars.iter().zip(&lp.init) {
+            let v = self.eval(e);
+            self.loop_vals[*i as usize] = v;
         }
         let mut inside = entry;
         let mut k = 0u64;
         let limit = self.opts.max_loop_iterations;
         let mut unknown_trip = false;
         loop {
+            if self.budget_hit {
+                return;
+            }
             if k >= limit {
                 self.assumptions.insert(format!(
-                    "only the first {limit} iterations of the loop at line {} are analysed",
-                    lp.span.line
+                    "only the first {limit} iterations of the loop at line {line} are analysed"
                 ));
                 break;
             }
@@ -416,32 +434,7 @@ impl<'a> Run<'a> {
                 break;
             }
             if let Some(c) = &lp.pre_cond {
-                let mut next = 0;
-                for l in 0..WARP {
-                    if inside & (1 << l) == 0 {
-                        continue;
-                    }
-                    let mut reads = Reads::default();
-                    let r = {
-                        let env = self.env(&self.lanes[l]);
-                        eval(c, &env, &mut reads)
-                    };
-                    self.note_reads(&reads);
-                    match r {
-                        Ok(0) => {}
-                        Ok(_) => next |= 1 << l,
-                        Err(f) => {
-                            unknown_trip = true;
-                            let why = fail_reason(self.k, f);
-                            self.assumptions.insert(format!(
-                                "the loop at line {} runs a number of times that depends on {why}; one iteration analysed",
-                                lp.span.line
-                            ));
-                            next |= 1 << l;
-                        }
-                    }
-                }
-                inside = next;
+                inside = self.loop_cond(c, inside, line, &mut unknown_trip);
             }
             if inside == 0 {
                 break;
@@ -462,67 +455,37 @@ impl<'a> Run<'a> {
             }
             // Lanes that break leave; the rest advance.
             let mut stay = inside;
-            for l in 0..WARP {
-                if inside & (1 << l) == 0 {
-                    continue;
-                }
-                for b in &lp.breaks {
-                    let mut reads = Reads::default();
-                    let env = self.env(&self.lanes[l]);
-                    let all = b.iter().all(|g| {
-                        matches!(eval(&g.cond, &env, &mut reads), Ok(v) if (v != 0) == g.expect)
-                    });
-                    if all {
-                        stay &= !(1 << l);
-                    }
-                }
-                if let Some(pc) = &lp.post_cond {
-                    let mut reads = Reads::default();
-                    let r = {
-                        let env = self.env(&self.lanes[l]);
-                        eval(pc, &env, &mut reads)
+            for b in &lp.breaks {
+                let mut all = inside;
+                for g in b {
+                    let v = self.eval(&g.cond);
+                    let holds = if g.expect {
+                        v.truthy()
+                    } else {
+                        !v.truthy() & !v.err
                     };
-                    self.note_reads(&reads);
-                    match r {
-                        Ok(0) => stay &= !(1 << l),
-                        Ok(_) => {}
-                        Err(f) => {
-                            unknown_trip = true;
-                            let why = fail_reason(self.k, f);
-                            self.assumptions.insert(format!(
-                                "the loop at line {} runs a number of times that depends on {why}; one iteration analysed",
-                                lp.span.line
-                            ));
-                        }
-                    }
+                    all &= holds;
                 }
-                let mut reads = Reads::default();
-                let vals: Vec<Result<i64, Fail>> = {
-                    let env = self.env(&self.lanes[l]);
-                    lp.next.iter().map(|e| eval(e, &env, &mut reads)).collect()
-                };
-                self.note_reads(&reads);
-                for (i, v) in lp.vars.iter().zip(vals) {
-                    self.lanes[l].loop_vals[*i as usize] = v;
-                }
+                stay &= !all;
+            }
+            if let Some(pc) = &lp.post_cond {
+                stay = self.loop_cond(pc, stay, line, &mut unknown_trip);
+            }
+            let next: Vec<Vals> = lp.next.iter().map(|e| self.eval(e)).collect();
+            for (i, v) in lp.vars.iter().zip(next) {
+                self.loop_vals[*i as usize] = v;
             }
             inside = stay;
             k += 1;
             if lp.pre_cond.is_none() && lp.post_cond.is_none() && lp.breaks.is_empty() {
-                // `for (;;)` with no way out that we can see.
-                if k >= 1 {
-                    self.assumptions.insert(format!(
-                        "the loop at line {} has no visible exit; one iteration analysed",
-                        lp.span.line
-                    ));
-                    break;
-                }
+                self.assumptions.insert(format!(
+                    "the loop at line {line} has no visible exit; one iteration analysed"
+                ));
+                break;
             }
         }
-        for l in 0..WARP {
-            for i in &lp.vars {
-                self.lanes[l].loop_vals[*i as usize] = Err(Fail::LoopVar(*i));
-            }
+        for i in &lp.vars {
+            self.loop_vals[*i as usize] = Vals::failed(Fail::LoopVar(*i));
         }
         for (m, count) in groups {
             let saved = self.weight;
@@ -552,31 +515,38 @@ impl<'a> Run<'a> {
         let Some(c) = self.coeff(atom) else {
             return false;
         };
+        let mut reads = Reads::default();
+        let env = WarpEnv {
+            tid: &self.tid,
+            bid: self.bid,
+            block: self.setup.block,
+            grid: self.setup.grid,
+            params: &self.setup.params,
+            params_assumed: &self.setup.params_assumed,
+            grid_assumed: self.setup.grid_assumed,
+            loop_vals: &self.loop_vals,
+        };
+        let v = eval32(&c, &env, &mut reads, &mut self.work);
+        if v.err & mask != 0 || !reads.assumed.is_empty() {
+            return false;
+        }
         let mut first = None;
         for l in 0..WARP {
             if mask & (1 << l) == 0 {
                 continue;
             }
-            let mut reads = Reads::default();
-            let env = self.env(&self.lanes[l]);
-            match eval(&c, &env, &mut reads) {
-                Ok(v) => match first {
-                    None => first = Some(v),
-                    Some(f) if f != v => return false,
-                    _ => {}
-                },
-                Err(_) => return false,
-            }
-            if !reads.assumed.is_empty() {
-                return false;
+            match first {
+                None => first = Some(v.v[l]),
+                Some(f) if f != v.v[l] => return false,
+                _ => {}
             }
         }
         first.map(|v| v % self.period == 0).unwrap_or(true)
     }
 
     fn execute(&mut self, mask: u32) {
-        let guards = self.a.guards.clone();
-        let active = self.mask_of(&guards, mask);
+        let guards = &self.a.guards;
+        let active = self.mask_of(guards, mask);
         if active == 0 {
             return;
         }
@@ -585,33 +555,34 @@ impl<'a> Run<'a> {
             return;
         }
         self.evaluated += 1;
-        let mut addrs: Lanes = [None; WARP];
         let mut reads = Reads::default();
-        let mut failed = false;
+        let env = WarpEnv {
+            tid: &self.tid,
+            bid: self.bid,
+            block: self.setup.block,
+            grid: self.setup.grid,
+            params: &self.setup.params,
+            params_assumed: &self.setup.params_assumed,
+            grid_assumed: self.setup.grid_assumed,
+            loop_vals: &self.loop_vals,
+        };
+        let v = eval32(&self.a.offset, &env, &mut reads, &mut self.work);
+        let mut addrs: Lanes = [None; WARP];
         for (l, slot) in addrs.iter_mut().enumerate() {
-            if active & (1 << l) == 0 {
-                continue;
-            }
-            let env = self.env(&self.lanes[l]);
-            match eval(&self.a.offset, &env, &mut reads) {
-                Ok(v) => *slot = Some(v),
-                Err(_) => failed = true,
+            if active & (1 << l) != 0 && v.err & (1 << l) == 0 {
+                *slot = Some(v.v[l]);
             }
         }
-        if failed && !self.resolve_unknowns(active, &mut addrs) {
+        if v.err & active != 0 && !self.resolve_unknowns(active, &mut addrs) {
             return;
         }
         for r in reads.assumed.clone() {
-            let atom = match r {
-                Assumed::Param(i) => Some(Atom::Param(i)),
-                _ => None,
-            };
-            let relevant = match (r, atom) {
-                (_, Some(a)) => !self.irrelevant(a, active),
-                (Assumed::BlockIdx, None) => Dim::ALL
+            let relevant = match r {
+                Assumed::Param(i) => !self.irrelevant(Atom::Param(i), active),
+                Assumed::BlockIdx => Dim::ALL
                     .iter()
                     .any(|d| !self.irrelevant(Atom::Builtin(Builtin::BlockIdx(*d)), active)),
-                _ => true,
+                Assumed::GridDim => true,
             };
             if relevant {
                 let t = self.assumed_text(r);
@@ -674,10 +645,8 @@ impl<'a> Run<'a> {
                 continue;
             }
             let mut reads = Reads::default();
-            let r = {
-                let env = self.env(&self.lanes[l]);
-                eval_lin(&self.a.offset, &env, &mut reads)
-            };
+            let offset = &self.a.offset;
+            let r = self.eval_lane(l, &mut reads, |env, reads| eval_lin(offset, env, reads));
             match r {
                 Ok(lin) => lins.push(Some(lin)),
                 Err(f) => {
@@ -703,19 +672,23 @@ impl<'a> Run<'a> {
             let same_coeff = coeffs.windows(2).all(|w| w[0] == w[1]);
             let info = &self.k.unknowns[u as usize];
             let why = info.reason.clone();
-            let uniform = match &info.witness {
+            let uniform = match info.witness.clone() {
                 None => false,
                 Some(w) => {
-                    let mut vals = Vec::new();
+                    let v = self.eval(&w);
+                    let mut first = None;
+                    let mut same = v.err & active == 0;
                     for l in 0..WARP {
                         if active & (1 << l) == 0 {
                             continue;
                         }
-                        let mut reads = Reads::default();
-                        let env = self.env(&self.lanes[l]);
-                        vals.push(eval(w, &env, &mut reads));
+                        match first {
+                            None => first = Some(v.v[l]),
+                            Some(f) if f != v.v[l] => same = false,
+                            _ => {}
+                        }
                     }
-                    vals.iter().all(|v| v.is_ok()) && vals.windows(2).all(|w| w[0] == w[1])
+                    same
                 }
             };
             if !(uniform && same_coeff) {
@@ -862,11 +835,13 @@ fn analyze_access(
         period: model.shift_period(space, a.width).max(1) as i64,
         bid: [0; 3],
         warp: 0,
-        lanes: Vec::new(),
+        tid: [[0; WARP]; 3],
+        loop_vals: Vec::new(),
         iters: Vec::new(),
         invariant: invariant_loops(k, a),
         weight: 1,
         evaluated: 0,
+        work: 0,
         executions: 0,
         sum_cost: 0,
         sum_ideal: 0,
@@ -896,18 +871,16 @@ fn analyze_access(
         for w in 0..nwarps {
             run.warp = w as u32;
             let mut mask = 0u32;
-            run.lanes = (0..WARP as i64)
-                .map(|l| {
-                    let t = w * WARP as i64 + l;
-                    if t < threads {
-                        mask |= 1 << l;
-                    }
-                    LaneState {
-                        tid: [t % b[0], (t / b[0]) % b[1], t / (b[0] * b[1])],
-                        loop_vals: vec![Err(Fail::TooComplex); k.loop_vars.len()],
-                    }
-                })
-                .collect();
+            for l in 0..WARP {
+                let t = w * WARP as i64 + l as i64;
+                if t < threads {
+                    mask |= 1 << l;
+                }
+                run.tid[0][l] = t % b[0];
+                run.tid[1][l] = (t / b[0]) % b[1];
+                run.tid[2][l] = t / (b[0] * b[1]);
+            }
+            run.loop_vals = vec![Vals::failed(Fail::TooComplex); k.loop_vars.len()];
             run.iterate(0, mask);
             if run.budget_hit || run.unknown.is_some() {
                 break 'outer;
@@ -916,10 +889,17 @@ fn analyze_access(
     }
     let mut unknown_reason = run.unknown.take();
     if run.budget_hit && unknown_reason.is_none() {
-        unknown_reason = Some(format!(
-            "the enumeration budget ({} warp-level executions) ran out",
-            opts.max_executions
-        ));
+        unknown_reason = Some(if run.work > opts.max_work {
+            format!(
+                "the evaluation budget ({} expression nodes per access) ran out",
+                opts.max_work
+            )
+        } else {
+            format!(
+                "the enumeration budget ({} warp-level executions) ran out",
+                opts.max_executions
+            )
+        });
     }
     let status = if unknown_reason.is_some() {
         Status::Unknown
