@@ -90,7 +90,7 @@ impl Config {
         for (name, k) in &self.kernel {
             if let Some(b) = &k.block {
                 check_dims(&format!("kernel.{name}.block"), b)?;
-                if b.iter().product::<u64>() > 1024 {
+                if b.iter().fold(1u64, |a, x| a.saturating_mul(*x)) > 1024 {
                     return Err(format!(
                         "kernel.{name}.block = {b:?}: more than 1024 threads"
                     ));
@@ -100,9 +100,14 @@ impl Config {
                 check_dims(&format!("kernel.{name}.grid"), g)?;
             }
         }
-        if let Some(b) = &self.analysis.default_block {
-            if b.iter().product::<u64>() > 1024 {
-                return Err(format!("default-block = {b:?}: more than 1024 threads"));
+        for (what, b) in [
+            ("default-block", &self.analysis.default_block),
+            ("default-block-2d", &self.analysis.default_block_2d),
+        ] {
+            if let Some(b) = b {
+                if b.iter().fold(1u64, |a, x| a.saturating_mul(*x)) > 1024 {
+                    return Err(format!("{what} = {b:?}: more than 1024 threads"));
+                }
             }
         }
         Ok(())

@@ -157,3 +157,14 @@ fn missing_path_is_exit_2() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("no such file"));
 }
+
+#[test]
+fn huge_grids_and_launch_bounds() {
+    let src = "__global__ void __launch_bounds__(1000000) k(float *a) {\n a[(blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x + threadIdx.x * 3] = 0;\n}\nint main() { k<<<dim3(1 << 30, 1 << 30, 64), 1024>>>(0); k<<<dim3(2147483647, 65535, 65535), dim3(1024, 1024, 64)>>>(0); }\n";
+    let out = run_on("grid.cu", src.as_bytes());
+    assert_eq!(out.status.code(), Some(0));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // Stride-3 floats: 12 sectors when a warp starts on a sector, 13 when not.
+    let s = doc["accesses"][0]["global"]["sectors"].as_f64().unwrap();
+    assert!((12.0..=13.0).contains(&s), "{s}");
+}

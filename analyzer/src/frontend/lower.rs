@@ -1632,7 +1632,12 @@ impl<'a, 't> Lowerer<'a, 't> {
             self.dim3(v)
         });
         let block = match block {
-            Some(b) if b.iter().product::<u64>() <= budget::MAX_THREADS_PER_BLOCK => Some(b),
+            Some(b)
+                if b.iter().fold(1u64, |a, x| a.saturating_mul(*x))
+                    <= budget::MAX_THREADS_PER_BLOCK =>
+            {
+                Some(b)
+            }
             Some(b) => {
                 self.note(
                     n,
@@ -2383,7 +2388,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 if let Some(v) = ch.named_child(0) {
                     k.launch_bounds = self
                         .const_int(v, &main)
-                        .filter(|v| *v > 0)
+                        .filter(|v| *v > 0 && *v as u64 <= budget::MAX_THREADS_PER_BLOCK)
                         .map(|v| v as u64);
                 }
             }

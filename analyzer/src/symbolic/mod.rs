@@ -791,25 +791,24 @@ fn uses_block(k: &Kernel, a: &Access) -> bool {
 /// Representative blocks: all of a small grid, else evenly spaced ones
 /// including the first and the last.
 fn blocks(grid: [i64; 3], max: u64) -> Vec<[i64; 3]> {
-    let total = (grid[0] * grid[1] * grid[2]).max(1) as u64;
+    let (gx, gy, gz) = (
+        grid[0].max(1) as u64,
+        grid[1].max(1) as u64,
+        grid[2].max(1) as u64,
+    );
+    let total = gx.saturating_mul(gy).saturating_mul(gz);
     let pick: Vec<u64> = if total <= max {
         (0..total).collect()
     } else {
-        let mut v: Vec<u64> = (0..max)
-            .map(|i| i * (total - 1) / (max - 1).max(1))
+        // i * (total - 1) can overflow u64 for huge grids: compute in u128.
+        let mut v: Vec<u64> = (0..max as u128)
+            .map(|i| (i * (total as u128 - 1) / (max as u128 - 1).max(1)) as u64)
             .collect();
         v.dedup();
         v
     };
     pick.into_iter()
-        .map(|i| {
-            let i = i as i64;
-            [
-                i % grid[0],
-                (i / grid[0]) % grid[1],
-                i / (grid[0] * grid[1]),
-            ]
-        })
+        .map(|i| [(i % gx) as i64, ((i / gx) % gy) as i64, (i / gx / gy) as i64])
         .collect()
 }
 
