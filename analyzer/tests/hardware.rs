@@ -73,6 +73,28 @@ fn inactive_lanes_issue_nothing() {
     assert_eq!(m.shared(&half, 4).wavefronts, 16);
 }
 
+/// Measured (fixtures/groundtruth/sm_90/probe1): a half- or quarter-warp
+/// with no active lane costs nothing, and the ideal counts active groups.
+#[test]
+fn partially_active_wide_accesses() {
+    let m = Modern;
+    let only = |lo: usize, hi: usize, w: u32, stride: i64| {
+        let mut l: Lanes = [None; WARP];
+        for (i, a) in l.iter_mut().enumerate().take(hi).skip(lo) {
+            *a = Some(i as i64 * stride * w as i64);
+        }
+        m.shared(&l, w)
+    };
+    let c = only(0, 16, 8, 1);
+    assert_eq!((c.wavefronts, c.ideal), (1, 1));
+    let c = only(16, 32, 8, 1);
+    assert_eq!((c.wavefronts, c.ideal), (1, 1));
+    let c = only(0, 8, 16, 1);
+    assert_eq!((c.wavefronts, c.ideal), (1, 1));
+    let c = only(0, 16, 8, 2);
+    assert_eq!((c.wavefronts, c.ideal), (2, 1));
+}
+
 fn width() -> impl Strategy<Value = u32> {
     prop_oneof![Just(1u32), Just(2), Just(4), Just(8), Just(16)]
 }

@@ -33,7 +33,7 @@ fn cost_json(r: &AccessReport) -> (String, Value) {
         None => Value::Null,
         Some(Cost::Shared(s)) => json!({
             "wavefronts": num(s.wavefronts),
-            "ideal_wavefronts": s.ideal_wavefronts,
+            "ideal_wavefronts": num(s.ideal_wavefronts),
             "ways": num(s.ways),
             "max_wavefronts": s.max_wavefronts,
             "max_ways": num(s.max_ways),

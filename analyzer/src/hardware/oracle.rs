@@ -9,7 +9,8 @@ use super::{Lanes, WARP};
 /// Shared memory, compute capability 5.0+: for each group of lanes served
 /// together (32 lanes for <= 4 bytes, half-warps for 8, quarter-warps for
 /// 16), the largest number of distinct 4-byte words in any one of the 32
-/// banks; summed over groups.
+/// banks; summed over groups. The ideal is one wavefront per group with an
+/// active lane.
 pub fn shared_modern(lanes: &Lanes, width: u32) -> (u32, u32) {
     let group = if width <= 4 {
         32
@@ -18,8 +19,14 @@ pub fn shared_modern(lanes: &Lanes, width: u32) -> (u32, u32) {
     } else {
         8
     };
-    let mut total = 0;
+    let (mut total, mut groups) = (0, 0);
     for g in 0..WARP / group {
+        if lanes[g * group..(g + 1) * group]
+            .iter()
+            .any(|a| a.is_some())
+        {
+            groups += 1;
+        }
         let mut banks: BTreeMap<i64, BTreeSet<i64>> = BTreeMap::new();
         for a in lanes[g * group..(g + 1) * group].iter().flatten() {
             let a = *a;
@@ -32,7 +39,7 @@ pub fn shared_modern(lanes: &Lanes, width: u32) -> (u32, u32) {
         }
         total += banks.values().map(|s| s.len() as u32).max().unwrap_or(0);
     }
-    (total, (WARP / group) as u32)
+    (total, groups)
 }
 
 /// Global memory, compute capability 5.0+: distinct 32-byte sectors holding

@@ -73,8 +73,10 @@ impl Status {
 pub struct SharedStats {
     /// Mean wavefronts per executed warp-level instruction.
     pub wavefronts: f64,
-    pub ideal_wavefronts: u32,
-    /// `wavefronts / ideal_wavefronts`.
+    /// Mean wavefronts a conflict-free access by the same lanes needs: one
+    /// per group of lanes served together (32, 16 or 8) with an active lane.
+    pub ideal_wavefronts: f64,
+    /// `wavefronts / ideal_wavefronts`: the n-way conflict degree.
     pub ways: f64,
     pub max_wavefronts: u32,
     pub max_ways: f64,
@@ -259,7 +261,6 @@ struct Run<'a> {
     sum_ideal: u64,
     max_cost: u32,
     max_ways: f64,
-    ideal_unit: u32,
     worst: Option<WarpSample>,
     assumptions: BTreeSet<String>,
     unknown: Option<String>,
@@ -608,7 +609,6 @@ impl<'a> Run<'a> {
             }
             Space::Constant => (self.model.constant(&addrs, self.a.width), 1),
         };
-        self.ideal_unit = ideal;
         let w = self.weight;
         self.executions += w;
         self.sum_cost += cost as u64 * w;
@@ -808,7 +808,13 @@ fn blocks(grid: [i64; 3], max: u64) -> Vec<[i64; 3]> {
         v
     };
     pick.into_iter()
-        .map(|i| [(i % gx) as i64, ((i / gx) % gy) as i64, (i / gx / gy) as i64])
+        .map(|i| {
+            [
+                (i % gx) as i64,
+                ((i / gx) % gy) as i64,
+                (i / gx / gy) as i64,
+            ]
+        })
         .collect()
 }
 
@@ -846,10 +852,6 @@ fn analyze_access(
         sum_ideal: 0,
         max_cost: 0,
         max_ways: 0.0,
-        ideal_unit: match space {
-            Space::Shared => model.shared(&[None; WARP], a.width).ideal,
-            _ => 1,
-        },
         worst: None,
         assumptions: setup.assumptions.iter().cloned().collect(),
         unknown: None,
@@ -915,8 +917,12 @@ fn analyze_access(
         Some(match space {
             Space::Shared => SharedStats {
                 wavefronts: mean,
-                ideal_wavefronts: run.ideal_unit,
-                ways: mean / run.ideal_unit.max(1) as f64,
+                ideal_wavefronts: run.sum_ideal as f64 / n,
+                ways: if run.sum_ideal == 0 {
+                    0.0
+                } else {
+                    run.sum_cost as f64 / run.sum_ideal as f64
+                },
                 max_wavefronts: run.max_cost,
                 max_ways: run.max_ways,
             }
