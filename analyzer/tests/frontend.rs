@@ -278,3 +278,28 @@ int main() { fine<<<1, 32>>>(0); }
     let r = a.reports.iter().find(|r| r.kernel_name == "fine").unwrap();
     assert_eq!(sectors(r), 32.0);
 }
+
+/// PolyBench-style host code: `dim3 block(BX, BY);` with macro arguments
+/// parses as a function declaration, and the grid is `ceil(n / b)`.
+#[test]
+fn vexing_parse_and_ceil_grid() {
+    let a = run(r#"
+#define N 500
+#define BX 32
+#define BY 8
+__global__ void k(float *c) {
+    int j = blockIdx.x * blockDim.x + threadIdx.x;
+    int i = blockIdx.y * blockDim.y + threadIdx.y;
+    if (i < N && j < N)
+        c[i * N + j] = 0;
+}
+void host(float *c) {
+    dim3 block(BX, BY);
+    dim3 grid((size_t)(ceil(((float)N) / ((float)block.x))), (size_t)(ceil(((float)N) / ((float)block.y))));
+    k<<<grid, block>>>(c);
+}
+"#);
+    let r = find(&a, "c", Op::Store);
+    assert_eq!((r.block, r.grid), ([32, 8, 1], [16, 63, 1]));
+    assert_eq!(r.status, Status::Exact);
+}

@@ -1395,6 +1395,38 @@ impl<'a, 't> Lowerer<'a, 't> {
                 };
                 return Val::Int(Expr::bin(op, a, b));
             }
+            "ceil" | "ceilf" | "floor" | "floorf" if args.len() == 1 => {
+                // `ceil((float)n / (float)b)`: the usual grid-size idiom.
+                let mut inner = args[0];
+                while inner.kind() == "parenthesized_expression" {
+                    match inner.named_child(0) {
+                        Some(i) => inner = i,
+                        None => break,
+                    }
+                }
+                let div = inner.kind() == "binary_expression"
+                    && inner.child_by_field_name("operator").map(|o| o.kind()) == Some("/");
+                if let (true, Some(l), Some(r)) = (
+                    div,
+                    inner.child_by_field_name("left"),
+                    inner.child_by_field_name("right"),
+                ) {
+                    let a = self.int(l, src);
+                    let b = self.int(r, src);
+                    if let (Some(x), Some(y)) = (a.as_const(), b.as_const()) {
+                        if y > 0 && x >= 0 {
+                            let v = if short.starts_with("ceil") {
+                                (x + y - 1) / y
+                            } else {
+                                x / y
+                            };
+                            return Val::Int(Expr::konst(v));
+                        }
+                    }
+                }
+                self.rv(args[0], src);
+                return self.unknown_val(format!("the result of `{short}()`"));
+            }
             "__mul24" | "__umul24" if args.len() == 2 => {
                 let a = self.int(args[0], src);
                 let b = self.int(args[1], src);
@@ -2244,6 +2276,13 @@ impl<'a, 't> Lowerer<'a, 't> {
         let mut c = n.walk();
         let decls: Vec<Node> = n.children_by_field_name("declarator", &mut c).collect();
         for d in decls {
+            if d.kind() == "function_declarator" {
+                // `dim3 block(BX, BY);` with macro arguments parses as a
+                // function declaration (C++'s most vexing parse); inside a
+                // function body it is a constructor call.
+                self.vexing_parse(d, &base, src);
+                continue;
+            }
             let (name, ty, init, is_ref) = self.declarator_ref(base.clone(), d, src, 0);
             if name.is_empty() {
                 continue;
@@ -2335,6 +2374,35 @@ impl<'a, 't> Lowerer<'a, 't> {
             };
             self.bind(name, val);
         }
+    }
+
+    /// `T name(a, b);` read as a variable constructed from `a` and `b`.
+    fn vexing_parse(&mut self, d: Node, base: &Ty, src: &Src) {
+        let Some(name) = d.child_by_field_name("declarator").map(|x| src.text(x)) else {
+            return;
+        };
+        let mut args = Vec::new();
+        if let Some(pl) = d.child_by_field_name("parameters") {
+            let mut c = pl.walk();
+            let params: Vec<Node> = pl.named_children(&mut c).collect();
+            for p in params {
+                let text = src.text(p);
+                let v = self.expand_text(&name, &text, p, src, false);
+                args.push(self.as_int(v));
+            }
+        }
+        let val = match (base, args.len()) {
+            (Ty::Dim3, 0..=3) => {
+                let mut dims = [Expr::konst(1), Expr::konst(1), Expr::konst(1)];
+                for (i, a) in args.into_iter().enumerate() {
+                    dims[i] = a;
+                }
+                Val::Dim3(dims)
+            }
+            (_, 1) => Val::Int(args.remove(0)),
+            _ => self.unknown_val(format!("`{name}`")),
+        };
+        self.bind(name, val);
     }
 
     // ------------------------------------------------------------ entries

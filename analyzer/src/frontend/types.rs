@@ -83,7 +83,7 @@ pub fn round_up(v: u64, a: u64) -> u64 {
     if a <= 1 {
         v
     } else {
-        v.div_ceil(a) * a
+        v.div_ceil(a).saturating_mul(a)
     }
 }
 

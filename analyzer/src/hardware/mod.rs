@@ -118,5 +118,5 @@ impl Arch {
 /// Bytes of `width` starting at `addr` cover 4-byte words `first..=last`.
 pub(crate) fn word_range(addr: i64, width: u32) -> (i64, i64) {
     let w = width.max(1) as i64;
-    (addr.div_euclid(4), (addr + w - 1).div_euclid(4))
+    (addr.div_euclid(4), addr.saturating_add(w - 1).div_euclid(4))
 }

@@ -64,7 +64,7 @@ impl MemoryModel for Modern {
         let mut addrs: Vec<i64> = Vec::with_capacity(WARP);
         for a in lanes.iter().flatten() {
             addrs.push(*a);
-            sectors.extend(a.div_euclid(SECTOR)..=(a + w - 1).div_euclid(SECTOR));
+            sectors.extend(a.div_euclid(SECTOR)..=a.saturating_add(w - 1).div_euclid(SECTOR));
         }
         sectors.sort_unstable();
         sectors.dedup();

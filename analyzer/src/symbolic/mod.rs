@@ -594,7 +594,12 @@ impl<'a> Run<'a> {
             // Per-thread arrays are interleaved word by word across the warp.
             for (l, a) in addrs.iter_mut().enumerate() {
                 if let Some(v) = a {
-                    *v = (v.div_euclid(4) * WARP as i64 + l as i64) * 4 + v.rem_euclid(4);
+                    *v = v
+                        .div_euclid(4)
+                        .wrapping_mul(WARP as i64)
+                        .wrapping_add(l as i64)
+                        .wrapping_mul(4)
+                        .wrapping_add(v.rem_euclid(4));
                 }
             }
         }
@@ -610,9 +615,13 @@ impl<'a> Run<'a> {
             Space::Constant => (self.model.constant(&addrs, self.a.width), 1),
         };
         let w = self.weight;
-        self.executions += w;
-        self.sum_cost += cost as u64 * w;
-        self.sum_ideal += ideal as u64 * w;
+        self.executions = self.executions.saturating_add(w);
+        self.sum_cost = self
+            .sum_cost
+            .saturating_add((cost as u64).saturating_mul(w));
+        self.sum_ideal = self
+            .sum_ideal
+            .saturating_add((ideal as u64).saturating_mul(w));
         let ways = if ideal > 0 {
             cost as f64 / ideal as f64
         } else {
