@@ -391,6 +391,9 @@ pub struct MemObject {
     pub decl: Span,
     /// Source text of the declaration (for fixes that rewrite it).
     pub decl_text: String,
+    /// Where the innermost dimension's size is written (`33` in
+    /// `tile[32][33]`), when it is in the file itself (not in a macro).
+    pub inner_dim: Option<Span>,
 }
 
 /// One condition a lane must satisfy: `(cond != 0) == expect`.

@@ -20,6 +20,30 @@ pub struct Config {
     /// Per-kernel overrides: `[kernel.NAME]`.
     #[serde(default)]
     pub kernel: BTreeMap<String, KernelSection>,
+    #[serde(default)]
+    pub lint: LintSection,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct LintSection {
+    /// Rules to run (codes, prefixes, names or `ALL`); default all.
+    pub select: Option<Vec<String>>,
+    #[serde(default)]
+    pub extend_select: Vec<String>,
+    #[serde(default)]
+    pub ignore: Vec<String>,
+    #[serde(default)]
+    pub thresholds: ThresholdSection,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct ThresholdSection {
+    pub shared_ways_warning: Option<f64>,
+    pub shared_ways_error: Option<f64>,
+    pub global_efficiency_warning: Option<f64>,
+    pub global_efficiency_error: Option<f64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -128,6 +152,24 @@ impl Config {
             o.default_param = p;
         }
         o
+    }
+
+    pub fn thresholds(&self) -> warplint_lints::Thresholds {
+        let mut t = warplint_lints::Thresholds::default();
+        let s = &self.lint.thresholds;
+        if let Some(v) = s.shared_ways_warning {
+            t.shared_ways_warning = v;
+        }
+        if let Some(v) = s.shared_ways_error {
+            t.shared_ways_error = v;
+        }
+        if let Some(v) = s.global_efficiency_warning {
+            t.global_efficiency_warning = v;
+        }
+        if let Some(v) = s.global_efficiency_error {
+            t.global_efficiency_error = v;
+        }
+        t
     }
 
     pub fn kernel_overrides(&self) -> BTreeMap<String, KernelOverride> {

@@ -1,17 +1,24 @@
 //! The `warplint` command line.
 
+mod check;
 mod config;
 mod discover;
+mod render;
 mod report;
+mod rule;
+mod sarif;
+mod settings;
+mod suppress;
 
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use warplint_analyzer::{analyze, Arch, FrontendOptions, Options};
+use warplint_analyzer::analyze;
 
 use report::{FileNote, FileResult};
+use settings::ConfigArgs;
 
 #[derive(Parser)]
 #[command(
@@ -26,14 +33,90 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Lint CUDA files: bank conflicts, uncoalesced and misaligned global accesses.
+    Check(CheckCli),
     /// List every shared/global memory access with its predicted cost.
     Report(ReportArgs),
+    /// Explain a rule (`warplint rule SM001`) or list them all (`--all`).
+    Rule(RuleArgs),
 }
 
 #[derive(Clone, Copy, ValueEnum)]
-enum Format {
+enum ReportFormat {
     Table,
     Json,
+}
+
+/// Output formats of `check`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Full,
+    Concise,
+    Json,
+    JsonLines,
+    Sarif,
+    Github,
+}
+
+#[derive(clap::Args)]
+struct ConfigFlags {
+    /// Configuration file (default: warplint.toml found from the current directory up).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Ignore any configuration file.
+    #[arg(long, conflicts_with = "config")]
+    isolated: bool,
+}
+
+impl ConfigFlags {
+    fn args(&self) -> ConfigArgs {
+        ConfigArgs {
+            config: self.config.clone(),
+            isolated: self.isolated,
+        }
+    }
+}
+
+#[derive(clap::Args)]
+struct CheckCli {
+    /// Files or folders (folders are searched for .cu and .cuh); `-` reads stdin.
+    #[arg(default_value = ".")]
+    paths: Vec<PathBuf>,
+    /// Rules to run: codes, prefixes, names or ALL (comma-separated).
+    #[arg(long, value_name = "RULES")]
+    select: Vec<String>,
+    /// Rules to add to the selection.
+    #[arg(long, value_name = "RULES")]
+    extend_select: Vec<String>,
+    /// Rules to leave out.
+    #[arg(long, value_name = "RULES")]
+    ignore: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, env = "WARPLINT_OUTPUT_FORMAT", default_value = "full")]
+    output_format: Format,
+    /// Exit 0 even when there are diagnostics.
+    #[arg(long)]
+    exit_zero: bool,
+    /// Target architecture, e.g. sm_90.
+    #[arg(long)]
+    arch: Option<String>,
+    /// Count diagnostics per rule instead of listing them.
+    #[arg(long)]
+    statistics: bool,
+    /// Print the resolved settings and exit.
+    #[arg(long)]
+    show_settings: bool,
+    /// Print diagnostics only (no summary), or nothing in human formats.
+    #[arg(short, long)]
+    quiet: bool,
+    /// The file name to report for source read from stdin.
+    #[arg(long)]
+    stdin_filename: Option<String>,
+    /// Also list accesses warplint could not analyse (never diagnostics).
+    #[arg(long)]
+    show_unknown: bool,
+    #[command(flatten)]
+    config: ConfigFlags,
 }
 
 #[derive(clap::Args)]
@@ -43,73 +126,98 @@ struct ReportArgs {
     paths: Vec<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
-    format: Format,
+    format: ReportFormat,
     /// Target architecture, e.g. sm_90 (default: the config's, else sm_90).
     #[arg(long)]
     arch: Option<String>,
-    /// Configuration file (default: warplint.toml found from the current directory up).
-    #[arg(long)]
-    config: Option<PathBuf>,
-    /// Ignore any configuration file.
-    #[arg(long, conflicts_with = "config")]
-    isolated: bool,
+    #[command(flatten)]
+    config: ConfigFlags,
 }
 
-fn fail(msg: &str) -> ExitCode {
+#[derive(clap::Args)]
+struct RuleArgs {
+    /// A rule code or name.
+    #[arg(required_unless_present = "all")]
+    rule: Option<String>,
+    /// Every rule.
+    #[arg(long)]
+    all: bool,
+    /// text or json.
+    #[arg(long, default_value = "text")]
+    output_format: String,
+}
+
+pub fn fail(msg: &str) -> ExitCode {
     eprintln!("warplint: error: {msg}");
     ExitCode::from(2)
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {
-        Command::Report(args) => report_cmd(args),
+    // Deep inputs recurse; give the work a generous stack.
+    let handle = std::thread::Builder::new()
+        .stack_size(256 << 20)
+        .spawn(move || match cli.command {
+            Command::Check(a) => check::run(check::CheckArgs {
+                paths: a.paths,
+                select: a.select,
+                extend_select: a.extend_select,
+                ignore: a.ignore,
+                format: a.output_format,
+                exit_zero: a.exit_zero,
+                arch: a.arch,
+                statistics: a.statistics,
+                show_settings: a.show_settings,
+                quiet: a.quiet,
+                stdin_filename: a.stdin_filename,
+                show_unknown: a.show_unknown,
+                config: a.config.args(),
+            }),
+            Command::Report(a) => report_cmd(a),
+            Command::Rule(a) => rule_cmd(a),
+        });
+    match handle.map(|h| h.join()) {
+        Ok(Ok(code)) => code,
+        _ => fail("internal error (the analysis thread stopped); please report this file"),
     }
 }
 
-fn report_cmd(args: ReportArgs) -> ExitCode {
-    let cfg = if args.isolated {
-        config::Config::default()
+fn rule_cmd(a: RuleArgs) -> ExitCode {
+    let rules: Vec<&warplint_lints::Rule> = if a.all {
+        warplint_lints::rules().collect()
     } else {
-        let path = match &args.config {
-            Some(p) => Some(p.clone()),
-            None => std::env::current_dir()
-                .ok()
-                .and_then(|d| config::discover(&d)),
-        };
-        match path {
-            Some(p) => match config::load(&p) {
-                Ok(c) => c,
-                Err(e) => return fail(&e),
-            },
-            None => config::Config::default(),
+        let key = a.rule.unwrap_or_default();
+        match warplint_lints::find(&key) {
+            Some(r) => vec![r],
+            None => return fail(&format!("unknown rule `{key}`")),
         }
     };
-    let arch_name = args
-        .arch
-        .clone()
-        .or(cfg.analysis.arch.clone())
-        .unwrap_or_else(|| "sm_90".into());
-    let arch = match Arch::parse(&arch_name) {
-        Ok(a) => a,
+    match a.output_format.as_str() {
+        "json" => {
+            let v: Vec<_> = rules.iter().map(|r| rule::json(r)).collect();
+            let v = if a.all { serde_json::json!(v) } else { v[0].clone() };
+            println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+        }
+        "text" => {
+            let texts: Vec<String> = rules.iter().map(|r| rule::text(r)).collect();
+            print!("{}", texts.join("\n"));
+        }
+        other => return fail(&format!("unknown output format `{other}` (text or json)")),
+    }
+    ExitCode::SUCCESS
+}
+
+fn report_cmd(args: ReportArgs) -> ExitCode {
+    let settings = match settings::resolve(&args.config.args(), args.arch.as_deref()) {
+        Ok(s) => s,
         Err(e) => return fail(&e),
     };
+    let arch = settings.arch;
     let model = match arch.model() {
         Ok(m) => m,
         Err(e) => return fail(&e),
     };
-    let options = Options {
-        frontend: FrontendOptions {
-            kernels: cfg.kernel_overrides(),
-            defines: cfg
-                .analysis
-                .defines
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
-        },
-        engine: cfg.engine_options(),
-    };
+    let options = settings.options;
     let (files, errors) = discover::files(&args.paths);
     let mut had_error = !errors.is_empty();
     for e in &errors {
@@ -147,8 +255,8 @@ fn report_cmd(args: ReportArgs) -> ExitCode {
         });
     }
     let out = match args.format {
-        Format::Json => report::json(arch, &results),
-        Format::Table => {
+        ReportFormat::Json => report::json(arch, &results),
+        ReportFormat::Table => {
             for f in &results {
                 for n in &f.notes {
                     if n.line == 0 {

@@ -1,25 +1,256 @@
-//! warplint's lint rules. Each rule lives in its own module and is listed
-//! once in [`REGISTRY`]; the CLI and the documentation read the registry.
+//! warplint's lint rules. Each rule lives in its own module under
+//! `rules/` and is listed once in [`LINTS`]; the CLI, `warplint rule` and
+//! SARIF rule descriptions all read from it.
 //!
-//! The rules themselves arrive with `warplint check`; this crate holds the
-//! registry shape they plug into.
+//! Lints read the engine's [`AccessReport`]s; they never re-derive hardware
+//! facts, and a fix they offer is checked by re-running the analysis on the
+//! edited source.
+
+pub mod diagnostic;
+pub mod padding;
+pub mod picture;
+mod rules;
+
+use std::collections::BTreeSet;
+
+use warplint_analyzer::{AccessReport, Arch, FileAnalysis, MemoryModel, Options, Status};
+
+pub use diagnostic::{Applicability, Diagnostic, Edit, Facts, Fix, Label, Severity};
+pub use rules::LINTS;
 
 /// Metadata of one rule.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 pub struct Rule {
     /// Stable code, e.g. `SM001`.
     pub code: &'static str,
-    /// Kebab-case name, e.g. `shared-bank-conflict`.
+    /// Kebab-case name, read as "allow <name>".
     pub name: &'static str,
+    /// One line.
     pub summary: &'static str,
+    /// Markdown: What it does / Why is this bad? / Example / Use instead /
+    /// Fix safety / Options.
+    pub doc: &'static str,
+    /// Whether the rule can offer an automatic fix.
+    pub fixable: bool,
 }
 
-/// Every rule warplint knows, in code order.
-pub const REGISTRY: &[Rule] = &[];
+impl Rule {
+    pub fn url(&self) -> String {
+        format!("https://warplint.dev/rules/{}", self.name)
+    }
+}
+
+/// One rule's check.
+pub trait Lint: Sync {
+    fn rule(&self) -> &'static Rule;
+    fn check(&self, ctx: &Context, out: &mut Vec<Diagnostic>);
+}
+
+/// Severity thresholds (configurable).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Thresholds {
+    /// Worst-warp n-way degree from which SM001 warns.
+    pub shared_ways_warning: f64,
+    /// … and from which it is an error.
+    pub shared_ways_error: f64,
+    /// Sector efficiency (ideal / actual) at or below which GM001 warns.
+    pub global_efficiency_warning: f64,
+    /// … and at or below which it is an error.
+    pub global_efficiency_error: f64,
+}
+
+impl Default for Thresholds {
+    fn default() -> Self {
+        Thresholds {
+            shared_ways_warning: 2.0,
+            shared_ways_error: 8.0,
+            global_efficiency_warning: 0.5,
+            global_efficiency_error: 0.125,
+        }
+    }
+}
+
+/// What a lint sees of one file.
+pub struct Context<'a> {
+    pub source: &'a [u8],
+    pub analysis: &'a FileAnalysis,
+    pub model: &'a dyn MemoryModel,
+    /// The options the file was analysed with (fixes re-run them).
+    pub options: &'a Options,
+    pub arch: Arch,
+    pub thresholds: &'a Thresholds,
+}
+
+impl Context<'_> {
+    /// Reports the lints may act on: never `unknown` ones.
+    pub fn known_reports(&self) -> impl Iterator<Item = &AccessReport> {
+        self.analysis
+            .reports
+            .iter()
+            .filter(|r| r.status != Status::Unknown)
+    }
+}
+
+/// Reports of one source location: the same access of the same kernel
+/// under several launches, or the load and the store of `a[i] += x`.
+pub struct Site<'a> {
+    /// The report with the worst cost (by `key`).
+    pub worst: &'a AccessReport,
+    /// `load`, `store`, `load and store`, …
+    pub ops: String,
+}
+
+/// Groups `reports` by (kernel, span, array) and picks the worst of each
+/// by `cost` (larger is worse).
+pub fn sites<'a>(
+    reports: impl Iterator<Item = &'a AccessReport>,
+    cost: impl Fn(&AccessReport) -> f64,
+) -> Vec<Site<'a>> {
+    let mut groups: Vec<Vec<&'a AccessReport>> = Vec::new();
+    for r in reports {
+        match groups.iter_mut().find(|g| {
+            g[0].kernel == r.kernel && g[0].span == r.span && g[0].array == r.array
+        }) {
+            Some(g) => g.push(r),
+            None => groups.push(vec![r]),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|g| {
+            let mut ops: Vec<&str> = g.iter().map(|r| r.op.name()).collect();
+            ops.sort_unstable();
+            ops.dedup();
+            let worst = g
+                .iter()
+                .copied()
+                .fold(None::<&AccessReport>, |best, r| match best {
+                    Some(b) if cost(b) >= cost(r) => Some(b),
+                    _ => Some(r),
+                })
+                .unwrap_or(g[0]);
+            Site {
+                worst,
+                ops: ops.join(" and "),
+            }
+        })
+        .collect()
+}
+
+/// Every rule, in code order.
+pub fn rules() -> impl Iterator<Item = &'static Rule> {
+    LINTS.iter().map(|l| l.rule())
+}
 
 /// Looks a rule up by code or name.
 pub fn find(key: &str) -> Option<&'static Rule> {
-    REGISTRY
-        .iter()
-        .find(|r| r.code.eq_ignore_ascii_case(key) || r.name == key)
+    rules().find(|r| r.code.eq_ignore_ascii_case(key) || r.name == key)
+}
+
+/// Resolves ruff-style selectors (code, code prefix, name, `ALL`) to codes.
+pub fn resolve_selection(
+    select: &[String],
+    extend_select: &[String],
+    ignore: &[String],
+) -> Result<BTreeSet<&'static str>, String> {
+    fn matching(sel: &str) -> Result<Vec<&'static str>, String> {
+        let s = sel.trim();
+        let hits: Vec<&'static str> = rules()
+            .filter(|r| {
+                s.eq_ignore_ascii_case("ALL")
+                    || r.name == s
+                    || r.code
+                        .to_ascii_uppercase()
+                        .starts_with(&s.to_ascii_uppercase())
+            })
+            .map(|r| r.code)
+            .collect();
+        if hits.is_empty() || s.is_empty() {
+            Err(format!("unknown rule selector `{sel}`"))
+        } else {
+            Ok(hits)
+        }
+    }
+    let mut set = BTreeSet::new();
+    let base: Vec<String> = if select.is_empty() {
+        vec!["ALL".into()]
+    } else {
+        select.to_vec()
+    };
+    for s in base.iter().chain(extend_select) {
+        set.extend(matching(s)?);
+    }
+    for s in ignore {
+        for c in matching(s)? {
+            set.remove(c);
+        }
+    }
+    Ok(set)
+}
+
+/// Runs the selected lints on one analysed file; diagnostics come back in
+/// source order.
+pub fn check(ctx: &Context, selected: &BTreeSet<&'static str>) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for lint in LINTS {
+        if selected.contains(lint.rule().code) {
+            lint.check(ctx, &mut out);
+        }
+    }
+    out.sort_by(|a, b| {
+        (a.span.start, a.code, &a.message).cmp(&(b.span.start, b.code, &b.message))
+    });
+    out.dedup_by(|a, b| a.span == b.span && a.code == b.code && a.message == b.message);
+    out
+}
+
+/// `a-b` ranges for a set of lanes: `0-15, 17, 20-21`.
+pub fn lane_ranges(mask: u32) -> String {
+    let mut parts = Vec::new();
+    let mut l = 0;
+    while l < 32 {
+        if mask & (1 << l) == 0 {
+            l += 1;
+            continue;
+        }
+        let start = l;
+        while l + 1 < 32 && mask & (1 << (l + 1)) != 0 {
+            l += 1;
+        }
+        parts.push(if start == l {
+            start.to_string()
+        } else {
+            format!("{start}-{l}")
+        });
+        l += 1;
+    }
+    parts.join(", ")
+}
+
+/// `1`, `2.5`: a number as people write it.
+pub fn fmt_num(v: f64) -> String {
+    let r = (v * 100.0).round() / 100.0;
+    if r.fract() == 0.0 {
+        format!("{}", r as i64)
+    } else {
+        format!("{r}")
+    }
+}
+
+/// The facts common to every diagnostic about one report.
+pub fn facts(ctx: &Context, r: &AccessReport) -> Facts {
+    Facts {
+        kernel: r.kernel_name.clone(),
+        array: r.array.clone(),
+        arch: ctx.arch.to_string(),
+        block: r.block,
+        assumptions: r.assumptions.clone(),
+        status: r.status.name().to_string(),
+        ..Facts::default()
+    }
+}
+
+/// The assumptions line appended to a diagnostic's notes.
+pub fn assumption_notes(r: &AccessReport) -> Vec<String> {
+    r.assumptions.iter().map(|a| format!("assumed: {a}")).collect()
 }

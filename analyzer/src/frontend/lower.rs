@@ -626,6 +626,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             dims,
             decl,
             decl_text,
+            inner_dim: None,
         });
         self.k.objects.len() - 1
     }
@@ -2308,6 +2309,10 @@ impl<'a, 't> Lowerer<'a, 't> {
                     decl_span,
                     decl_text.clone(),
                 );
+                if src.at.is_none() {
+                    self.k.objects[obj].inner_dim = innermost_size(d)
+                        .map(|n| self.tu.src.span(n.start_byte(), n.end_byte()));
+                }
                 let val = if matches!(&ty, Ty::Array(_, Some(1))) && !src.text(d).contains('[') {
                     // A scalar `__shared__ float x;`: a place of one element.
                     let Ty::Array(e, _) = ty else { continue };
@@ -2537,6 +2542,22 @@ impl<'a, 't> Lowerer<'a, 't> {
         }
         self.launches.take().unwrap_or_default()
     }
+}
+
+/// The size expression of the innermost dimension of an array declarator
+/// (`33` in `tile[32][33]`: the outermost `array_declarator` node).
+fn innermost_size(d: Node) -> Option<Node> {
+    let mut x = d;
+    for _ in 0..16 {
+        match x.kind() {
+            "array_declarator" => return x.child_by_field_name("size"),
+            "init_declarator" | "parenthesized_declarator" | "attributed_declarator" => {
+                x = x.child_by_field_name("declarator").or_else(|| x.named_child(0))?
+            }
+            _ => return None,
+        }
+    }
+    None
 }
 
 fn param_count(f: Node) -> Option<usize> {

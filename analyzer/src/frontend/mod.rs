@@ -31,6 +31,8 @@ pub struct Options {
     pub kernels: BTreeMap<String, KernelOverride>,
     /// Extra object-like macros (`-D NAME=VALUE`).
     pub defines: Vec<(String, String)>,
+    /// Lower only the kernel of this name (re-analysis of one kernel).
+    pub only_kernel: Option<String>,
 }
 
 /// Parses one translation unit and lowers every kernel in it.

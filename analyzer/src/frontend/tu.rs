@@ -498,6 +498,9 @@ impl<'t> Tu<'t> {
         let mut out = Vec::new();
         let kernels = self.kernels.clone();
         for def in &kernels {
+            if options.only_kernel.as_ref().is_some_and(|k| *k != def.name) {
+                continue;
+            }
             // Instantiations: the distinct template arguments of its launches.
             let mut insts: Vec<Vec<TArg>> = Vec::new();
             for l in launches.iter().filter(|l| l.kernel == def.name) {

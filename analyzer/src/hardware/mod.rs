@@ -36,6 +36,19 @@ pub struct GlobalCost {
     pub ideal: u32,
 }
 
+/// How one bank of one group of lanes served together is used.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BankUse {
+    /// Group of lanes served together (0 for 4-byte accesses; the half- or
+    /// quarter-warp for 8- and 16-byte ones).
+    pub group: u32,
+    pub bank: u32,
+    /// Distinct words the bank must deliver (sorted).
+    pub words: Vec<i64>,
+    /// Lanes touching the bank.
+    pub lanes: u32,
+}
+
 /// The cost model of one architecture family.
 pub trait MemoryModel: Send + Sync {
     /// Human name, e.g. "compute capability 5.0+".
@@ -50,6 +63,8 @@ pub trait MemoryModel: Send + Sync {
         v.dedup();
         v.len() as u32
     }
+    /// Which lanes use which bank, for explaining a conflict.
+    fn shared_banks(&self, lanes: &Lanes, width: u32) -> Vec<BankUse>;
     /// Adding the same multiple of this many bytes to every lane's address
     /// leaves the cost in `space` unchanged (lets the engine reuse costs).
     fn shift_period(&self, space: Space, width: u32) -> u64;

@@ -1,0 +1,253 @@
+//! Output formats of `warplint check`: full (miette graphical), concise,
+//! json (ruff's field names plus warplint's facts), json-lines, github
+//! (workflow-command annotations) and sarif (SARIF 2.1.0).
+
+use std::fmt;
+
+use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceSpan};
+use serde_json::{json, Value};
+use warplint_lints::{Diagnostic, Severity};
+
+/// One file's diagnostics with what rendering needs.
+pub struct FileDiagnostics {
+    /// Path as given (relative when the user gave a relative one).
+    pub path: String,
+    /// Absolute path, for machine formats.
+    pub abs_path: String,
+    pub source: String,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+struct MietteDiag<'a> {
+    d: &'a Diagnostic,
+    src: NamedSource<String>,
+}
+
+impl fmt::Debug for MietteDiag<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.d.message)
+    }
+}
+
+impl fmt::Display for MietteDiag<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.d.message)
+    }
+}
+
+impl std::error::Error for MietteDiag<'_> {}
+
+fn span_of(s: &warplint_analyzer::ir::Span, len: usize) -> SourceSpan {
+    let start = s.start.min(len);
+    let end = s.end.clamp(start, len);
+    SourceSpan::new(start.into(), end - start)
+}
+
+impl miette::Diagnostic for MietteDiag<'_> {
+    fn code<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        Some(Box::new(self.d.code))
+    }
+    fn severity(&self) -> Option<miette::Severity> {
+        Some(match self.d.severity {
+            Severity::Error => miette::Severity::Error,
+            Severity::Warning => miette::Severity::Warning,
+            Severity::Info => miette::Severity::Advice,
+        })
+    }
+    fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        self.d
+            .help
+            .as_ref()
+            .map(|h| Box::new(h.clone()) as Box<dyn fmt::Display>)
+    }
+    fn source_code(&self) -> Option<&dyn miette::SourceCode> {
+        Some(&self.src)
+    }
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
+        let len = self.src.inner().len();
+        let mut v = vec![LabeledSpan::new_primary_with_span(
+            Some(self.d.label.clone()),
+            span_of(&self.d.span, len),
+        )];
+        for r in &self.d.related {
+            if r.span.line != self.d.span.line && near(r.span.line, self.d.span.line) {
+                v.push(LabeledSpan::new_with_span(Some(r.message.clone()), span_of(&r.span, len)));
+            }
+        }
+        Some(Box::new(v.into_iter()))
+    }
+}
+
+/// Secondary labels this close to the primary are drawn in the snippet;
+/// farther ones become a note (miette would print every line between).
+const NEAR_LINES: u32 = 6;
+
+fn near(a: u32, b: u32) -> bool {
+    a.abs_diff(b) <= NEAR_LINES
+}
+
+/// ruff-like human output, drawn by miette (unicode, no colour, 80 columns).
+pub fn full(files: &[FileDiagnostics]) -> String {
+    let handler = GraphicalReportHandler::new_themed(GraphicalTheme::unicode_nocolor())
+        .with_width(80)
+        .with_links(false);
+    let mut out = String::new();
+    for f in files {
+        for d in &f.diagnostics {
+            let md = MietteDiag {
+                d,
+                src: NamedSource::new(f.path.clone(), f.source.clone()),
+            };
+            let mut s = String::new();
+            if handler.render_report(&mut s, &md).is_err() {
+                s = format!("{}:{}:{}: {} {}\n", f.path, d.span.line, d.span.column, d.code, d.message);
+            }
+            out.push_str(&s);
+            for r in &d.related {
+                if !near(r.span.line, d.span.line) {
+                    let text = f.source.get(r.span.start..r.span.end).unwrap_or("");
+                    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+                    out.push_str(&format!(
+                        "  note: {} (line {}): {text}\n",
+                        r.message, r.span.line
+                    ));
+                }
+            }
+            for n in &d.notes {
+                let mut lines = n.lines();
+                if let Some(first) = lines.next() {
+                    out.push_str(&format!("  note: {first}\n"));
+                }
+                for l in lines {
+                    out.push_str(&format!("        {l}\n"));
+                }
+            }
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// One line per diagnostic: `path:line:col: CODE message`.
+pub fn concise(files: &[FileDiagnostics]) -> String {
+    let mut out = String::new();
+    for f in files {
+        for d in &f.diagnostics {
+            let fix = if d.fix.is_some() { " [*]" } else { "" };
+            out.push_str(&format!(
+                "{}:{}:{}: {}{fix} {}\n",
+                f.path, d.span.line, d.span.column, d.code, d.message
+            ));
+        }
+    }
+    out
+}
+
+fn loc(line: u32, column: u32) -> Value {
+    json!({"row": line, "column": column})
+}
+
+pub fn diagnostic_json(f: &FileDiagnostics, d: &Diagnostic) -> Value {
+    let fix = d.fix.as_ref().map(|x| {
+        json!({
+            "applicability": x.applicability.name(),
+            "message": x.message,
+            "edits": x.edits.iter().map(|e| json!({
+                "content": e.content,
+                "location": loc(e.span.line, e.span.column),
+                "end_location": loc(e.span.end_line, e.span.end_column),
+            })).collect::<Vec<_>>(),
+        })
+    });
+    let rule = warplint_lints::find(d.code);
+    json!({
+        "code": d.code,
+        "name": d.name,
+        "message": d.message,
+        "severity": d.severity.name(),
+        "filename": f.abs_path,
+        "location": loc(d.span.line, d.span.column),
+        "end_location": loc(d.span.end_line, d.span.end_column),
+        "fix": fix,
+        "url": rule.map(|r| r.url()),
+        "noqa_row": d.span.line,
+        "help": d.help,
+        "notes": d.notes,
+        "related": d.related.iter().map(|r| json!({
+            "message": r.message,
+            "location": loc(r.span.line, r.span.column),
+            "end_location": loc(r.span.end_line, r.span.end_column),
+        })).collect::<Vec<_>>(),
+        "kernel": d.facts.kernel,
+        "array": d.facts.array,
+        "arch": d.facts.arch,
+        "block": d.facts.block,
+        "ways": d.facts.ways,
+        "max_ways": d.facts.max_ways,
+        "sectors": d.facts.sectors,
+        "ideal_sectors": d.facts.ideal_sectors,
+        "lanes": d.facts.lanes,
+        "status": d.facts.status,
+        "assumptions": d.facts.assumptions,
+    })
+}
+
+pub fn json_array(files: &[FileDiagnostics]) -> String {
+    let all: Vec<Value> = files
+        .iter()
+        .flat_map(|f| f.diagnostics.iter().map(move |d| diagnostic_json(f, d)))
+        .collect();
+    serde_json::to_string_pretty(&all).unwrap_or_else(|_| "[]".into()) + "\n"
+}
+
+pub fn json_lines(files: &[FileDiagnostics]) -> String {
+    let mut out = String::new();
+    for f in files {
+        for d in &f.diagnostics {
+            out.push_str(&diagnostic_json(f, d).to_string());
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Escaping of workflow-command data and properties (actions/toolkit).
+fn escape_data(s: &str) -> String {
+    s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+}
+
+fn escape_property(s: &str) -> String {
+    escape_data(s).replace(':', "%3A").replace(',', "%2C")
+}
+
+/// GitHub Actions annotations: `::warning file=…,line=…::message`.
+pub fn github(files: &[FileDiagnostics]) -> String {
+    let mut out = String::new();
+    for f in files {
+        for d in &f.diagnostics {
+            let level = match d.severity {
+                Severity::Error => "error",
+                Severity::Warning => "warning",
+                Severity::Info => "notice",
+            };
+            let cols = if d.span.line == d.span.end_line {
+                format!(",col={},endColumn={}", d.span.column, d.span.end_column)
+            } else {
+                String::new()
+            };
+            let mut msg = format!("{}:{}:{}: {} {}", f.path, d.span.line, d.span.column, d.code, d.message);
+            if let Some(h) = &d.help {
+                msg.push_str(&format!("\n  help: {h}"));
+            }
+            out.push_str(&format!(
+                "::{level} title={},file={},line={},endLine={}{cols}::{}\n",
+                escape_property(&format!("warplint ({})", d.code)),
+                escape_property(&f.path),
+                d.span.line,
+                d.span.end_line,
+                escape_data(&msg)
+            ));
+        }
+    }
+    out
+}

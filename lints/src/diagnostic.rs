@@ -1,0 +1,99 @@
+//! What a lint reports: the diagnostic model every output format renders.
+
+use warplint_analyzer::ir::Span;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Severity {
+    Info,
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn name(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+/// Whether a fix may be applied without asking (ruff's terms).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Applicability {
+    Safe,
+    /// Changes behaviour beyond the diagnostic (e.g. the shared-memory footprint).
+    Unsafe,
+    /// Advice only: shown, never applied.
+    DisplayOnly,
+}
+
+impl Applicability {
+    pub fn name(self) -> &'static str {
+        match self {
+            Applicability::Safe => "safe",
+            Applicability::Unsafe => "unsafe",
+            Applicability::DisplayOnly => "displayonly",
+        }
+    }
+}
+
+/// Replace bytes `start..end` of the file with `content`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Edit {
+    pub span: Span,
+    pub content: String,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fix {
+    pub applicability: Applicability,
+    pub message: String,
+    pub edits: Vec<Edit>,
+}
+
+/// A secondary location with its own message.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Label {
+    pub span: Span,
+    pub message: String,
+}
+
+/// The measured facts behind a diagnostic, for machine outputs.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Facts {
+    pub kernel: String,
+    pub array: String,
+    pub arch: String,
+    pub block: [u64; 3],
+    /// Shared memory: mean and worst n-way degree.
+    pub ways: Option<f64>,
+    pub max_ways: Option<f64>,
+    /// Global memory: mean sectors per request and the ideal.
+    pub sectors: Option<f64>,
+    pub ideal_sectors: Option<f64>,
+    /// Lanes that collide (shared) or the worst warp's lanes (global).
+    pub lanes: Vec<u32>,
+    pub assumptions: Vec<String>,
+    pub status: String,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Diagnostic {
+    pub code: &'static str,
+    pub name: &'static str,
+    pub severity: Severity,
+    /// Lowercase, names the pattern and the cost.
+    pub message: String,
+    pub span: Span,
+    /// Label on the primary span.
+    pub label: String,
+    pub related: Vec<Label>,
+    /// Extra lines: the lane picture, assumptions.
+    pub notes: Vec<String>,
+    /// What to do, in one line.
+    pub help: Option<String>,
+    pub fix: Option<Fix>,
+    pub facts: Facts,
+}

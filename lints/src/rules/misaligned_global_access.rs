@@ -1,0 +1,95 @@
+//! GM002 `misaligned-global-access`.
+
+use warplint_analyzer::ir::Space;
+use warplint_analyzer::symbolic::Cost;
+
+use super::{unit_stride_misaligned, waste};
+use crate::{assumption_notes, facts, fmt_num, sites, Context, Diagnostic, Label, Lint, Rule, Severity};
+
+pub struct MisalignedGlobalAccess;
+
+pub static RULE: Rule = Rule {
+    code: "GM002",
+    name: "misaligned-global-access",
+    summary: "a unit-stride global access whose warp starts off a 32-byte boundary",
+    fixable: false,
+    doc: r#"## What it does
+Flags a global-memory access whose lanes touch consecutive elements but
+whose first address is not on a 32-byte sector boundary, so the warp
+straddles one sector more than it needs.
+
+## Why is this bad?
+Allocations are 256-byte aligned and memory moves in 32-byte sectors: 32
+floats starting at `in + 1` need 5 sectors instead of 4, a 25% overhead on
+every request.
+
+## Example
+```cuda
+float v = in[blockIdx.x * blockDim.x + threadIdx.x + 1];
+```
+
+## Use instead
+Shift the data (or the pointer) so each warp starts on a 32-byte boundary,
+or load the aligned range and shuffle the neighbour in with `__shfl_down_sync`."#,
+};
+
+impl Lint for MisalignedGlobalAccess {
+    fn rule(&self) -> &'static Rule {
+        &RULE
+    }
+
+    fn check(&self, ctx: &Context, out: &mut Vec<Diagnostic>) {
+        let global = ctx.known_reports().filter(|r| r.space == Space::Global);
+        for site in sites(global, waste) {
+            let r = site.worst;
+            let Some(Cost::Global(g)) = &r.cost else {
+                continue;
+            };
+            if g.sectors <= g.ideal_sectors + 1e-9 {
+                continue;
+            }
+            let Some(sample) = &r.worst else { continue };
+            let Some(off) = unit_stride_misaligned(&sample.lanes, r.width) else {
+                continue;
+            };
+            let k = &ctx.analysis.program.kernels[r.kernel];
+            let obj = &k.objects[k.accesses[r.access].obj];
+            let message = format!(
+                "misaligned {} of `{}`: the warp starts {off} bytes into a 32-byte sector \
+                 ({} sectors per request instead of {})",
+                site.ops,
+                r.array,
+                fmt_num(g.sectors),
+                fmt_num(g.ideal_sectors)
+            );
+            let mut notes = vec![format!(
+                "{}, block {}x{}x{}; allocations are assumed 256-byte aligned",
+                ctx.arch, r.block[0], r.block[1], r.block[2]
+            )];
+            notes.extend(assumption_notes(r));
+            let mut facts = facts(ctx, r);
+            facts.sectors = Some(g.sectors);
+            facts.ideal_sectors = Some(g.ideal_sectors);
+            out.push(Diagnostic {
+                code: RULE.code,
+                name: RULE.name,
+                severity: Severity::Warning,
+                message,
+                span: r.span,
+                label: format!("first lane at byte {off} of its sector"),
+                related: vec![Label {
+                    span: obj.decl,
+                    message: format!("`{}` declared here", obj.name),
+                }],
+                notes,
+                help: Some(
+                    "start each warp on a 32-byte boundary (shift the index or the pointer), or \
+                     load aligned and exchange neighbours with __shfl_sync"
+                        .into(),
+                ),
+                fix: None,
+                facts,
+            });
+        }
+    }
+}

@@ -1,0 +1,41 @@
+//! The rules, one per file, and the registry.
+
+mod misaligned_global_access;
+mod shared_bank_conflict;
+mod uncoalesced_global_access;
+
+use crate::Lint;
+
+/// Every lint, in code order. Adding a rule: one file here, one line below.
+pub static LINTS: &[&dyn Lint] = &[
+    &uncoalesced_global_access::UncoalescedGlobalAccess,
+    &misaligned_global_access::MisalignedGlobalAccess,
+    &shared_bank_conflict::SharedBankConflict,
+];
+
+/// A warp whose active lanes touch consecutive elements in lane order,
+/// starting off a sector boundary: the shape GM002 owns (GM001 leaves it).
+pub(crate) fn unit_stride_misaligned(lanes: &warplint_analyzer::hardware::Lanes, width: u32) -> Option<i64> {
+    let active: Vec<(usize, i64)> = lanes
+        .iter()
+        .enumerate()
+        .filter_map(|(l, a)| a.map(|a| (l, a)))
+        .collect();
+    if active.len() < 2 {
+        return None;
+    }
+    let w = width as i64;
+    let unit = active
+        .windows(2)
+        .all(|p| p[1].1 - p[0].1 == (p[1].0 - p[0].0) as i64 * w);
+    let first = active[0].1;
+    (unit && first.rem_euclid(32) != 0).then_some(first.rem_euclid(32))
+}
+
+/// Sectors beyond the ideal: how bad a global access is.
+pub(crate) fn waste(r: &warplint_analyzer::AccessReport) -> f64 {
+    match &r.cost {
+        Some(warplint_analyzer::symbolic::Cost::Global(g)) => g.sectors - g.ideal_sectors,
+        _ => 0.0,
+    }
+}

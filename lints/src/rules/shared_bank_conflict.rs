@@ -1,0 +1,191 @@
+//! SM001 `shared-bank-conflict`.
+
+use std::collections::HashMap;
+
+use warplint_analyzer::ir::Space;
+use warplint_analyzer::symbolic::Cost;
+use warplint_analyzer::AccessReport;
+
+use crate::padding::{self, PaddingPlan};
+use crate::picture::{bank_table, worst_banks};
+use crate::{
+    assumption_notes, facts, fmt_num, lane_ranges, sites, Applicability, Context, Diagnostic,
+    Fix, Label, Lint, Rule, Severity,
+};
+
+pub struct SharedBankConflict;
+
+pub static RULE: Rule = Rule {
+    code: "SM001",
+    name: "shared-bank-conflict",
+    summary: "a shared-memory access whose warp needs more wavefronts than a conflict-free one",
+    fixable: true,
+    doc: r#"## What it does
+Flags a shared-memory load, store or atomic for which some warp of the block
+needs more wavefronts than a conflict-free access of the same width: an n-way
+bank conflict. The degree is the one of the worst warp, under the launch
+configuration found in the file (or assumed, as the message says).
+
+## Why is this bad?
+Shared memory is 32 banks of 4 bytes. The lanes of a warp (half-warp for
+8-byte accesses, quarter-warp for 16-byte ones) are served together; when
+n different words fall into one bank they are served one after another, so
+the instruction takes n times as long. Lanes reading the same word do not
+conflict.
+
+## Example
+```cuda
+__shared__ float tile[32][32];
+tile[threadIdx.y][threadIdx.x] = in[...];
+__syncthreads();
+out[...] = tile[threadIdx.x][threadIdx.y];   // 32-way: a column is one bank
+```
+
+## Use instead
+```cuda
+__shared__ float tile[32][33];               // one element of padding per row
+```
+
+## Fix safety
+The padding fix is unsafe: it changes the array's footprint (and so
+occupancy) and breaks code that flattens the array or hard-codes its
+stride. It is only offered after re-analysing every access to the array in
+the kernel with the new size. When padding cannot help (a 1-D array with an
+even stride, `float4` rows), the help suggests an XOR swizzle instead.
+
+## Options
+`[lint.thresholds] shared-ways-warning` (default 2) and `shared-ways-error`
+(default 8) set the severity from the worst warp's n-way degree."#,
+};
+
+impl Lint for SharedBankConflict {
+    fn rule(&self) -> &'static Rule {
+        &RULE
+    }
+
+    fn check(&self, ctx: &Context, out: &mut Vec<Diagnostic>) {
+        let t = ctx.thresholds;
+        let mut plans: HashMap<(usize, usize), Option<PaddingPlan>> = HashMap::new();
+        let ways = |r: &AccessReport| match &r.cost {
+            Some(Cost::Shared(s)) => s.max_ways,
+            _ => 0.0,
+        };
+        let shared = ctx.known_reports().filter(|r| r.space == Space::Shared);
+        for site in sites(shared, ways) {
+            let r = site.worst;
+            let Some(Cost::Shared(s)) = &r.cost else {
+                continue;
+            };
+            if s.max_ways < t.shared_ways_warning - 1e-9 {
+                continue;
+            }
+            let severity = if s.max_ways >= t.shared_ways_error - 1e-9 {
+                Severity::Error
+            } else {
+                Severity::Warning
+            };
+            let k = &ctx.analysis.program.kernels[r.kernel];
+            let access = &k.accesses[r.access];
+            let obj = &k.objects[access.obj];
+            let ways = fmt_num(s.max_ways);
+            let mean = if (s.ways - s.max_ways).abs() > 1e-9 {
+                format!(", mean {}-way", fmt_num(s.ways))
+            } else {
+                String::new()
+            };
+            let message = format!(
+                "{ways}-way bank conflict on `{}` ({} of {} bytes{mean}; {}, block {}x{}x{})",
+                r.array,
+                site.ops,
+                r.width,
+                ctx.arch,
+                r.block[0],
+                r.block[1],
+                r.block[2]
+            );
+            let mut notes = Vec::new();
+            let mut label = format!("the worst warp needs {} wavefronts", s.max_wavefronts);
+            let mut colliding = Vec::new();
+            if let Some(sample) = &r.worst {
+                let worst = worst_banks(ctx.model, sample, r.width);
+                if let Some(b) = worst.first() {
+                    label = format!(
+                        "lanes {} hit bank {} with {} different words",
+                        lane_ranges(b.lanes),
+                        b.bank,
+                        b.words.len()
+                    );
+                    colliding = (0..32).filter(|l| b.lanes & (1 << l) != 0).collect();
+                }
+                if let Some(table) = bank_table(ctx.model, sample, r.width) {
+                    notes.push(table);
+                }
+            }
+            notes.extend(assumption_notes(r));
+            let plan = plans
+                .entry((r.kernel, access.obj))
+                .or_insert_with(|| padding::find(ctx, r.kernel, access.obj))
+                .clone();
+            let (help, fix) = match &plan {
+                Some(p) => {
+                    let outcome = if p.conflict_free() {
+                        format!("every access to `{}` in `{}` becomes conflict-free", obj.name, k.display_name)
+                    } else {
+                        format!(
+                            "the worst access to `{}` in `{}` drops to {}-way",
+                            obj.name,
+                            k.display_name,
+                            fmt_num(p.worst_after)
+                        )
+                    };
+                    let decl = p.new_decl.split_whitespace().collect::<Vec<_>>().join(" ");
+                    (
+                        Some(format!("pad the innermost dimension by {}: `{decl}` ({outcome})", p.pad)),
+                        Some(Fix {
+                            applicability: Applicability::Unsafe,
+                            message: format!("Pad `{}` to `{decl}`", obj.name),
+                            edits: vec![p.edit.clone()],
+                        }),
+                    )
+                }
+                None => (Some(advice(obj.dims.len(), r.width)), None),
+            };
+            let mut facts = facts(ctx, r);
+            facts.ways = Some(s.ways);
+            facts.max_ways = Some(s.max_ways);
+            facts.lanes = colliding;
+            out.push(Diagnostic {
+                code: RULE.code,
+                name: RULE.name,
+                severity,
+                message,
+                span: r.span,
+                label,
+                related: vec![Label {
+                    span: obj.decl,
+                    message: format!("`{}` declared here", obj.name),
+                }],
+                notes,
+                help,
+                fix,
+                facts,
+            });
+        }
+    }
+}
+
+fn advice(dims: usize, width: u32) -> String {
+    if width >= 16 {
+        "16-byte elements fill four banks each: pad by a 16-byte element only if rows are \
+         read column-wise, or swizzle the column with `col ^ (row % 8)`"
+            .into()
+    } else if dims < 2 {
+        "an even stride maps lanes onto half the banks: use an odd stride, or swizzle the \
+         index with an XOR (`i ^ (i / 32)`)"
+            .into()
+    } else {
+        "no padding of the innermost dimension removes the conflict: swizzle the column \
+         index with an XOR of the row (`col ^ row`)"
+            .into()
+    }
+}

@@ -1,0 +1,152 @@
+//! GM001 `uncoalesced-global-access`.
+
+use warplint_analyzer::ir::{Atom, Builtin, Dim, Space};
+use warplint_analyzer::symbolic::{linear, Cost};
+
+use super::{unit_stride_misaligned, waste};
+use crate::{assumption_notes, facts, fmt_num, sites, Context, Diagnostic, Label, Lint, Rule, Severity};
+
+pub struct UncoalescedGlobalAccess;
+
+pub static RULE: Rule = Rule {
+    code: "GM001",
+    name: "uncoalesced-global-access",
+    summary: "a global-memory access that touches more 32-byte sectors than its data needs",
+    fixable: false,
+    doc: r#"## What it does
+Flags a global (or local) memory access whose warp touches more 32-byte
+sectors than the bytes it asks for need, and says which index term spreads
+the lanes apart.
+
+## Why is this bad?
+Global memory moves whole 32-byte sectors. A warp reading 32 consecutive
+floats needs 4 sectors; if neighbouring lanes are 128 bytes apart it needs
+32, and 7 of every 8 bytes fetched are wasted bandwidth.
+
+## Example
+```cuda
+int x = blockIdx.x * 32 + threadIdx.x;
+odata[x * width + y] = v;          // threadIdx.x is multiplied by width
+```
+
+## Use instead
+```cuda
+odata[y * width + x] = v;          // threadIdx.x is the fastest-varying index
+```
+or stage the tile through shared memory (the coalesced transpose), or turn
+an array of structures into a structure of arrays.
+
+## Options
+`[lint.thresholds] global-efficiency-warning` (default 0.5) and
+`global-efficiency-error` (default 0.125): the sector efficiency (ideal /
+actual) at or below which the rule warns or errs."#,
+};
+
+impl Lint for UncoalescedGlobalAccess {
+    fn rule(&self) -> &'static Rule {
+        &RULE
+    }
+
+    fn check(&self, ctx: &Context, out: &mut Vec<Diagnostic>) {
+        let t = ctx.thresholds;
+        let global = ctx
+            .known_reports()
+            .filter(|r| matches!(r.space, Space::Global | Space::Local));
+        for site in sites(global, waste) {
+            let r = site.worst;
+            let Some(Cost::Global(g)) = &r.cost else {
+                continue;
+            };
+            if g.sectors <= 0.0 || g.sectors <= g.ideal_sectors + 1e-9 {
+                continue;
+            }
+            let efficiency = g.ideal_sectors / g.sectors;
+            if efficiency > t.global_efficiency_warning + 1e-9 {
+                continue;
+            }
+            if let Some(s) = &r.worst {
+                if unit_stride_misaligned(&s.lanes, r.width).is_some() {
+                    continue; // GM002's
+                }
+            }
+            let severity = if efficiency <= t.global_efficiency_error + 1e-9 {
+                Severity::Error
+            } else {
+                Severity::Warning
+            };
+            let k = &ctx.analysis.program.kernels[r.kernel];
+            let access = &k.accesses[r.access];
+            let obj = &k.objects[access.obj];
+            let elem = obj.elem_size.max(1) as i64;
+            // Which term spreads the lanes: the coefficient of threadIdx.x.
+            let tx = linear::coefficient(&access.offset, Atom::Builtin(Builtin::ThreadIdx(Dim::X)))
+                .and_then(|c| c.as_const());
+            let gap = r.worst.as_ref().and_then(|s| match (s.lanes[0], s.lanes[1]) {
+                (Some(a), Some(b)) => Some(b - a),
+                _ => None,
+            });
+            let step = tx.filter(|c| *c != 0).or(gap);
+            let cause = match step {
+                Some(d) if d % elem == 0 && d / elem != 1 && d != 0 => format!(
+                    "threadIdx.x is multiplied by {} ({} bytes between neighbouring lanes)",
+                    d / elem,
+                    d
+                ),
+                Some(d) if d != r.width as i64 && d != 0 => {
+                    format!("neighbouring lanes are {d} bytes apart")
+                }
+                _ => "the lanes of a warp are spread over many sectors".to_string(),
+            };
+            let message = format!(
+                "uncoalesced {} of `{}`: {} sectors per request, {} needed ({}% efficiency)",
+                site.ops,
+                r.array,
+                fmt_num(g.sectors),
+                fmt_num(g.ideal_sectors),
+                fmt_num(efficiency * 100.0)
+            );
+            let aos = obj.elem_size > r.width as u64 && obj.elem_type.contains("struct")
+                || (obj.elem_size > r.width as u64 && !obj.elem_type.ends_with(char::is_numeric));
+            let help = if aos {
+                format!(
+                    "each lane reads {} of a {}-byte element: store the fields as separate arrays \
+                     (structure of arrays)",
+                    r.width, obj.elem_size
+                )
+            } else {
+                "make threadIdx.x the fastest-varying index, or stage the data through shared \
+                 memory and write it out row by row"
+                    .to_string()
+            };
+            let mut notes = vec![format!(
+                "{cause}; {}, block {}x{}x{}",
+                ctx.arch, r.block[0], r.block[1], r.block[2]
+            )];
+            notes.extend(assumption_notes(r));
+            let mut facts = facts(ctx, r);
+            facts.sectors = Some(g.sectors);
+            facts.ideal_sectors = Some(g.ideal_sectors);
+            facts.lanes = r
+                .worst
+                .as_ref()
+                .map(|s| (0..32).filter(|l| s.lanes[*l as usize].is_some()).collect())
+                .unwrap_or_default();
+            out.push(Diagnostic {
+                code: RULE.code,
+                name: RULE.name,
+                severity,
+                message,
+                span: r.span,
+                label: cause,
+                related: vec![Label {
+                    span: obj.decl,
+                    message: format!("`{}` declared here", obj.name),
+                }],
+                notes,
+                help: Some(help),
+                fix: None,
+                facts,
+            });
+        }
+    }
+}
