@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use warplint_analyzer::{analyze, Status};
-use warplint_lints::{Context, Diagnostic};
+use warplint_analyzer::{analyze, FileAnalysis, MemoryModel, Status};
+use warplint_lints::{Applicability, Context, Diagnostic};
 
 use crate::render::{self, FileDiagnostics};
 use crate::settings::{self, ConfigArgs, Settings};
@@ -25,6 +25,11 @@ pub struct CheckArgs {
     pub quiet: bool,
     pub stdin_filename: Option<String>,
     pub show_unknown: bool,
+    pub fix: bool,
+    pub unsafe_fixes: bool,
+    pub diff: bool,
+    pub exclude: Vec<String>,
+    pub force_exclude: bool,
     pub config: ConfigArgs,
 }
 
@@ -69,10 +74,25 @@ pub fn run(args: CheckArgs) -> std::process::ExitCode {
         let name = args.stdin_filename.clone().unwrap_or_else(|| "-".into());
         inputs.push((name.clone(), absolute(Path::new(&name)), buf));
     }
-    let paths: Vec<PathBuf> = args.paths.iter().filter(|p| p.as_os_str() != "-").cloned().collect();
+    let paths: Vec<PathBuf> = args
+        .paths
+        .iter()
+        .filter(|p| p.as_os_str() != "-")
+        .cloned()
+        .collect();
     if !paths.is_empty() || !stdin {
-        let paths = if paths.is_empty() { vec![PathBuf::from(".")] } else { paths };
-        let (files, errors) = discover::files(&paths);
+        let paths = if paths.is_empty() {
+            vec![PathBuf::from(".")]
+        } else {
+            paths
+        };
+        let mut globs = settings.config.exclude.clone();
+        globs.extend(settings::split_list(&args.exclude));
+        let set = match discover::excludes(&globs) {
+            Ok(s) => s,
+            Err(e) => return fail(&e),
+        };
+        let (files, errors) = discover::filter(&paths, &set, args.force_exclude);
         for e in &errors {
             eprintln!("warplint: error: {e}");
         }
@@ -91,8 +111,10 @@ pub fn run(args: CheckArgs) -> std::process::ExitCode {
     }
     let mut results = Vec::new();
     let mut unknowns = Vec::new();
+    let mut diffs = String::new();
+    let mut fixed = 0usize;
     for (path, abs, bytes) in inputs {
-        let analysis = analyze(&bytes, model.as_ref(), &settings.options);
+        let (analysis, diagnostics) = lint(&bytes, &settings, model.as_ref(), &selected);
         if analysis.program.notes.iter().any(|n| n.span.line == 0) {
             for n in &analysis.program.notes {
                 eprintln!("warplint: error: {path}: {}", n.message);
@@ -100,22 +122,39 @@ pub fn run(args: CheckArgs) -> std::process::ExitCode {
             had_error = true;
             continue;
         }
-        let ctx = Context {
-            source: &bytes,
-            analysis: &analysis,
-            model: model.as_ref(),
-            options: &settings.options,
-            arch: settings.arch,
-            thresholds: &settings.thresholds,
-        };
-        let text = String::from_utf8_lossy(&bytes).into_owned();
-        let suppressions = Suppressions::parse(&text);
-        let diagnostics: Vec<Diagnostic> = warplint_lints::check(&ctx, &selected)
-            .into_iter()
-            .filter(|d| !suppressions.suppresses(d))
-            .collect();
+        let mut bytes = bytes;
+        let mut diagnostics = diagnostics;
+        if args.fix || args.diff {
+            let relint = |b: &[u8]| lint(b, &settings, model.as_ref(), &selected).1;
+            let (new, n) = crate::fix::fix_source(&bytes, &diagnostics, args.unsafe_fixes, &relint);
+            if n > 0 {
+                if args.diff {
+                    diffs.push_str(&crate::fix::unified_diff(
+                        &path,
+                        &String::from_utf8_lossy(&bytes),
+                        &String::from_utf8_lossy(&new),
+                    ));
+                } else {
+                    if path == args.stdin_filename.clone().unwrap_or_else(|| "-".into()) && stdin {
+                        // Fixed source goes to stdout, as ruff does.
+                        print!("{}", String::from_utf8_lossy(&new));
+                    } else if let Err(e) = crate::fix::write_atomically(Path::new(&path), &new) {
+                        eprintln!("warplint: error: {path}: could not write the fix: {e}");
+                        had_error = true;
+                        continue;
+                    }
+                    fixed += n;
+                    diagnostics = lint(&new, &settings, model.as_ref(), &selected).1;
+                    bytes = new;
+                }
+            }
+        }
         if args.show_unknown {
-            for r in analysis.reports.iter().filter(|r| r.status == Status::Unknown) {
+            for r in analysis
+                .reports
+                .iter()
+                .filter(|r| r.status == Status::Unknown)
+            {
                 unknowns.push(UnknownNote {
                     path: path.clone(),
                     line: r.span.line,
@@ -133,9 +172,19 @@ pub fn run(args: CheckArgs) -> std::process::ExitCode {
         results.push(FileDiagnostics {
             path,
             abs_path: abs,
-            source: text,
+            source: String::from_utf8_lossy(&bytes).into_owned(),
             diagnostics,
         });
+    }
+    if args.diff {
+        print!("{diffs}");
+        return if had_error {
+            std::process::ExitCode::from(2)
+        } else if diffs.is_empty() {
+            std::process::ExitCode::SUCCESS
+        } else {
+            std::process::ExitCode::from(1)
+        };
     }
     let count: usize = results.iter().map(|f| f.diagnostics.len()).sum();
     let human = matches!(args.format, Format::Full | Format::Concise);
@@ -158,18 +207,33 @@ pub fn run(args: CheckArgs) -> std::process::ExitCode {
         for u in &unknowns {
             println!("{}:{}:{}: unknown: {}", u.path, u.line, u.column, u.text);
         }
+        if fixed > 0 {
+            println!(
+                "Fixed {fixed} diagnostic{} (each re-checked by the engine).",
+                if fixed == 1 { "" } else { "s" }
+            );
+        }
         if count == 0 {
             println!("All checks passed!");
         } else {
-            let fixable = results
-                .iter()
-                .flat_map(|f| &f.diagnostics)
-                .filter(|d| d.fix.is_some())
-                .count();
-            println!("Found {count} diagnostic{}.", if count == 1 { "" } else { "s" });
-            if fixable > 0 {
+            println!(
+                "Found {count} diagnostic{}.",
+                if count == 1 { "" } else { "s" }
+            );
+            let fixable = |a: Applicability| {
+                results
+                    .iter()
+                    .flat_map(|f| &f.diagnostics)
+                    .filter(|d| d.fix.as_ref().is_some_and(|x| x.applicability == a))
+                    .count()
+            };
+            let (safe, unsafe_) = (fixable(Applicability::Safe), fixable(Applicability::Unsafe));
+            if safe > 0 {
+                println!("[*] {safe} fixable with the `--fix` option.");
+            }
+            if unsafe_ > 0 && !args.unsafe_fixes {
                 println!(
-                    "[*] {fixable} fixable with the `--fix --unsafe-fixes` option (padding changes the shared-memory footprint)."
+                    "[*] {unsafe_} fixable with `--fix --unsafe-fixes` (padding changes the shared-memory footprint)."
                 );
             }
         }
@@ -181,6 +245,31 @@ pub fn run(args: CheckArgs) -> std::process::ExitCode {
     } else {
         std::process::ExitCode::SUCCESS
     }
+}
+
+/// Analyses and lints one source; suppressed diagnostics are dropped.
+fn lint(
+    bytes: &[u8],
+    settings: &Settings,
+    model: &dyn MemoryModel,
+    selected: &std::collections::BTreeSet<&'static str>,
+) -> (FileAnalysis, Vec<Diagnostic>) {
+    let analysis = analyze(bytes, model, &settings.options);
+    let ctx = Context {
+        source: bytes,
+        analysis: &analysis,
+        model,
+        options: &settings.options,
+        arch: settings.arch,
+        thresholds: &settings.thresholds,
+    };
+    let text = String::from_utf8_lossy(bytes);
+    let suppressions = Suppressions::parse(&text);
+    let diagnostics = warplint_lints::check(&ctx, selected)
+        .into_iter()
+        .filter(|d| !suppressions.suppresses(d))
+        .collect();
+    (analysis, diagnostics)
 }
 
 fn absolute(p: &Path) -> String {
@@ -234,7 +323,10 @@ fn show_settings(s: &Settings, selected: &std::collections::BTreeSet<&str>) -> S
             .unwrap_or_else(|| "(none)".into())
     ));
     out.push_str(&format!("arch: {}\n", s.arch));
-    out.push_str(&format!("select: {}\n", selected.iter().copied().collect::<Vec<_>>().join(", ")));
+    out.push_str(&format!(
+        "select: {}\n",
+        selected.iter().copied().collect::<Vec<_>>().join(", ")
+    ));
     out.push_str(&format!("default-block: {:?}\n", e.default_block));
     out.push_str(&format!("default-block-2d: {:?}\n", e.default_block_2d));
     out.push_str(&format!("default-grid: {:?}\n", e.default_grid));
@@ -245,7 +337,10 @@ fn show_settings(s: &Settings, selected: &std::collections::BTreeSet<&str>) -> S
         t.shared_ways_warning, t.shared_ways_error, t.global_efficiency_warning, t.global_efficiency_error
     ));
     for (k, o) in &s.options.frontend.kernels {
-        out.push_str(&format!("kernel.{k}: block {:?}, grid {:?}, params {:?}\n", o.block, o.grid, o.params));
+        out.push_str(&format!(
+            "kernel.{k}: block {:?}, grid {:?}, params {:?}\n",
+            o.block, o.grid, o.params
+        ));
     }
     out.trim_end().to_string()
 }

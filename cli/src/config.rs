@@ -22,6 +22,9 @@ pub struct Config {
     pub kernel: BTreeMap<String, KernelSection>,
     #[serde(default)]
     pub lint: LintSection,
+    /// Globs of files and folders to skip (relative to the current directory).
+    #[serde(default)]
+    pub exclude: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -3,6 +3,64 @@
 
 use std::path::{Path, PathBuf};
 
+use globset::{Glob, GlobSet, GlobSetBuilder};
+
+/// Exclusion globs; a folder or file matching one is skipped.
+pub fn excludes(globs: &[String]) -> Result<GlobSet, String> {
+    let mut b = GlobSetBuilder::new();
+    for g in globs {
+        let glob =
+            Glob::new(g.trim_start_matches("./")).map_err(|e| format!("exclude `{g}`: {e}"))?;
+        b.add(glob);
+    }
+    b.build().map_err(|e| e.to_string())
+}
+
+fn excluded(set: &GlobSet, p: &Path) -> bool {
+    let s = p.to_string_lossy();
+    let s = s.trim_start_matches("./");
+    set.is_match(s) || p.file_name().is_some_and(|n| set.is_match(n))
+}
+
+/// `files` without the excluded ones; explicitly named files are kept
+/// unless `force` (what pre-commit needs).
+pub fn filter(paths: &[PathBuf], set: &GlobSet, force: bool) -> (Vec<PathBuf>, Vec<String>) {
+    let mut out = Vec::new();
+    let mut errors = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            if !(force && excluded(set, p)) {
+                walk_excluding(p, set, &mut out, &mut errors, 0);
+            }
+        } else if p.is_file() {
+            if !(force && excluded(set, p)) {
+                out.push(p.clone());
+            }
+        } else {
+            errors.push(format!("{}: no such file or directory", p.display()));
+        }
+    }
+    out.sort();
+    out.dedup();
+    (out, errors)
+}
+
+fn walk_excluding(
+    dir: &Path,
+    set: &GlobSet,
+    out: &mut Vec<PathBuf>,
+    errors: &mut Vec<String>,
+    depth: u32,
+) {
+    let mut found = Vec::new();
+    walk(dir, &mut found, errors, depth);
+    out.extend(
+        found
+            .into_iter()
+            .filter(|f| !f.ancestors().any(|a| a != dir && excluded(set, a))),
+    );
+}
+
 pub const EXTENSIONS: [&str; 2] = ["cu", "cuh"];
 
 /// Expands `paths` into files. Hidden folders and `target/` are skipped

@@ -3,6 +3,7 @@
 mod check;
 mod config;
 mod discover;
+mod fix;
 mod render;
 mod report;
 mod rule;
@@ -92,7 +93,12 @@ struct CheckCli {
     #[arg(long, value_name = "RULES")]
     ignore: Vec<String>,
     /// Output format.
-    #[arg(long, value_enum, env = "WARPLINT_OUTPUT_FORMAT", default_value = "full")]
+    #[arg(
+        long,
+        value_enum,
+        env = "WARPLINT_OUTPUT_FORMAT",
+        default_value = "full"
+    )]
     output_format: Format,
     /// Exit 0 even when there are diagnostics.
     #[arg(long)]
@@ -115,6 +121,21 @@ struct CheckCli {
     /// Also list accesses warplint could not analyse (never diagnostics).
     #[arg(long)]
     show_unknown: bool,
+    /// Apply safe fixes (each re-checked by re-analysing the edited file).
+    #[arg(long)]
+    fix: bool,
+    /// With --fix or --diff, also apply unsafe fixes (padding).
+    #[arg(long)]
+    unsafe_fixes: bool,
+    /// Show the fixes as a unified diff instead of writing them.
+    #[arg(long)]
+    diff: bool,
+    /// Globs of files or folders to skip (added to the config's `exclude`).
+    #[arg(long, value_name = "GLOBS")]
+    exclude: Vec<String>,
+    /// Apply excludes to files named on the command line too (pre-commit).
+    #[arg(long)]
+    force_exclude: bool,
     #[command(flatten)]
     config: ConfigFlags,
 }
@@ -171,6 +192,11 @@ fn main() -> ExitCode {
                 quiet: a.quiet,
                 stdin_filename: a.stdin_filename,
                 show_unknown: a.show_unknown,
+                fix: a.fix,
+                unsafe_fixes: a.unsafe_fixes,
+                diff: a.diff,
+                exclude: a.exclude,
+                force_exclude: a.force_exclude,
                 config: a.config.args(),
             }),
             Command::Report(a) => report_cmd(a),
@@ -195,7 +221,11 @@ fn rule_cmd(a: RuleArgs) -> ExitCode {
     match a.output_format.as_str() {
         "json" => {
             let v: Vec<_> = rules.iter().map(|r| rule::json(r)).collect();
-            let v = if a.all { serde_json::json!(v) } else { v[0].clone() };
+            let v = if a.all {
+                serde_json::json!(v)
+            } else {
+                v[0].clone()
+            };
             println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
         }
         "text" => {

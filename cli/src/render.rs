@@ -71,7 +71,10 @@ impl miette::Diagnostic for MietteDiag<'_> {
         )];
         for r in &self.d.related {
             if r.span.line != self.d.span.line && near(r.span.line, self.d.span.line) {
-                v.push(LabeledSpan::new_with_span(Some(r.message.clone()), span_of(&r.span, len)));
+                v.push(LabeledSpan::new_with_span(
+                    Some(r.message.clone()),
+                    span_of(&r.span, len),
+                ));
             }
         }
         Some(Box::new(v.into_iter()))
@@ -100,7 +103,10 @@ pub fn full(files: &[FileDiagnostics]) -> String {
             };
             let mut s = String::new();
             if handler.render_report(&mut s, &md).is_err() {
-                s = format!("{}:{}:{}: {} {}\n", f.path, d.span.line, d.span.column, d.code, d.message);
+                s = format!(
+                    "{}:{}:{}: {} {}\n",
+                    f.path, d.span.line, d.span.column, d.code, d.message
+                );
             }
             out.push_str(&s);
             for r in &d.related {
@@ -213,7 +219,9 @@ pub fn json_lines(files: &[FileDiagnostics]) -> String {
 
 /// Escaping of workflow-command data and properties (actions/toolkit).
 fn escape_data(s: &str) -> String {
-    s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
 }
 
 fn escape_property(s: &str) -> String {
@@ -235,7 +243,10 @@ pub fn github(files: &[FileDiagnostics]) -> String {
             } else {
                 String::new()
             };
-            let mut msg = format!("{}:{}:{}: {} {}", f.path, d.span.line, d.span.column, d.code, d.message);
+            let mut msg = format!(
+                "{}:{}:{}: {} {}",
+                f.path, d.span.line, d.span.column, d.code, d.message
+            );
             if let Some(h) = &d.help {
                 msg.push_str(&format!("\n  help: {h}"));
             }

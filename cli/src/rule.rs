@@ -8,7 +8,11 @@ pub fn text(r: &Rule) -> String {
         r.name,
         r.code,
         r.summary,
-        if r.fixable { "sometimes available" } else { "not available" },
+        if r.fixable {
+            "sometimes available"
+        } else {
+            "not available"
+        },
         r.doc
     )
 }

@@ -108,9 +108,10 @@ pub fn sites<'a>(
 ) -> Vec<Site<'a>> {
     let mut groups: Vec<Vec<&'a AccessReport>> = Vec::new();
     for r in reports {
-        match groups.iter_mut().find(|g| {
-            g[0].kernel == r.kernel && g[0].span == r.span && g[0].array == r.array
-        }) {
+        match groups
+            .iter_mut()
+            .find(|g| g[0].kernel == r.kernel && g[0].span == r.span && g[0].array == r.array)
+        {
             Some(g) => g.push(r),
             None => groups.push(vec![r]),
         }
@@ -197,9 +198,7 @@ pub fn check(ctx: &Context, selected: &BTreeSet<&'static str>) -> Vec<Diagnostic
             lint.check(ctx, &mut out);
         }
     }
-    out.sort_by(|a, b| {
-        (a.span.start, a.code, &a.message).cmp(&(b.span.start, b.code, &b.message))
-    });
+    out.sort_by(|a, b| (a.span.start, a.code, &a.message).cmp(&(b.span.start, b.code, &b.message)));
     out.dedup_by(|a, b| a.span == b.span && a.code == b.code && a.message == b.message);
     out
 }
@@ -252,5 +251,8 @@ pub fn facts(ctx: &Context, r: &AccessReport) -> Facts {
 
 /// The assumptions line appended to a diagnostic's notes.
 pub fn assumption_notes(r: &AccessReport) -> Vec<String> {
-    r.assumptions.iter().map(|a| format!("assumed: {a}")).collect()
+    r.assumptions
+        .iter()
+        .map(|a| format!("assumed: {a}"))
+        .collect()
 }

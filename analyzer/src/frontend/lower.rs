@@ -2310,8 +2310,8 @@ impl<'a, 't> Lowerer<'a, 't> {
                     decl_text.clone(),
                 );
                 if src.at.is_none() {
-                    self.k.objects[obj].inner_dim = innermost_size(d)
-                        .map(|n| self.tu.src.span(n.start_byte(), n.end_byte()));
+                    self.k.objects[obj].inner_dim =
+                        innermost_size(d).map(|n| self.tu.src.span(n.start_byte(), n.end_byte()));
                 }
                 let val = if matches!(&ty, Ty::Array(_, Some(1))) && !src.text(d).contains('[') {
                     // A scalar `__shared__ float x;`: a place of one element.
@@ -2552,7 +2552,9 @@ fn innermost_size(d: Node) -> Option<Node> {
         match x.kind() {
             "array_declarator" => return x.child_by_field_name("size"),
             "init_declarator" | "parenthesized_declarator" | "attributed_declarator" => {
-                x = x.child_by_field_name("declarator").or_else(|| x.named_child(0))?
+                x = x
+                    .child_by_field_name("declarator")
+                    .or_else(|| x.named_child(0))?
             }
             _ => return None,
         }

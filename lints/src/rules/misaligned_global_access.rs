@@ -4,7 +4,9 @@ use warplint_analyzer::ir::Space;
 use warplint_analyzer::symbolic::Cost;
 
 use super::{unit_stride_misaligned, waste};
-use crate::{assumption_notes, facts, fmt_num, sites, Context, Diagnostic, Label, Lint, Rule, Severity};
+use crate::{
+    assumption_notes, facts, fmt_num, sites, Context, Diagnostic, Label, Lint, Rule, Severity,
+};
 
 pub struct MisalignedGlobalAccess;
 

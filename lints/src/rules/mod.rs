@@ -15,7 +15,10 @@ pub static LINTS: &[&dyn Lint] = &[
 
 /// A warp whose active lanes touch consecutive elements in lane order,
 /// starting off a sector boundary: the shape GM002 owns (GM001 leaves it).
-pub(crate) fn unit_stride_misaligned(lanes: &warplint_analyzer::hardware::Lanes, width: u32) -> Option<i64> {
+pub(crate) fn unit_stride_misaligned(
+    lanes: &warplint_analyzer::hardware::Lanes,
+    width: u32,
+) -> Option<i64> {
     let active: Vec<(usize, i64)> = lanes
         .iter()
         .enumerate()

@@ -9,8 +9,8 @@ use warplint_analyzer::AccessReport;
 use crate::padding::{self, PaddingPlan};
 use crate::picture::{bank_table, worst_banks};
 use crate::{
-    assumption_notes, facts, fmt_num, lane_ranges, sites, Applicability, Context, Diagnostic,
-    Fix, Label, Lint, Rule, Severity,
+    assumption_notes, facts, fmt_num, lane_ranges, sites, Applicability, Context, Diagnostic, Fix,
+    Label, Lint, Rule, Severity,
 };
 
 pub struct SharedBankConflict;
@@ -94,10 +94,11 @@ impl Lint for SharedBankConflict {
                 String::new()
             };
             let message = format!(
-                "{ways}-way bank conflict on `{}` ({} of {} bytes{mean}; {}, block {}x{}x{})",
+                "{ways}-way bank conflict on `{}` ({} of {} byte{}{mean}; {}, block {}x{}x{})",
                 r.array,
                 site.ops,
                 r.width,
+                if r.width == 1 { "" } else { "s" },
                 ctx.arch,
                 r.block[0],
                 r.block[1],
@@ -129,7 +130,10 @@ impl Lint for SharedBankConflict {
             let (help, fix) = match &plan {
                 Some(p) => {
                     let outcome = if p.conflict_free() {
-                        format!("every access to `{}` in `{}` becomes conflict-free", obj.name, k.display_name)
+                        format!(
+                            "every access to `{}` in `{}` becomes conflict-free",
+                            obj.name, k.display_name
+                        )
                     } else {
                         format!(
                             "the worst access to `{}` in `{}` drops to {}-way",
@@ -140,7 +144,10 @@ impl Lint for SharedBankConflict {
                     };
                     let decl = p.new_decl.split_whitespace().collect::<Vec<_>>().join(" ");
                     (
-                        Some(format!("pad the innermost dimension by {}: `{decl}` ({outcome})", p.pad)),
+                        Some(format!(
+                            "pad the innermost dimension by {}: `{decl}` ({outcome})",
+                            p.pad
+                        )),
                         Some(Fix {
                             applicability: Applicability::Unsafe,
                             message: format!("Pad `{}` to `{decl}`", obj.name),

@@ -4,7 +4,9 @@ use warplint_analyzer::ir::{Atom, Builtin, Dim, Space};
 use warplint_analyzer::symbolic::{linear, Cost};
 
 use super::{unit_stride_misaligned, waste};
-use crate::{assumption_notes, facts, fmt_num, sites, Context, Diagnostic, Label, Lint, Rule, Severity};
+use crate::{
+    assumption_notes, facts, fmt_num, sites, Context, Diagnostic, Label, Lint, Rule, Severity,
+};
 
 pub struct UncoalescedGlobalAccess;
 
@@ -81,10 +83,13 @@ impl Lint for UncoalescedGlobalAccess {
             // Which term spreads the lanes: the coefficient of threadIdx.x.
             let tx = linear::coefficient(&access.offset, Atom::Builtin(Builtin::ThreadIdx(Dim::X)))
                 .and_then(|c| c.as_const());
-            let gap = r.worst.as_ref().and_then(|s| match (s.lanes[0], s.lanes[1]) {
-                (Some(a), Some(b)) => Some(b - a),
-                _ => None,
-            });
+            let gap = r
+                .worst
+                .as_ref()
+                .and_then(|s| match (s.lanes[0], s.lanes[1]) {
+                    (Some(a), Some(b)) => Some(b - a),
+                    _ => None,
+                });
             let step = tx.filter(|c| *c != 0).or(gap);
             let cause = match step {
                 Some(d) if d % elem == 0 && d / elem != 1 && d != 0 => format!(
@@ -105,8 +110,9 @@ impl Lint for UncoalescedGlobalAccess {
                 fmt_num(g.ideal_sectors),
                 fmt_num(efficiency * 100.0)
             );
-            let aos = obj.elem_size > r.width as u64 && obj.elem_type.contains("struct")
-                || (obj.elem_size > r.width as u64 && !obj.elem_type.ends_with(char::is_numeric));
+            // A field of a wider element that is not a CUDA vector type.
+            let aos = obj.elem_size > r.width as u64
+                && (obj.elem_type.contains("struct") || !obj.elem_type.ends_with(char::is_numeric));
             let help = if aos {
                 format!(
                     "each lane reads {} of a {}-byte element: store the fields as separate arrays \
@@ -119,7 +125,7 @@ impl Lint for UncoalescedGlobalAccess {
                     .to_string()
             };
             let mut notes = vec![format!(
-                "{cause}; {}, block {}x{}x{}",
+                "{}, block {}x{}x{}; allocations are assumed 256-byte aligned",
                 ctx.arch, r.block[0], r.block[1], r.block[2]
             )];
             notes.extend(assumption_notes(r));

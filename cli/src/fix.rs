@@ -1,0 +1,148 @@
+//! Applying fixes: `--fix` (safe ones), `--unsafe-fixes` (also padding),
+//! `--diff` (show, do not write). Edits never overlap; each fix is kept
+//! only if re-analysing the edited file shows its diagnostic gone; files
+//! are written atomically (temp file + rename).
+
+use std::path::Path;
+
+use warplint_lints::{Applicability, Diagnostic};
+
+/// Applies `edits` (non-overlapping, by byte span) to `src`.
+fn apply(src: &[u8], edits: &[(usize, usize, &str)]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(src.len() + 64);
+    let mut pos = 0;
+    for (start, end, content) in edits {
+        out.extend_from_slice(&src[pos..*start]);
+        out.extend_from_slice(content.as_bytes());
+        pos = *end;
+    }
+    out.extend_from_slice(&src[pos..]);
+    out
+}
+
+/// Same rule, same line, same array and kernel: the diagnostic a fix was for.
+fn same_site(a: &Diagnostic, b: &Diagnostic) -> bool {
+    a.code == b.code
+        && a.span.line == b.span.line
+        && a.facts.array == b.facts.array
+        && a.facts.kernel == b.facts.kernel
+}
+
+/// Applies every applicable fix whose diagnostic disappears afterwards.
+/// `lint` re-analyses a candidate text. Returns the new text and how many
+/// fixes were applied.
+pub fn fix_source(
+    src: &[u8],
+    diagnostics: &[Diagnostic],
+    unsafe_fixes: bool,
+    lint: &dyn Fn(&[u8]) -> Vec<Diagnostic>,
+) -> (Vec<u8>, usize) {
+    let mut current = src.to_vec();
+    let mut accepted: Vec<(usize, usize, String)> = Vec::new();
+    let mut applied = 0;
+    for d in diagnostics {
+        let Some(fix) = &d.fix else { continue };
+        let allowed = match fix.applicability {
+            Applicability::Safe => true,
+            Applicability::Unsafe => unsafe_fixes,
+            Applicability::DisplayOnly => false,
+        };
+        if !allowed || fix.edits.is_empty() {
+            continue;
+        }
+        // Spans refer to the original text; a fix touching bytes another
+        // fix already changed waits for the next run.
+        let overlaps = fix.edits.iter().any(|e| {
+            e.span.end > src.len()
+                || e.span.start > e.span.end
+                || accepted
+                    .iter()
+                    .any(|(s, t, _)| e.span.start < *t && *s < e.span.end || e.span.start == *s)
+        });
+        if overlaps {
+            continue;
+        }
+        let mut candidate_edits = accepted.clone();
+        candidate_edits.extend(
+            fix.edits
+                .iter()
+                .map(|e| (e.span.start, e.span.end, e.content.clone())),
+        );
+        candidate_edits.sort_by_key(|e| e.0);
+        let refs: Vec<(usize, usize, &str)> = candidate_edits
+            .iter()
+            .map(|(s, t, c)| (*s, *t, c.as_str()))
+            .collect();
+        let candidate = apply(src, &refs);
+        if lint(&candidate).iter().any(|x| same_site(x, d)) {
+            continue; // the fix does not remove the problem: not applied
+        }
+        current = candidate;
+        accepted = candidate_edits;
+        applied += 1;
+    }
+    (current, applied)
+}
+
+/// A unified diff of two texts (whole-line hunks with three lines of context).
+pub fn unified_diff(path: &str, old: &str, new: &str) -> String {
+    let a: Vec<&str> = old.lines().collect();
+    let b: Vec<&str> = new.lines().collect();
+    if a == b {
+        return String::new();
+    }
+    let mut out = format!("--- {path}\n+++ {path}\n");
+    if a.len() != b.len() {
+        out.push_str(&format!("@@ -1,{} +1,{} @@\n", a.len(), b.len()));
+        for l in &a {
+            out.push_str(&format!("-{l}\n"));
+        }
+        for l in &b {
+            out.push_str(&format!("+{l}\n"));
+        }
+        return out;
+    }
+    let changed: Vec<usize> = (0..a.len()).filter(|i| a[*i] != b[*i]).collect();
+    let mut i = 0;
+    while i < changed.len() {
+        let start = changed[i].saturating_sub(3);
+        let mut end = (changed[i] + 3).min(a.len() - 1);
+        let mut j = i + 1;
+        while j < changed.len() && changed[j] <= end + 3 {
+            end = (changed[j] + 3).min(a.len() - 1);
+            j += 1;
+        }
+        let n = end - start + 1;
+        out.push_str(&format!("@@ -{},{n} +{},{n} @@\n", start + 1, start + 1));
+        for k in start..=end {
+            if a[k] == b[k] {
+                out.push_str(&format!(" {}\n", a[k]));
+            } else {
+                out.push_str(&format!("-{}\n", a[k]));
+                out.push_str(&format!("+{}\n", b[k]));
+            }
+        }
+        i = j;
+    }
+    out
+}
+
+/// Writes `bytes` to `path` through a temporary file and a rename.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.warplint-{}.tmp", std::process::id()));
+    std::fs::write(&tmp, bytes)?;
+    if let Ok(meta) = std::fs::metadata(path) {
+        let _ = std::fs::set_permissions(&tmp, meta.permissions());
+    }
+    std::fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}

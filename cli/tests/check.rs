@@ -1,0 +1,417 @@
+//! `warplint check` end to end: exit codes, output formats, selection,
+//! suppressions, stdin, fixes, configuration.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use common::{root, stderr, stdout, warplint};
+
+const TRANSPOSE: &str = "fixtures/lints/SM001/invalid_transpose_32x32.cu";
+
+fn temp_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("warplint-check-{}-{tag}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn json(out: &std::process::Output) -> serde_json::Value {
+    serde_json::from_str(&stdout(out)).unwrap_or_else(|e| panic!("{e}: {}", stdout(out)))
+}
+
+#[test]
+fn exit_codes() {
+    let clean = warplint(&[
+        "check",
+        "--isolated",
+        "fixtures/lints/SM001/valid_transpose_32x33.cu",
+    ]);
+    assert_eq!(clean.status.code(), Some(0));
+    let dirty = warplint(&["check", "--isolated", TRANSPOSE]);
+    assert_eq!(dirty.status.code(), Some(1));
+    let zero = warplint(&["check", "--isolated", "--exit-zero", TRANSPOSE]);
+    assert_eq!(zero.status.code(), Some(0));
+    let missing = warplint(&["check", "--isolated", "no/such.cu"]);
+    assert_eq!(missing.status.code(), Some(2));
+    let bad = warplint(&["check", "--isolated", "--select", "XY9", TRANSPOSE]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("XY9"));
+}
+
+#[test]
+fn json_uses_ruff_field_names_and_warplint_facts() {
+    let out = warplint(&[
+        "check",
+        "--isolated",
+        "--output-format",
+        "json",
+        "fixtures/examples/transpose.cu",
+    ]);
+    let v = json(&out);
+    let sm = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["code"] == "SM001")
+        .unwrap();
+    for key in [
+        "code",
+        "name",
+        "message",
+        "severity",
+        "filename",
+        "location",
+        "end_location",
+        "fix",
+        "url",
+        "noqa_row",
+    ] {
+        assert!(sm.get(key).is_some(), "missing {key}");
+    }
+    assert_eq!(sm["name"], "shared-bank-conflict");
+    assert_eq!(sm["location"], serde_json::json!({"row": 35, "column": 38}));
+    assert!(std::path::Path::new(sm["filename"].as_str().unwrap()).is_absolute());
+    assert_eq!(sm["kernel"], "transposeCoalesced");
+    assert_eq!(sm["array"], "tile");
+    assert_eq!(sm["arch"], "sm_90");
+    assert_eq!(sm["block"], serde_json::json!([32, 8, 1]));
+    assert_eq!(sm["max_ways"], 32.0);
+    let gm = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["code"] == "GM001")
+        .unwrap();
+    assert_eq!(gm["sectors"], 32.0);
+    assert_eq!(gm["ideal_sectors"], 4.0);
+    assert!(gm["fix"].is_null());
+}
+
+#[test]
+fn json_lines_is_one_object_per_line() {
+    let out = warplint(&[
+        "check",
+        "--isolated",
+        "--output-format",
+        "json-lines",
+        "fixtures/examples",
+    ]);
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines.len() >= 5);
+    for l in lines {
+        let v: serde_json::Value = serde_json::from_str(l).unwrap();
+        assert!(v["code"].is_string());
+    }
+}
+
+#[test]
+fn github_annotations_are_escaped() {
+    let out = warplint(&[
+        "check",
+        "--isolated",
+        "--output-format",
+        "github",
+        "fixtures/examples/transpose.cu",
+    ]);
+    let text = stdout(&out);
+    let line = text.lines().find(|l| l.contains("SM001")).unwrap();
+    assert!(line.starts_with("::error title=warplint (SM001),file=fixtures/examples/transpose.cu,line=35,endLine=35,col=38,"), "{line}");
+    // The help line is joined with an escaped newline; no raw newline inside.
+    assert!(
+        line.contains("%0A  help: pad the innermost dimension"),
+        "{line}"
+    );
+    assert_eq!(text.lines().count(), 2);
+}
+
+#[test]
+fn sarif_is_valid_2_1_0() {
+    let out = warplint(&[
+        "check",
+        "--isolated",
+        "--output-format",
+        "sarif",
+        "fixtures/examples",
+    ]);
+    let text = stdout(&out);
+    let typed: serde_sarif::sarif::Sarif = serde_json::from_str(&text).expect("SARIF 2.1.0");
+    assert_eq!(typed.runs.len(), 1);
+    let v = json(&out);
+    let run = &v["runs"][0];
+    assert_eq!(v["version"], "2.1.0");
+    let rules: Vec<&str> = run["tool"]["driver"]["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(rules, vec!["GM001", "GM002", "SM001"]);
+    for r in run["results"].as_array().unwrap() {
+        let uri = r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            .as_str()
+            .unwrap();
+        assert!(uri.starts_with("fixtures/examples/"), "{uri}");
+        assert_eq!(
+            rules[r["ruleIndex"].as_u64().unwrap() as usize],
+            r["ruleId"]
+        );
+    }
+}
+
+#[test]
+fn selection_by_code_prefix_name_and_all() {
+    let codes = |args: &[&str]| -> Vec<String> {
+        let mut a = vec!["check", "--isolated", "--output-format", "json"];
+        a.extend_from_slice(args);
+        a.push("fixtures/examples");
+        let v = json(&warplint(&a));
+        let mut c: Vec<String> = v
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["code"].as_str().unwrap().to_string())
+            .collect();
+        c.sort();
+        c.dedup();
+        c
+    };
+    assert_eq!(codes(&[]), vec!["GM001", "GM002", "SM001"]);
+    assert_eq!(codes(&["--select", "GM"]), vec!["GM001", "GM002"]);
+    assert_eq!(codes(&["--select", "shared-bank-conflict"]), vec!["SM001"]);
+    assert_eq!(
+        codes(&["--select", "ALL", "--ignore", "GM001,GM002"]),
+        vec!["SM001"]
+    );
+    assert_eq!(
+        codes(&["--select", "SM001", "--extend-select", "GM002"]),
+        vec!["GM002", "SM001"]
+    );
+}
+
+#[test]
+fn inline_suppressions() {
+    let src = std::fs::read_to_string(root().join(TRANSPOSE)).unwrap();
+    let access_line = "    out[(blockIdx.x * TILE";
+    let variants = [
+        (
+            "same line",
+            src.replace(
+                "tile[threadIdx.x][threadIdx.y];",
+                "tile[threadIdx.x][threadIdx.y]; // warplint: ignore[SM001]",
+            ),
+            true,
+        ),
+        (
+            "line before",
+            src.replace(
+                access_line,
+                &format!(
+                    "    // warplint: ignore[shared-bank-conflict] -- on purpose\n{access_line}"
+                ),
+            ),
+            true,
+        ),
+        ("file", format!("// warplint: file-ignore[SM]\n{src}"), true),
+        (
+            "nolint",
+            src.replace(
+                "tile[threadIdx.x][threadIdx.y];",
+                "tile[threadIdx.x][threadIdx.y]; // NOLINT(warplint-SM001)",
+            ),
+            true,
+        ),
+        (
+            "nolintnextline",
+            src.replace(
+                access_line,
+                &format!("    // NOLINTNEXTLINE(warplint-*)\n{access_line}"),
+            ),
+            true,
+        ),
+        (
+            "bare nolint is clang-tidy's",
+            src.replace(
+                "tile[threadIdx.x][threadIdx.y];",
+                "tile[threadIdx.x][threadIdx.y]; // NOLINT",
+            ),
+            false,
+        ),
+        (
+            "other code",
+            src.replace(
+                "tile[threadIdx.x][threadIdx.y];",
+                "tile[threadIdx.x][threadIdx.y]; // warplint: ignore[GM001]",
+            ),
+            false,
+        ),
+    ];
+    let dir = temp_dir("suppress");
+    for (what, text, suppressed) in variants {
+        let p = dir.join("k.cu");
+        std::fs::write(&p, text).unwrap();
+        let out = warplint(&[
+            "check",
+            "--isolated",
+            "--output-format",
+            "concise",
+            p.to_str().unwrap(),
+        ]);
+        assert_eq!(
+            out.status.code(),
+            Some(if suppressed { 0 } else { 1 }),
+            "{what}: {}",
+            stdout(&out)
+        );
+    }
+}
+
+#[test]
+fn stdin_with_a_filename() {
+    let src = std::fs::read(root().join(TRANSPOSE)).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_warplint"))
+        .args([
+            "check",
+            "--isolated",
+            "--output-format",
+            "concise",
+            "--stdin-filename",
+            "kernels/t.cu",
+            "-",
+        ])
+        .current_dir(root())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child.stdin.take().unwrap().write_all(&src).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).starts_with("kernels/t.cu:10:87: SM001"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn diff_then_fix_round_trip() {
+    let dir = temp_dir("fix");
+    let p = dir.join("t.cu");
+    let original = std::fs::read_to_string(root().join(TRANSPOSE)).unwrap();
+    std::fs::write(&p, &original).unwrap();
+    let path = p.to_str().unwrap();
+    // Safe fixes only: padding is unsafe, nothing changes.
+    let out = warplint(&["check", "--isolated", "--fix", path]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(std::fs::read_to_string(&p).unwrap(), original);
+    // --diff shows the padding and writes nothing.
+    let out = warplint(&["check", "--isolated", "--diff", "--unsafe-fixes", path]);
+    assert_eq!(out.status.code(), Some(1));
+    let diff = stdout(&out);
+    assert!(
+        diff.contains("-    __shared__ float tile[TILE][TILE];"),
+        "{diff}"
+    );
+    assert!(
+        diff.contains("+    __shared__ float tile[TILE][TILE + 1];"),
+        "{diff}"
+    );
+    assert_eq!(std::fs::read_to_string(&p).unwrap(), original);
+    // --fix --unsafe-fixes writes it; the fixed file analyses clean.
+    let out = warplint(&["check", "--isolated", "--fix", "--unsafe-fixes", path]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(std::fs::read_to_string(&p)
+        .unwrap()
+        .contains("tile[TILE][TILE + 1]"));
+    let out = warplint(&["check", "--isolated", path]);
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn rule_command() {
+    let out = warplint(&["rule", "SM001"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = stdout(&out);
+    assert!(text.starts_with("# shared-bank-conflict (SM001)"));
+    assert!(text.contains("## Why is this bad?"));
+    let out = warplint(&[
+        "rule",
+        "uncoalesced-global-access",
+        "--output-format",
+        "json",
+    ]);
+    assert_eq!(json(&out)["code"], "GM001");
+    assert_eq!(warplint(&["rule", "ZZ999"]).status.code(), Some(2));
+}
+
+#[test]
+fn the_example_config_parses_and_drives_settings() {
+    let out = warplint(&[
+        "check",
+        "--config",
+        "config.example.toml",
+        "--show-settings",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("arch: sm_90"), "{text}");
+    assert!(text.contains("select: GM001, GM002, SM001"), "{text}");
+}
+
+#[test]
+fn thresholds_from_config_change_severity() {
+    let dir = temp_dir("thresholds");
+    let cfg = dir.join("warplint.toml");
+    std::fs::write(&cfg, "[lint.thresholds]\nshared-ways-warning = 64\n").unwrap();
+    let out = warplint(&[
+        "check",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--select",
+        "SM001",
+        TRANSPOSE,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+}
+
+#[test]
+fn statistics_and_env_format() {
+    let out = warplint(&["check", "--isolated", "--statistics", "fixtures/examples"]);
+    let text = stdout(&out);
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("3\tGM001\t[ ] uncoalesced-global-access")),
+        "{text}"
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_warplint"))
+        .args(["check", "--isolated", TRANSPOSE])
+        .env("WARPLINT_OUTPUT_FORMAT", "json")
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert!(json(&out).is_array());
+}
+
+#[test]
+fn excludes_and_force_exclude() {
+    let code = |args: &[&str]| {
+        let mut a = vec!["check", "--isolated"];
+        a.extend_from_slice(args);
+        warplint(&a).status.code()
+    };
+    assert_eq!(
+        code(&["--exclude", "invalid_*", "fixtures/lints/SM001"]),
+        Some(0)
+    );
+    assert_eq!(code(&["fixtures/lints/SM001"]), Some(1));
+    // A file named on the command line is checked unless --force-exclude.
+    assert_eq!(code(&["--exclude", "invalid_*", TRANSPOSE]), Some(1));
+    assert_eq!(
+        code(&["--exclude", "invalid_*", "--force-exclude", TRANSPOSE]),
+        Some(0)
+    );
+}
