@@ -30,6 +30,7 @@ pub struct CheckArgs {
     pub diff: bool,
     pub exclude: Vec<String>,
     pub force_exclude: bool,
+    pub jobs: Option<usize>,
     pub config: ConfigArgs,
 }
 
@@ -39,6 +40,24 @@ struct UnknownNote {
     line: u32,
     column: u32,
     text: String,
+}
+
+/// What checking one input produced (built on a worker thread).
+struct Outcome {
+    file: Option<FileDiagnostics>,
+    unknowns: Vec<UnknownNote>,
+    diff: String,
+    fixed: usize,
+    /// Fixed source of stdin, printed instead of written.
+    stdin_fixed: Option<Vec<u8>>,
+    errors: Vec<String>,
+}
+
+struct Input {
+    path: String,
+    abs: String,
+    bytes: Vec<u8>,
+    stdin: bool,
 }
 
 pub fn run(args: CheckArgs) -> std::process::ExitCode {
@@ -62,119 +81,48 @@ pub fn run(args: CheckArgs) -> std::process::ExitCode {
         Ok(m) => m,
         Err(e) => return fail(&e),
     };
-    // Inputs: files, or stdin for `-`.
-    let mut inputs: Vec<(String, String, Vec<u8>)> = Vec::new();
-    let mut had_error = false;
-    let stdin = args.paths.iter().any(|p| p.as_os_str() == "-");
-    if stdin {
-        let mut buf = Vec::new();
-        if let Err(e) = std::io::stdin().read_to_end(&mut buf) {
-            return fail(&format!("stdin: {e}"));
-        }
-        let name = args.stdin_filename.clone().unwrap_or_else(|| "-".into());
-        inputs.push((name.clone(), absolute(Path::new(&name)), buf));
-    }
-    let paths: Vec<PathBuf> = args
-        .paths
-        .iter()
-        .filter(|p| p.as_os_str() != "-")
-        .cloned()
-        .collect();
-    if !paths.is_empty() || !stdin {
-        let paths = if paths.is_empty() {
-            vec![PathBuf::from(".")]
-        } else {
-            paths
-        };
-        let mut globs = settings.config.exclude.clone();
-        globs.extend(settings::split_list(&args.exclude));
-        let set = match discover::excludes(&globs) {
-            Ok(s) => s,
-            Err(e) => return fail(&e),
-        };
-        let (files, errors) = discover::filter(&paths, &set, args.force_exclude);
-        for e in &errors {
-            eprintln!("warplint: error: {e}");
-        }
-        if !errors.is_empty() {
-            return std::process::ExitCode::from(2);
-        }
-        for f in files {
-            match std::fs::read(&f) {
-                Ok(b) => inputs.push((f.display().to_string(), absolute(&f), b)),
-                Err(e) => {
-                    eprintln!("warplint: error: {}: {e}", f.display());
-                    had_error = true;
-                }
-            }
-        }
-    }
+    let inputs = match gather_inputs(&args, &settings) {
+        Ok(i) => i,
+        Err(code) => return code,
+    };
+    let pool = match rayon::ThreadPoolBuilder::new()
+        .num_threads(args.jobs.unwrap_or(0))
+        .stack_size(64 << 20)
+        .build()
+    {
+        Ok(p) => p,
+        Err(e) => return fail(&format!("could not start worker threads: {e}")),
+    };
+    let progress = crate::progress::Progress::new(inputs.len(), args.format);
+    let outcomes: Vec<Outcome> = pool.install(|| {
+        use rayon::prelude::*;
+        inputs
+            .into_par_iter()
+            .map(|input| {
+                let o = check_one(input, &args, &settings, model.as_ref(), &selected);
+                progress.tick();
+                o
+            })
+            .collect()
+    });
+    progress.finish();
     let mut results = Vec::new();
     let mut unknowns = Vec::new();
     let mut diffs = String::new();
     let mut fixed = 0usize;
-    for (path, abs, bytes) in inputs {
-        let (analysis, diagnostics) = lint(&bytes, &settings, model.as_ref(), &selected);
-        if analysis.program.notes.iter().any(|n| n.span.line == 0) {
-            for n in &analysis.program.notes {
-                eprintln!("warplint: error: {path}: {}", n.message);
-            }
-            had_error = true;
-            continue;
+    let mut had_error = false;
+    for o in outcomes {
+        for e in &o.errors {
+            eprintln!("warplint: error: {e}");
         }
-        let mut bytes = bytes;
-        let mut diagnostics = diagnostics;
-        if args.fix || args.diff {
-            let relint = |b: &[u8]| lint(b, &settings, model.as_ref(), &selected).1;
-            let (new, n) = crate::fix::fix_source(&bytes, &diagnostics, args.unsafe_fixes, &relint);
-            if n > 0 {
-                if args.diff {
-                    diffs.push_str(&crate::fix::unified_diff(
-                        &path,
-                        &String::from_utf8_lossy(&bytes),
-                        &String::from_utf8_lossy(&new),
-                    ));
-                } else {
-                    if path == args.stdin_filename.clone().unwrap_or_else(|| "-".into()) && stdin {
-                        // Fixed source goes to stdout, as ruff does.
-                        print!("{}", String::from_utf8_lossy(&new));
-                    } else if let Err(e) = crate::fix::write_atomically(Path::new(&path), &new) {
-                        eprintln!("warplint: error: {path}: could not write the fix: {e}");
-                        had_error = true;
-                        continue;
-                    }
-                    fixed += n;
-                    diagnostics = lint(&new, &settings, model.as_ref(), &selected).1;
-                    bytes = new;
-                }
-            }
+        had_error |= !o.errors.is_empty();
+        if let Some(b) = &o.stdin_fixed {
+            print!("{}", String::from_utf8_lossy(b));
         }
-        if args.show_unknown {
-            for r in analysis
-                .reports
-                .iter()
-                .filter(|r| r.status == Status::Unknown)
-            {
-                unknowns.push(UnknownNote {
-                    path: path.clone(),
-                    line: r.span.line,
-                    column: r.span.column,
-                    text: format!(
-                        "{} of `{}` in `{}` not analysed: {}",
-                        r.op.name(),
-                        r.array,
-                        r.kernel_name,
-                        r.unknown_reason.clone().unwrap_or_default()
-                    ),
-                });
-            }
-        }
-        results.push(FileDiagnostics {
-            path,
-            abs_path: abs,
-            source: String::from_utf8_lossy(&bytes).into_owned(),
-            diagnostics,
-        });
+        diffs.push_str(&o.diff);
+        fixed += o.fixed;
+        unknowns.extend(o.unknowns);
+        results.extend(o.file);
     }
     if args.diff {
         print!("{diffs}");
@@ -245,6 +193,146 @@ pub fn run(args: CheckArgs) -> std::process::ExitCode {
     } else {
         std::process::ExitCode::SUCCESS
     }
+}
+
+/// Files (discovered, excluded, read) and stdin.
+fn gather_inputs(
+    args: &CheckArgs,
+    settings: &Settings,
+) -> Result<Vec<Input>, std::process::ExitCode> {
+    let mut inputs = Vec::new();
+    let stdin = args.paths.iter().any(|p| p.as_os_str() == "-");
+    if stdin {
+        let mut buf = Vec::new();
+        if let Err(e) = std::io::stdin().read_to_end(&mut buf) {
+            return Err(fail(&format!("stdin: {e}")));
+        }
+        let name = args.stdin_filename.clone().unwrap_or_else(|| "-".into());
+        inputs.push(Input {
+            abs: absolute(Path::new(&name)),
+            path: name,
+            bytes: buf,
+            stdin: true,
+        });
+    }
+    let paths: Vec<PathBuf> = args
+        .paths
+        .iter()
+        .filter(|p| p.as_os_str() != "-")
+        .cloned()
+        .collect();
+    if paths.is_empty() && stdin {
+        return Ok(inputs);
+    }
+    let paths = if paths.is_empty() {
+        vec![PathBuf::from(".")]
+    } else {
+        paths
+    };
+    let mut globs = settings.config.exclude.clone();
+    globs.extend(settings::split_list(&args.exclude));
+    let set = discover::excludes(&globs).map_err(|e| fail(&e))?;
+    let (files, errors) = discover::filter(&paths, &set, args.force_exclude);
+    for e in &errors {
+        eprintln!("warplint: error: {e}");
+    }
+    if !errors.is_empty() {
+        return Err(std::process::ExitCode::from(2));
+    }
+    for f in files {
+        match std::fs::read(&f) {
+            Ok(b) => inputs.push(Input {
+                path: f.display().to_string(),
+                abs: absolute(&f),
+                bytes: b,
+                stdin: false,
+            }),
+            Err(e) => return Err(fail(&format!("{}: {e}", f.display()))),
+        }
+    }
+    Ok(inputs)
+}
+
+fn check_one(
+    input: Input,
+    args: &CheckArgs,
+    settings: &Settings,
+    model: &dyn MemoryModel,
+    selected: &std::collections::BTreeSet<&'static str>,
+) -> Outcome {
+    let Input {
+        path,
+        abs,
+        mut bytes,
+        stdin,
+    } = input;
+    let mut o = Outcome {
+        file: None,
+        unknowns: Vec::new(),
+        diff: String::new(),
+        fixed: 0,
+        stdin_fixed: None,
+        errors: Vec::new(),
+    };
+    let (analysis, mut diagnostics) = lint(&bytes, settings, model, selected);
+    if analysis.program.notes.iter().any(|n| n.span.line == 0) {
+        for n in &analysis.program.notes {
+            o.errors.push(format!("{path}: {}", n.message));
+        }
+        return o;
+    }
+    if args.show_unknown {
+        for r in analysis
+            .reports
+            .iter()
+            .filter(|r| r.status == Status::Unknown)
+        {
+            o.unknowns.push(UnknownNote {
+                path: path.clone(),
+                line: r.span.line,
+                column: r.span.column,
+                text: format!(
+                    "{} of `{}` in `{}` not analysed: {}",
+                    r.op.name(),
+                    r.array,
+                    r.kernel_name,
+                    r.unknown_reason.clone().unwrap_or_default()
+                ),
+            });
+        }
+    }
+    drop(analysis);
+    if args.fix || args.diff {
+        let relint = |b: &[u8]| lint(b, settings, model, selected).1;
+        let (new, n) = crate::fix::fix_source(&bytes, &diagnostics, args.unsafe_fixes, &relint);
+        if n > 0 {
+            if args.diff {
+                o.diff = crate::fix::unified_diff(
+                    &path,
+                    &String::from_utf8_lossy(&bytes),
+                    &String::from_utf8_lossy(&new),
+                );
+            } else {
+                if stdin {
+                    o.stdin_fixed = Some(new.clone());
+                } else if let Err(e) = crate::fix::write_atomically(Path::new(&path), &new) {
+                    o.errors
+                        .push(format!("{path}: could not write the fix: {e}"));
+                    return o;
+                }
+                o.fixed = n;
+                diagnostics = lint(&new, settings, model, selected).1;
+                bytes = new;
+            }
+        }
+    }
+    o.file = Some(FileDiagnostics {
+        path,
+        abs_path: abs,
+        source: String::from_utf8_lossy(&bytes).into_owned(),
+        diagnostics,
+    });
+    o
 }
 
 /// Analyses and lints one source; suppressed diagnostics are dropped.

@@ -82,33 +82,46 @@ pub fn files(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<String>) {
     (out, errors)
 }
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>, errors: &mut Vec<String>, depth: u32) {
-    if depth > 64 {
-        return;
-    }
-    let entries = match std::fs::read_dir(dir) {
-        Ok(e) => e,
-        Err(e) => {
-            errors.push(format!("{}: {e}", dir.display()));
-            return;
-        }
-    };
-    let mut entries: Vec<_> = entries.flatten().map(|e| e.path()).collect();
-    entries.sort();
-    for p in entries {
-        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        if p.is_dir() {
-            if name.starts_with('.') || name == "target" {
-                continue;
-            }
-            walk(&p, out, errors, depth + 1);
-        } else if p
-            .extension()
-            .and_then(|e| e.to_str())
-            .map(|e| EXTENSIONS.contains(&e))
-            .unwrap_or(false)
-        {
-            out.push(p);
-        }
-    }
+/// Every `.cu`/`.cuh` under `dir`, honouring `.gitignore`, `.ignore` and
+/// `.git/info/exclude` (the `ignore` crate's parallel walker); hidden
+/// entries and `target/` are skipped.
+fn walk(dir: &Path, out: &mut Vec<PathBuf>, errors: &mut Vec<String>, _depth: u32) {
+    let found = std::sync::Mutex::new(Vec::new());
+    let errs = std::sync::Mutex::new(Vec::new());
+    ignore::WalkBuilder::new(dir)
+        .hidden(true)
+        .git_ignore(true)
+        .git_exclude(true)
+        .ignore(true)
+        .require_git(false)
+        .follow_links(false)
+        .max_depth(Some(64))
+        .filter_entry(|e| e.file_name() != "target")
+        .build_parallel()
+        .run(|| {
+            Box::new(|entry| {
+                match entry {
+                    Ok(e) => {
+                        let p = e.path();
+                        let ok = e.file_type().is_some_and(|t| t.is_file())
+                            && p.extension()
+                                .and_then(|x| x.to_str())
+                                .is_some_and(|x| EXTENSIONS.contains(&x));
+                        if ok {
+                            if let Ok(mut v) = found.lock() {
+                                v.push(p.to_path_buf());
+                            }
+                        }
+                    }
+                    Err(err) => {
+                        if let Ok(mut v) = errs.lock() {
+                            v.push(err.to_string());
+                        }
+                    }
+                }
+                ignore::WalkState::Continue
+            })
+        });
+    out.extend(found.into_inner().unwrap_or_default());
+    errors.extend(errs.into_inner().unwrap_or_default());
 }

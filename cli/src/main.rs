@@ -4,6 +4,7 @@ mod check;
 mod config;
 mod discover;
 mod fix;
+mod progress;
 mod render;
 mod report;
 mod rule;
@@ -136,6 +137,9 @@ struct CheckCli {
     /// Apply excludes to files named on the command line too (pre-commit).
     #[arg(long)]
     force_exclude: bool,
+    /// Files analysed in parallel (default: one per core).
+    #[arg(short, long)]
+    jobs: Option<usize>,
     #[command(flatten)]
     config: ConfigFlags,
 }
@@ -197,6 +201,7 @@ fn main() -> ExitCode {
                 diff: a.diff,
                 exclude: a.exclude,
                 force_exclude: a.force_exclude,
+                jobs: a.jobs,
                 config: a.config.args(),
             }),
             Command::Report(a) => report_cmd(a),

@@ -415,3 +415,32 @@ fn excludes_and_force_exclude() {
         Some(0)
     );
 }
+
+#[test]
+fn gitignore_is_honoured_and_order_is_deterministic() {
+    let dir = temp_dir("walk");
+    let bad = std::fs::read_to_string(root().join(TRANSPOSE)).unwrap();
+    std::fs::create_dir_all(dir.join("skip")).unwrap();
+    std::fs::create_dir_all(dir.join("src/a")).unwrap();
+    std::fs::write(dir.join(".gitignore"), "skip/\n").unwrap();
+    std::fs::write(dir.join("skip/k.cu"), &bad).unwrap();
+    for i in 0..12 {
+        std::fs::write(dir.join(format!("src/a/k{i:02}.cu")), &bad).unwrap();
+    }
+    let run = |jobs: &str| {
+        let out = warplint(&[
+            "check",
+            "--isolated",
+            "--output-format",
+            "concise",
+            "-j",
+            jobs,
+            dir.to_str().unwrap(),
+        ]);
+        stdout(&out)
+    };
+    let one = run("1");
+    assert!(!one.contains("skip/"), "{one}");
+    assert_eq!(one.lines().filter(|l| l.contains("SM001")).count(), 12);
+    assert_eq!(one, run("4"));
+}
