@@ -19,7 +19,7 @@ pub struct CheckArgs {
     pub ignore: Vec<String>,
     pub format: Format,
     pub exit_zero: bool,
-    pub arch: Option<String>,
+    pub arch: Vec<String>,
     pub statistics: bool,
     pub show_settings: bool,
     pub quiet: bool,
@@ -42,6 +42,8 @@ struct UnknownNote {
     text: String,
 }
 
+type Selected = std::collections::BTreeSet<&'static str>;
+
 /// What checking one input produced (built on a worker thread).
 struct Outcome {
     file: Option<FileDiagnostics>,
@@ -61,7 +63,7 @@ struct Input {
 }
 
 pub fn run(args: CheckArgs) -> std::process::ExitCode {
-    let settings = match settings::resolve(&args.config, args.arch.as_deref()) {
+    let settings = match settings::resolve(&args.config, &args.arch) {
         Ok(s) => s,
         Err(e) => return fail(&e),
     };
@@ -77,14 +79,55 @@ pub fn run(args: CheckArgs) -> std::process::ExitCode {
         println!("{}", show_settings(&settings, &selected));
         return std::process::ExitCode::SUCCESS;
     }
-    let model = match settings.arch.model() {
-        Ok(m) => m,
-        Err(e) => return fail(&e),
-    };
     let inputs = match gather_inputs(&args, &settings) {
         Ok(i) => i,
         Err(code) => return code,
     };
+    // The nearest configuration to each file wins (unless --config/--isolated).
+    let mut table: Vec<(Option<PathBuf>, Settings, Selected, Box<dyn MemoryModel>)> = Vec::new();
+    let mut which: Vec<usize> = Vec::new();
+    for input in &inputs {
+        let nearest = if args.config.config.is_some() || args.config.isolated || input.stdin {
+            settings.config_path.clone()
+        } else {
+            Path::new(&input.abs)
+                .parent()
+                .and_then(crate::config::discover)
+        };
+        let idx = match table.iter().position(|t| t.0 == nearest) {
+            Some(i) => i,
+            None => {
+                let cfg = ConfigArgs {
+                    config: nearest.clone(),
+                    isolated: nearest.is_none(),
+                };
+                let s = if nearest == settings.config_path {
+                    settings::resolve(&args.config, &args.arch)
+                } else {
+                    settings::resolve(&cfg, &args.arch)
+                };
+                let s = match s {
+                    Ok(s) => s,
+                    Err(e) => return fail(&e),
+                };
+                let sel = match s.selection(
+                    &settings::split_list(&args.select),
+                    &settings::split_list(&args.extend_select),
+                    &settings::split_list(&args.ignore),
+                ) {
+                    Ok(x) => x,
+                    Err(e) => return fail(&e),
+                };
+                let model = match s.arch.model() {
+                    Ok(m) => m,
+                    Err(e) => return fail(&e),
+                };
+                table.push((nearest, s, sel, model));
+                table.len() - 1
+            }
+        };
+        which.push(idx);
+    }
     let pool = match rayon::ThreadPoolBuilder::new()
         .num_threads(args.jobs.unwrap_or(0))
         .stack_size(64 << 20)
@@ -98,8 +141,10 @@ pub fn run(args: CheckArgs) -> std::process::ExitCode {
         use rayon::prelude::*;
         inputs
             .into_par_iter()
-            .map(|input| {
-                let o = check_one(input, &args, &settings, model.as_ref(), &selected);
+            .zip(which)
+            .map(|(input, i)| {
+                let (_, s, sel, model) = &table[i];
+                let o = check_one(input, &args, s, model.as_ref(), sel);
                 progress.tick();
                 o
             })
@@ -275,6 +320,9 @@ fn check_one(
         errors: Vec::new(),
     };
     let (analysis, mut diagnostics) = lint(&bytes, settings, model, selected);
+    if settings.archs.len() > 1 {
+        diagnostics = across_archs(&bytes, settings, selected, diagnostics);
+    }
     if analysis.program.notes.iter().any(|n| n.span.line == 0) {
         for n in &analysis.program.notes {
             o.errors.push(format!("{path}: {}", n.message));
@@ -326,6 +374,15 @@ fn check_one(
             }
         }
     }
+    let rel = path.trim_start_matches("./");
+    for (glob, rules) in &settings.config.lint.per_file_ignores {
+        let matched = globset::Glob::new(glob.trim_start_matches("./"))
+            .map(|g| g.compile_matcher().is_match(rel))
+            .unwrap_or(false);
+        if matched {
+            diagnostics.retain(|d| !rules.iter().any(|r| crate::suppress::matches(r, d)));
+        }
+    }
     o.file = Some(FileDiagnostics {
         path,
         abs_path: abs,
@@ -333,6 +390,60 @@ fn check_one(
         diagnostics,
     });
     o
+}
+
+/// Diagnostics for every selected architecture: one per site when all
+/// architectures agree (listing them), else each architecture's own.
+fn across_archs(
+    bytes: &[u8],
+    settings: &Settings,
+    selected: &std::collections::BTreeSet<&'static str>,
+    first: Vec<Diagnostic>,
+) -> Vec<Diagnostic> {
+    let key = |d: &Diagnostic| {
+        (
+            d.code,
+            d.span,
+            d.facts.kernel.clone(),
+            d.facts.array.clone(),
+            d.message.replace(&d.facts.arch, "{arch}"),
+        )
+    };
+    let mut per_arch = vec![first];
+    for a in &settings.archs[1..] {
+        let Ok(model) = a.model() else { continue };
+        let mut s2 = Settings {
+            config_path: None,
+            config: Default::default(),
+            arch: *a,
+            archs: vec![*a],
+            options: settings.options.clone(),
+            thresholds: settings.thresholds.clone(),
+        };
+        s2.config.lint.per_file_ignores.clear();
+        per_arch.push(lint(bytes, &s2, model.as_ref(), selected).1);
+    }
+    let names: Vec<String> = settings.archs.iter().map(|a| a.to_string()).collect();
+    let all = names.join(", ");
+    let mut out = Vec::new();
+    for (i, diags) in per_arch.iter().enumerate() {
+        for d in diags {
+            let k = key(d);
+            let everywhere = per_arch.iter().all(|ds| ds.iter().any(|x| key(x) == k));
+            if everywhere {
+                if i == 0 {
+                    let mut m = d.clone();
+                    m.message = m.message.replace(&d.facts.arch, &all);
+                    m.facts.arch = all.clone();
+                    out.push(m);
+                }
+            } else {
+                out.push(d.clone());
+            }
+        }
+    }
+    out.sort_by(|a, b| (a.span.start, a.code, &a.message).cmp(&(b.span.start, b.code, &b.message)));
+    out
 }
 
 /// Analyses and lints one source; suppressed diagnostics are dropped.
@@ -410,7 +521,14 @@ fn show_settings(s: &Settings, selected: &std::collections::BTreeSet<&str>) -> S
             .map(|p| p.display().to_string())
             .unwrap_or_else(|| "(none)".into())
     ));
-    out.push_str(&format!("arch: {}\n", s.arch));
+    out.push_str(&format!(
+        "arch: {}\n",
+        s.archs
+            .iter()
+            .map(|a| a.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
     out.push_str(&format!(
         "select: {}\n",
         selected.iter().copied().collect::<Vec<_>>().join(", ")

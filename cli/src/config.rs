@@ -38,6 +38,9 @@ pub struct LintSection {
     pub ignore: Vec<String>,
     #[serde(default)]
     pub thresholds: ThresholdSection,
+    /// Glob -> rules ignored in matching files.
+    #[serde(default)]
+    pub per_file_ignores: BTreeMap<String, Vec<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -53,6 +56,9 @@ pub struct ThresholdSection {
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct Analysis {
     pub arch: Option<String>,
+    /// Several architectures: each is checked, differences are reported.
+    #[serde(default)]
+    pub archs: Vec<String>,
     pub default_block: Option<[u64; 3]>,
     pub default_block_2d: Option<[u64; 3]>,
     pub default_grid: Option<[u64; 3]>,
@@ -69,6 +75,9 @@ pub struct KernelSection {
     pub grid: Option<[u64; 3]>,
     #[serde(default)]
     pub params: BTreeMap<String, i64>,
+    /// Template arguments (integers) when no launch instantiates the kernel.
+    #[serde(default)]
+    pub template: Vec<i64>,
 }
 
 /// Finds the configuration file for the current directory.
@@ -185,6 +194,7 @@ impl Config {
                         block: k.block,
                         grid: k.grid,
                         params: k.params.clone(),
+                        template: k.template.clone(),
                     },
                 )
             })

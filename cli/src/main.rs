@@ -104,9 +104,10 @@ struct CheckCli {
     /// Exit 0 even when there are diagnostics.
     #[arg(long)]
     exit_zero: bool,
-    /// Target architecture, e.g. sm_90.
+    /// Target architecture, e.g. sm_90; repeat (or comma-separate) to check
+    /// several and see where they differ.
     #[arg(long)]
-    arch: Option<String>,
+    arch: Vec<String>,
     /// Count diagnostics per rule instead of listing them.
     #[arg(long)]
     statistics: bool,
@@ -243,7 +244,8 @@ fn rule_cmd(a: RuleArgs) -> ExitCode {
 }
 
 fn report_cmd(args: ReportArgs) -> ExitCode {
-    let settings = match settings::resolve(&args.config.args(), args.arch.as_deref()) {
+    let archs: Vec<String> = args.arch.iter().cloned().collect();
+    let settings = match settings::resolve(&args.config.args(), &archs) {
         Ok(s) => s,
         Err(e) => return fail(&e),
     };

@@ -18,7 +18,10 @@ pub struct ConfigArgs {
 pub struct Settings {
     pub config_path: Option<PathBuf>,
     pub config: Config,
+    /// The first architecture (the one `report` and fixes use).
     pub arch: Arch,
+    /// Every architecture to check (at least one).
+    pub archs: Vec<Arch>,
     pub options: Options,
     pub thresholds: Thresholds,
 }
@@ -39,14 +42,28 @@ pub fn load_config(args: &ConfigArgs) -> Result<(Option<PathBuf>, Config), Strin
     }
 }
 
-pub fn resolve(args: &ConfigArgs, arch: Option<&str>) -> Result<Settings, String> {
+pub fn resolve(args: &ConfigArgs, archs: &[String]) -> Result<Settings, String> {
     let (config_path, config) = load_config(args)?;
-    let arch_name = arch
-        .map(str::to_string)
-        .or(config.analysis.arch.clone())
-        .unwrap_or_else(|| "sm_90".into());
-    let arch = Arch::parse(&arch_name)?;
-    arch.model()?;
+    let names: Vec<String> = if !archs.is_empty() {
+        split_list(archs)
+    } else if !config.analysis.archs.is_empty() {
+        config.analysis.archs.clone()
+    } else {
+        vec![config
+            .analysis
+            .arch
+            .clone()
+            .unwrap_or_else(|| "sm_90".into())]
+    };
+    let mut parsed = Vec::new();
+    for n in &names {
+        let a = Arch::parse(n)?;
+        a.model()?;
+        if !parsed.contains(&a) {
+            parsed.push(a);
+        }
+    }
+    let arch = parsed[0];
     let options = Options {
         frontend: FrontendOptions {
             kernels: config.kernel_overrides(),
@@ -65,6 +82,7 @@ pub fn resolve(args: &ConfigArgs, arch: Option<&str>) -> Result<Settings, String
         config_path,
         config,
         arch,
+        archs: parsed,
         options,
         thresholds,
     })

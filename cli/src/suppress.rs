@@ -91,7 +91,7 @@ fn selectors_nolint(inner: &str) -> Vec<String> {
         .collect()
 }
 
-fn matches(sel: &str, d: &Diagnostic) -> bool {
+pub fn matches(sel: &str, d: &Diagnostic) -> bool {
     sel == "*"
         || sel.eq_ignore_ascii_case("ALL")
         || sel == d.name

@@ -444,3 +444,77 @@ fn gitignore_is_honoured_and_order_is_deterministic() {
     assert_eq!(one.lines().filter(|l| l.contains("SM001")).count(), 12);
     assert_eq!(one, run("4"));
 }
+
+#[test]
+fn nearest_config_per_file_and_per_file_ignores() {
+    let dir = temp_dir("nearest");
+    let bad = std::fs::read_to_string(root().join(TRANSPOSE)).unwrap();
+    std::fs::create_dir_all(dir.join("quiet")).unwrap();
+    std::fs::create_dir_all(dir.join("loud/tests")).unwrap();
+    std::fs::write(
+        dir.join("warplint.toml"),
+        "[lint.per-file-ignores]\n\"**/tests/**\" = [\"SM001\"]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("quiet/warplint.toml"),
+        "[lint]\nignore = [\"SM\"]\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("quiet/a.cu"), &bad).unwrap();
+    std::fs::write(dir.join("loud/b.cu"), &bad).unwrap();
+    std::fs::write(dir.join("loud/tests/c.cu"), &bad).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_warplint"))
+        .args(["check", "--output-format", "concise", "."])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert!(text.contains("loud/b.cu"), "{text}");
+    assert!(!text.contains("quiet/a.cu"), "{text}");
+    assert!(!text.contains("tests/c.cu"), "{text}");
+}
+
+#[test]
+fn several_archs_are_merged_where_they_agree() {
+    let out = warplint(&[
+        "check",
+        "--isolated",
+        "--output-format",
+        "concise",
+        "--arch",
+        "sm_80",
+        "--arch",
+        "sm_90",
+        TRANSPOSE,
+    ]);
+    let text = stdout(&out);
+    assert!(text.contains("sm_80, sm_90, block 32x32x1"), "{text}");
+    assert_eq!(text.lines().filter(|l| l.contains("SM001")).count(), 1);
+    let out = warplint(&["check", "--isolated", "--arch", "sm_35", TRANSPOSE]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn template_arguments_from_config() {
+    let dir = temp_dir("template");
+    std::fs::write(
+        dir.join("k.cu"),
+        "template <int T>\n__global__ void k(float *o) {\n    __shared__ float s[T][T];\n    o[0] = s[threadIdx.x][0];\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("warplint.toml"),
+        "[kernel.k]\nblock = [32, 1, 1]\ntemplate = [32]\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_warplint"))
+        .args(["check", "--output-format", "json", "k.cu"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let v = json(&out);
+    assert_eq!(v[0]["code"], "SM001", "{v}");
+    assert_eq!(v[0]["kernel"], "k<32>");
+    assert_eq!(v[0]["max_ways"], 32.0);
+}

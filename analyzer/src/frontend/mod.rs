@@ -23,6 +23,9 @@ pub struct KernelOverride {
     pub grid: Option<[u64; 3]>,
     /// Values of scalar parameters, by name.
     pub params: BTreeMap<String, i64>,
+    /// Template arguments (integer values, in order) used when no launch
+    /// in the file instantiates the kernel.
+    pub template: Vec<i64>,
 }
 
 #[derive(Clone, Debug, Default)]

@@ -514,7 +514,12 @@ impl<'t> Tu<'t> {
                 }
             }
             if insts.is_empty() {
-                insts.push(Vec::new());
+                let configured = options
+                    .kernels
+                    .get(&def.name)
+                    .map(|o| o.template.iter().map(|v| TArg::Value(*v)).collect())
+                    .unwrap_or_default();
+                insts.push(configured);
             }
             if insts.len() > budget::MAX_INSTANTIATIONS {
                 self.note(
