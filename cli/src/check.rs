@@ -44,6 +44,9 @@ struct UnknownNote {
 
 type Selected = std::collections::BTreeSet<&'static str>;
 
+/// A configuration file (or none), with what it resolves to.
+type Resolved = (Option<PathBuf>, Settings, Selected, Box<dyn MemoryModel>);
+
 /// What checking one input produced (built on a worker thread).
 struct Outcome {
     file: Option<FileDiagnostics>,
@@ -84,7 +87,7 @@ pub fn run(args: CheckArgs) -> std::process::ExitCode {
         Err(code) => return code,
     };
     // The nearest configuration to each file wins (unless --config/--isolated).
-    let mut table: Vec<(Option<PathBuf>, Settings, Selected, Box<dyn MemoryModel>)> = Vec::new();
+    let mut table: Vec<Resolved> = Vec::new();
     let mut which: Vec<usize> = Vec::new();
     for input in &inputs {
         let nearest = if args.config.config.is_some() || args.config.isolated || input.stdin {
