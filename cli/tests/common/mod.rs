@@ -7,7 +7,7 @@ use std::process::{Command, Output};
 
 /// The workspace root (fixtures paths are relative to it).
 pub fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+    Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
 }
 
 /// Runs `warplint ARGS` in the workspace root, ignoring any config file.
