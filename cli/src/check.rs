@@ -371,8 +371,9 @@ fn check_one(
                         .push(format!("{path}: could not write the fix: {e}"));
                     return o;
                 }
-                o.fixed = n;
+                let before = diagnostics.len();
                 diagnostics = lint(&new, settings, model, selected).1;
+                o.fixed = before.saturating_sub(diagnostics.len()).max(n);
                 bytes = new;
             }
         }

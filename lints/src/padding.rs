@@ -115,3 +115,203 @@ pub fn find(ctx: &Context, kernel: usize, obj: usize) -> Option<PaddingPlan> {
         worst_after: after,
     })
 }
+
+/// A named integer constant defined in the file: `#define PITCH 32` or
+/// `const int PITCH = 32;` (also `constexpr`), with where its value is.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NamedConstant {
+    pub name: String,
+    pub value: u64,
+    /// Byte range of the value literal.
+    pub start: usize,
+    pub end: usize,
+    /// The whole definition line, for messages.
+    pub line: String,
+}
+
+/// Finds the definition of `name` in `source`.
+pub fn find_constant(source: &[u8], name: &str) -> Option<NamedConstant> {
+    let text = std::str::from_utf8(source).ok()?;
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let start_of_line = offset;
+        offset += line.len();
+        let t = line.trim_start();
+        let lead = line.len() - t.len();
+        let value_at = (|| {
+            if let Some(rest) = t.strip_prefix("#define") {
+                let after_name = rest.trim_start().strip_prefix(name)?;
+                if !after_name.starts_with([' ', '\t']) {
+                    return None;
+                }
+                let v = after_name.trim_start();
+                Some(lead + "#define".len() + (rest.len() - v.len()))
+            } else if t.contains("const") {
+                let p = t.find(name)?;
+                let after = &t[p + name.len()..];
+                let after_eq = after.trim_start().strip_prefix('=')?;
+                let v = after_eq.trim_start();
+                Some(lead + p + name.len() + (after.len() - v.len()))
+            } else {
+                None
+            }
+        })();
+        let Some(at) = value_at else { continue };
+        let digits: String = line[at..]
+            .chars()
+            .take_while(|c| c.is_ascii_digit())
+            .collect();
+        if digits.is_empty() {
+            continue;
+        }
+        let value = digits.parse().ok()?;
+        return Some(NamedConstant {
+            name: name.to_string(),
+            value,
+            start: start_of_line + at,
+            end: start_of_line + at + digits.len(),
+            line: line.trim().to_string(),
+        });
+    }
+    None
+}
+
+fn identifiers(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    for c in text.chars().chain(std::iter::once(' ')) {
+        if c.is_alphanumeric() || c == '_' {
+            cur.push(c);
+        } else {
+            if !cur.is_empty()
+                && !cur.starts_with(|c: char| c.is_ascii_digit())
+                && !out.contains(&cur)
+            {
+                out.push(cur.clone());
+            }
+            cur.clear();
+        }
+    }
+    out
+}
+
+/// A new pitch for a 1-D array indexed as `r * PITCH + c`: the smallest
+/// increase of a named constant used in the array's indices that makes
+/// every access to the array conflict-free without making any other
+/// shared access in the file worse.
+pub fn find_pitch(
+    ctx: &Context,
+    kernel: usize,
+    obj: usize,
+) -> Option<(NamedConstant, PaddingPlan)> {
+    let k = ctx.analysis.program.kernels.get(kernel)?;
+    let o = k.objects.get(obj)?;
+    if o.space != Space::Shared || o.dims.len() != 1 {
+        return None;
+    }
+    let before = worst_ways(ctx.analysis, &k.display_name, &o.name)?;
+    if before <= 1.0 + 1e-9 {
+        return None;
+    }
+    let others_before = all_shared_worst(ctx.analysis, &k.display_name, &o.name);
+    let mut names = Vec::new();
+    for a in k.accesses.iter().filter(|a| a.obj == obj) {
+        for id in identifiers(&a.text) {
+            if id != o.name && !names.contains(&id) {
+                names.push(id);
+            }
+        }
+    }
+    for name in names {
+        let Some(c) = find_constant(ctx.source, &name) else {
+            continue;
+        };
+        for pad in 1..=MAX_PAD {
+            let value = (c.value + pad).to_string();
+            let mut edited = Vec::with_capacity(ctx.source.len() + 4);
+            edited.extend_from_slice(&ctx.source[..c.start]);
+            edited.extend_from_slice(value.as_bytes());
+            edited.extend_from_slice(&ctx.source[c.end..]);
+            let after = analyze(&edited, ctx.model, ctx.options);
+            let Some(w) = worst_ways(&after, &k.display_name, &o.name) else {
+                continue;
+            };
+            if w > 1.0 + 1e-9 {
+                continue;
+            }
+            let others_after = all_shared_worst(&after, &k.display_name, &o.name);
+            let worse = others_after.iter().any(|(key, w2)| {
+                others_before
+                    .iter()
+                    .find(|(k2, _)| k2 == key)
+                    .is_none_or(|(_, w1)| *w2 > *w1 + 1e-9)
+            });
+            if worse {
+                continue;
+            }
+            let span = line_col(ctx.source, c.start, c.end);
+            let new_line = c.line.replacen(&c.value.to_string(), &value, 1);
+            return Some((
+                c.clone(),
+                PaddingPlan {
+                    pad,
+                    edit: Edit {
+                        span,
+                        content: value,
+                    },
+                    new_decl: new_line,
+                    worst_before: before,
+                    worst_after: w,
+                },
+            ));
+        }
+    }
+    None
+}
+
+/// Worst ways of every other shared array access in the file.
+fn all_shared_worst(
+    a: &warplint_analyzer::FileAnalysis,
+    kernel: &str,
+    array: &str,
+) -> Vec<((String, String, usize), f64)> {
+    a.reports
+        .iter()
+        .filter(|r| r.space == Space::Shared && !(r.kernel_name == kernel && r.array == array))
+        .filter_map(|r| match &r.cost {
+            Some(Cost::Shared(s)) => Some((
+                (r.kernel_name.clone(), r.array.clone(), r.span.line as usize),
+                s.max_ways,
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+/// 1-based line/column of a byte range (for edits outside declarations).
+fn line_col(source: &[u8], start: usize, end: usize) -> Span {
+    let pos = |o: usize| {
+        let before = &source[..o.min(source.len())];
+        let line = before.iter().filter(|b| **b == b'\n').count() as u32 + 1;
+        let line_start = before
+            .iter()
+            .rposition(|b| *b == b'\n')
+            .map(|p| p + 1)
+            .unwrap_or(0);
+        let col = String::from_utf8_lossy(&source[line_start..o.min(source.len())])
+            .chars()
+            .count() as u32
+            + 1;
+        (line, col)
+    };
+    let (line, column) = pos(start);
+    let (end_line, end_column) = pos(end);
+    Span {
+        start,
+        end,
+        line,
+        column,
+        end_line,
+        end_column,
+    }
+}

@@ -6,7 +6,7 @@ use warplint_analyzer::ir::Space;
 use warplint_analyzer::symbolic::Cost;
 use warplint_analyzer::AccessReport;
 
-use crate::padding::{self, PaddingPlan};
+use crate::padding::{self, NamedConstant, PaddingPlan};
 use crate::picture::{bank_table, worst_banks};
 use crate::{
     assumption_notes, facts, fmt_num, lane_ranges, sites, Applicability, Context, Diagnostic, Fix,
@@ -65,7 +65,8 @@ impl Lint for SharedBankConflict {
 
     fn check(&self, ctx: &Context, out: &mut Vec<Diagnostic>) {
         let t = ctx.thresholds;
-        let mut plans: HashMap<(usize, usize), Option<PaddingPlan>> = HashMap::new();
+        type Plans = (Option<PaddingPlan>, Option<(NamedConstant, PaddingPlan)>);
+        let mut plans: HashMap<(usize, usize), Plans> = HashMap::new();
         let ways = |r: &AccessReport| match &r.cost {
             Some(Cost::Shared(s)) => s.max_ways,
             _ => 0.0,
@@ -123,9 +124,12 @@ impl Lint for SharedBankConflict {
                 }
             }
             notes.extend(assumption_notes(r));
-            let plan = plans
+            let (plan, pitch) = plans
                 .entry((r.kernel, access.obj))
-                .or_insert_with(|| padding::find(ctx, r.kernel, access.obj))
+                .or_insert_with(|| match padding::find(ctx, r.kernel, access.obj) {
+                    Some(p) => (Some(p), None),
+                    None => (None, padding::find_pitch(ctx, r.kernel, access.obj)),
+                })
                 .clone();
             let (help, fix) = match &plan {
                 Some(p) => {
@@ -155,7 +159,20 @@ impl Lint for SharedBankConflict {
                         }),
                     )
                 }
-                None => (Some(advice(obj.dims.len(), r.width)), None),
+                None => match pitch {
+                    Some((c, p)) => (
+                        Some(format!(
+                            "raise the pitch `{}` from {} to {}: `{}` (every access to `{}` becomes conflict-free, no other shared access gets worse)",
+                            c.name, c.value, p.edit.content, p.new_decl, obj.name
+                        )),
+                        Some(Fix {
+                            applicability: Applicability::Unsafe,
+                            message: format!("Set `{}` to {}", c.name, p.edit.content),
+                            edits: vec![p.edit.clone()],
+                        }),
+                    ),
+                    None => (Some(advice(obj.dims.len(), r.width)), None),
+                },
             };
             let mut facts = facts(ctx, r);
             facts.ways = Some(s.ways);
