@@ -4,7 +4,12 @@
 
 use std::fmt;
 
-use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceSpan};
+use std::sync::Arc;
+
+use miette::{
+    GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteError, MietteSpanContents,
+    SourceCode, SourceSpan, SpanContents,
+};
 use serde_json::{json, Value};
 use warplint_lints::{Diagnostic, Severity};
 
@@ -18,9 +23,68 @@ pub struct FileDiagnostics {
     pub diagnostics: Vec<Diagnostic>,
 }
 
+/// A file for miette, with our own line index: a span is read from the
+/// few lines around it, not by scanning the file from its start (which
+/// made rendering quadratic in diagnostics per file).
+struct Indexed {
+    name: String,
+    text: Arc<str>,
+    line_starts: Arc<Vec<usize>>,
+}
+
+impl Indexed {
+    fn new(name: &str, text: &str) -> Indexed {
+        let mut starts = vec![0];
+        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        Indexed {
+            name: name.to_string(),
+            text: Arc::from(text),
+            line_starts: Arc::new(starts),
+        }
+    }
+
+    fn line_of(&self, offset: usize) -> usize {
+        match self.line_starts.binary_search(&offset) {
+            Ok(l) => l,
+            Err(l) => l.saturating_sub(1),
+        }
+    }
+}
+
+impl SourceCode for Indexed {
+    fn read_span<'a>(
+        &'a self,
+        span: &SourceSpan,
+        before: usize,
+        after: usize,
+    ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
+        let len = self.text.len();
+        let start = span.offset().min(len);
+        let end = (start + span.len()).min(len);
+        let first = self.line_of(start).saturating_sub(before + 1);
+        let last = self.line_of(end) + after + 1;
+        let s0 = self.line_starts[first];
+        let s1 = self.line_starts.get(last + 1).copied().unwrap_or(len);
+        let slice: &'a str = &self.text[s0..s1];
+        let inner = slice.read_span(
+            &SourceSpan::new((start - s0).into(), end - start),
+            before,
+            after,
+        )?;
+        Ok(Box::new(MietteSpanContents::new_named(
+            self.name.clone(),
+            inner.data(),
+            SourceSpan::new((inner.span().offset() + s0).into(), inner.span().len()),
+            inner.line() + first,
+            inner.column(),
+            inner.line_count(),
+        )))
+    }
+}
+
 struct MietteDiag<'a> {
     d: &'a Diagnostic,
-    src: NamedSource<String>,
+    src: &'a Indexed,
 }
 
 impl fmt::Debug for MietteDiag<'_> {
@@ -61,10 +125,10 @@ impl miette::Diagnostic for MietteDiag<'_> {
             .map(|h| Box::new(h.clone()) as Box<dyn fmt::Display>)
     }
     fn source_code(&self) -> Option<&dyn miette::SourceCode> {
-        Some(&self.src)
+        Some(self.src)
     }
     fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
-        let len = self.src.inner().len();
+        let len = self.src.text.len();
         let mut v = vec![LabeledSpan::new_primary_with_span(
             Some(self.d.label.clone()),
             span_of(&self.d.span, len),
@@ -83,7 +147,7 @@ impl miette::Diagnostic for MietteDiag<'_> {
 
 /// Secondary labels this close to the primary are drawn in the snippet;
 /// farther ones become a note (miette would print every line between).
-const NEAR_LINES: u32 = 6;
+const NEAR_LINES: u32 = 3;
 
 fn near(a: u32, b: u32) -> bool {
     a.abs_diff(b) <= NEAR_LINES
@@ -96,11 +160,9 @@ pub fn full(files: &[FileDiagnostics]) -> String {
         .with_links(false);
     let mut out = String::new();
     for f in files {
+        let src = Indexed::new(&f.path, &f.source);
         for d in &f.diagnostics {
-            let md = MietteDiag {
-                d,
-                src: NamedSource::new(f.path.clone(), f.source.clone()),
-            };
+            let md = MietteDiag { d, src: &src };
             let mut s = String::new();
             if handler.render_report(&mut s, &md).is_err() {
                 s = format!(
