@@ -147,7 +147,7 @@ impl miette::Diagnostic for MietteDiag<'_> {
 
 /// Secondary labels this close to the primary are drawn in the snippet;
 /// farther ones become a note (miette would print every line between).
-const NEAR_LINES: u32 = 3;
+const NEAR_LINES: u32 = 200;
 
 fn near(a: u32, b: u32) -> bool {
     a.abs_diff(b) <= NEAR_LINES
