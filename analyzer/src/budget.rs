@@ -50,3 +50,7 @@ pub const MAX_BLOCKS_SAMPLED: u64 = 8;
 
 /// Largest block the analyzer accepts (the CUDA limit).
 pub const MAX_THREADS_PER_BLOCK: u64 = 1024;
+
+/// Re-analyses a file's fix search may run (each padding or pitch candidate
+/// is one analysis of one kernel's array). Past it, rules give advice only.
+pub const MAX_FIX_REANALYSES_PER_FILE: u32 = 48;

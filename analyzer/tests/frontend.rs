@@ -91,7 +91,9 @@ int main() { k<<<1, 32, 256>>>(0); }
     assert_eq!(req, vec![32.0, 1.0]);
     let local = find(&a, "r", Op::Store);
     assert_eq!(local.space, Space::Local);
-    assert_eq!(local.status, Status::Exact);
+    // Whether the compiler keeps it in registers is an assumption.
+    assert_eq!(local.status, Status::Assumed);
+    assert!(local.assumptions.iter().any(|a| a.contains("registers")));
 }
 
 #[test]

@@ -61,7 +61,7 @@ fn replacement(size_text: &str, pad: u64) -> String {
 /// Plans the padding of object `obj` of kernel `kernel` (indices into the
 /// analysed program), or `None` when the array is one-dimensional, its
 /// dimension is not written in the file, or no padding helps.
-pub fn find(ctx: &Context, kernel: usize, obj: usize) -> Option<PaddingPlan> {
+pub fn find(ctx: &Context, kernel: usize, obj: usize, budget: &mut u32) -> Option<PaddingPlan> {
     let k = ctx.analysis.program.kernels.get(kernel)?;
     let o = k.objects.get(obj)?;
     if o.space != Space::Shared || o.dims.len() < 2 {
@@ -75,8 +75,15 @@ pub fn find(ctx: &Context, kernel: usize, obj: usize) -> Option<PaddingPlan> {
     }
     let mut options = ctx.options.clone();
     options.frontend.only_kernel = Some(k.name.clone());
+    options.engine.only_array = Some(o.name.clone());
     let mut best: Option<(f64, u64)> = None;
-    for pad in 1..=MAX_PAD {
+    // Pads past one sweep of the 32 banks (128 bytes) repeat earlier ones.
+    let max_pad = MAX_PAD.min((128 / o.elem_size.max(1)).max(1));
+    for pad in 1..=max_pad {
+        if *budget == 0 {
+            return None;
+        }
+        *budget -= 1;
         let new_size = replacement(&size_text, pad);
         let mut edited = Vec::with_capacity(ctx.source.len() + 8);
         edited.extend_from_slice(&ctx.source[..dim.start]);
@@ -203,6 +210,7 @@ pub fn find_pitch(
     ctx: &Context,
     kernel: usize,
     obj: usize,
+    budget: &mut u32,
 ) -> Option<(NamedConstant, PaddingPlan)> {
     let k = ctx.analysis.program.kernels.get(kernel)?;
     let o = k.objects.get(obj)?;
@@ -227,6 +235,10 @@ pub fn find_pitch(
             continue;
         };
         for pad in 1..=MAX_PAD {
+            if *budget == 0 {
+                return None;
+            }
+            *budget -= 1;
             let value = (c.value + pad).to_string();
             let mut edited = Vec::with_capacity(ctx.source.len() + 4);
             edited.extend_from_slice(&ctx.source[..c.start]);

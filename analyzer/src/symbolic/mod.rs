@@ -35,6 +35,8 @@ pub struct EngineOptions {
     pub max_blocks: u64,
     /// Expression nodes evaluated per access (each for a whole warp).
     pub max_work: u64,
+    /// Analyse only the accesses to arrays of this name (re-analysis for fixes).
+    pub only_array: Option<String>,
 }
 
 impl Default for EngineOptions {
@@ -48,6 +50,7 @@ impl Default for EngineOptions {
             max_executions: budget::MAX_EXECUTIONS_PER_ACCESS,
             max_blocks: budget::MAX_BLOCKS_SAMPLED,
             max_work: budget::MAX_WORK_PER_ACCESS,
+            only_array: None,
         }
     }
 }
@@ -152,6 +155,11 @@ pub fn analyze_program(
         for (li, _) in k.launches.iter().enumerate() {
             let setup = Setup::new(k, li, opts);
             for ai in 0..k.accesses.len() {
+                if let Some(only) = &opts.only_array {
+                    if k.objects[k.accesses[ai].obj].name != *only {
+                        continue;
+                    }
+                }
                 out.push(analyze_access(k, ki, ai, li, &setup, model, opts));
             }
         }
@@ -867,6 +875,13 @@ fn analyze_access(
         budget_hit: false,
         coeff_cache: HashMap::new(),
     };
+    if space == Space::Local {
+        run.assumptions.insert(format!(
+            "`{}` assumed to live in local memory (arrays whose indices are all known once loops \
+             unroll are kept in registers)",
+            obj.name
+        ));
+    }
     let b = setup.block;
     let threads = (b[0] * b[1] * b[2]).max(1);
     let nwarps = (threads + WARP as i64 - 1) / WARP as i64;

@@ -67,6 +67,7 @@ impl Lint for SharedBankConflict {
         let t = ctx.thresholds;
         type Plans = (Option<PaddingPlan>, Option<(NamedConstant, PaddingPlan)>);
         let mut plans: HashMap<(usize, usize), Plans> = HashMap::new();
+        let mut budget = warplint_analyzer::budget::MAX_FIX_REANALYSES_PER_FILE;
         let ways = |r: &AccessReport| match &r.cost {
             Some(Cost::Shared(s)) => s.max_ways,
             _ => 0.0,
@@ -126,10 +127,15 @@ impl Lint for SharedBankConflict {
             notes.extend(assumption_notes(r));
             let (plan, pitch) = plans
                 .entry((r.kernel, access.obj))
-                .or_insert_with(|| match padding::find(ctx, r.kernel, access.obj) {
-                    Some(p) => (Some(p), None),
-                    None => (None, padding::find_pitch(ctx, r.kernel, access.obj)),
-                })
+                .or_insert_with(
+                    || match padding::find(ctx, r.kernel, access.obj, &mut budget) {
+                        Some(p) => (Some(p), None),
+                        None => (
+                            None,
+                            padding::find_pitch(ctx, r.kernel, access.obj, &mut budget),
+                        ),
+                    },
+                )
                 .clone();
             let (help, fix) = match &plan {
                 Some(p) => {

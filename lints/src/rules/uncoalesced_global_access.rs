@@ -16,7 +16,7 @@ pub static RULE: Rule = Rule {
     summary: "a global-memory access that touches more 32-byte sectors than its data needs",
     fixable: false,
     doc: r#"## What it does
-Flags a global (or local) memory access whose warp touches more 32-byte
+Flags a global memory access whose warp touches more 32-byte
 sectors than the bytes it asks for need, and says which index term spreads
 the lanes apart.
 
@@ -51,9 +51,8 @@ impl Lint for UncoalescedGlobalAccess {
 
     fn check(&self, ctx: &Context, out: &mut Vec<Diagnostic>) {
         let t = ctx.thresholds;
-        let global = ctx
-            .known_reports()
-            .filter(|r| matches!(r.space, Space::Global | Space::Local));
+        // Local arrays are left out: most are registers once loops unroll.
+        let global = ctx.known_reports().filter(|r| r.space == Space::Global);
         for site in sites(global, waste) {
             let r = site.worst;
             let Some(Cost::Global(g)) = &r.cost else {
