@@ -196,9 +196,7 @@ pub fn run(args: CheckArgs) -> std::process::ExitCode {
             Format::Sarif => crate::sarif::render(&results, &selected),
         }
     };
-    if !(args.quiet && human) {
-        print!("{out}");
-    }
+    print!("{out}");
     if human && !args.quiet {
         for u in &unknowns {
             println!("{}:{}:{}: unknown: {}", u.path, u.line, u.column, u.text);

@@ -146,3 +146,77 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         let _ = std::fs::remove_file(&tmp);
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use warplint_analyzer::ir::Span;
+    use warplint_lints::{Edit, Facts, Fix, Severity};
+
+    fn diag(line: u32, start: usize, end: usize, content: &str) -> Diagnostic {
+        Diagnostic {
+            code: "SM001",
+            name: "shared-bank-conflict",
+            severity: Severity::Warning,
+            message: String::new(),
+            span: Span {
+                line,
+                ..Span::default()
+            },
+            label: String::new(),
+            related: Vec::new(),
+            notes: Vec::new(),
+            help: None,
+            fix: Some(Fix {
+                applicability: Applicability::Unsafe,
+                message: String::new(),
+                edits: vec![Edit {
+                    span: Span {
+                        start,
+                        end,
+                        ..Span::default()
+                    },
+                    content: content.into(),
+                }],
+            }),
+            facts: Facts::default(),
+        }
+    }
+
+    #[test]
+    fn overlapping_fixes_wait_and_unsafe_ones_need_the_flag() {
+        let src = b"abcdef";
+        let ds = [diag(1, 1, 3, "XY"), diag(2, 2, 4, "ZZ"), diag(3, 5, 6, "!")];
+        let (out, n) = fix_source(src, &ds, true, &|_| Vec::new());
+        assert_eq!(
+            (String::from_utf8(out).unwrap(), n),
+            ("aXYde!".to_string(), 2)
+        );
+        let (out, n) = fix_source(src, &ds, false, &|_| Vec::new());
+        assert_eq!((out.as_slice(), n), (&src[..], 0));
+    }
+
+    #[test]
+    fn a_fix_that_leaves_its_diagnostic_is_not_applied() {
+        let src = b"abcdef";
+        let d = diag(7, 0, 1, "z");
+        let still_there = d.clone();
+        let (out, n) = fix_source(src, std::slice::from_ref(&d), true, &|_| {
+            vec![still_there.clone()]
+        });
+        assert_eq!((out.as_slice(), n), (&src[..], 0));
+    }
+
+    #[test]
+    fn diff_has_context_and_hunks() {
+        let old = "a\nb\nc\nd\ne\nf\ng\nh\n";
+        let new = "a\nb\nc\nD\ne\nf\ng\nh\n";
+        let d = unified_diff("k.cu", old, new);
+        assert!(
+            d.starts_with("--- k.cu\n+++ k.cu\n@@ -1,7 +1,7 @@\n"),
+            "{d}"
+        );
+        assert!(d.contains("-d\n+D\n"));
+        assert_eq!(unified_diff("k.cu", old, old), "");
+    }
+}

@@ -114,7 +114,7 @@ struct CheckCli {
     /// Print the resolved settings and exit.
     #[arg(long)]
     show_settings: bool,
-    /// Print diagnostics only (no summary), or nothing in human formats.
+    /// Print the diagnostics only, without the summary.
     #[arg(short, long)]
     quiet: bool,
     /// The file name to report for source read from stdin.

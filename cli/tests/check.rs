@@ -541,3 +541,28 @@ fn template_arguments_from_config() {
     assert_eq!(v[0]["kernel"], "k<32>");
     assert_eq!(v[0]["max_ways"], 32.0);
 }
+
+#[test]
+fn show_unknown_lists_what_was_not_analysed_and_quiet_drops_the_summary() {
+    let out = warplint(&[
+        "check",
+        "--isolated",
+        "--show-unknown",
+        "fixtures/lints/GM001/valid_gather.cu",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = stdout(&out);
+    assert!(text.contains("unknown: load of `in` in `gather` not analysed: the address depends on a value loaded from `idx`"), "{text}");
+    let out = warplint(&[
+        "check",
+        "--isolated",
+        "--quiet",
+        "--output-format",
+        "concise",
+        TRANSPOSE,
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(text.contains("SM001") && !text.contains("Found"));
+}
