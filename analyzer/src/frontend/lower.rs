@@ -828,10 +828,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 self.index_place(base, idx, n, src)
             }
             "pointer_expression" => {
-                let op = n
-                    .child_by_field_name("operator")
-                    .map(|o| o.kind().to_string())
-                    .unwrap_or_default();
+                let op = op_of(n);
                 let Some(arg) = n.child_by_field_name("argument") else {
                     return Val::Void;
                 };
@@ -856,10 +853,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 }
             }
             "unary_expression" => {
-                let op = n
-                    .child_by_field_name("operator")
-                    .map(|o| o.kind().to_string())
-                    .unwrap_or_default();
+                let op = op_of(n);
                 let Some(arg) = n.child_by_field_name("argument") else {
                     return Val::Void;
                 };
@@ -878,10 +872,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             }
             "binary_expression" => self.binary(n, src),
             "update_expression" => {
-                let op = n
-                    .child_by_field_name("operator")
-                    .map(|o| o.kind().to_string())
-                    .unwrap_or_default();
+                let op = op_of(n);
                 let Some(arg) = n.child_by_field_name("argument") else {
                     return Val::Void;
                 };
@@ -895,10 +886,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 }
             }
             "assignment_expression" => {
-                let op = n
-                    .child_by_field_name("operator")
-                    .map(|o| o.kind().to_string())
-                    .unwrap_or_default();
+                let op = op_of(n);
                 let (Some(left), Some(right)) = (
                     n.child_by_field_name("left"),
                     n.child_by_field_name("right"),
@@ -1152,10 +1140,7 @@ impl<'a, 't> Lowerer<'a, 't> {
     }
 
     fn binary(&mut self, n: Node, src: &Src) -> Val {
-        let op = n
-            .child_by_field_name("operator")
-            .map(|o| o.kind().to_string())
-            .unwrap_or_default();
+        let op = op_of(n);
         let (Some(l), Some(r)) = (
             n.child_by_field_name("left"),
             n.child_by_field_name("right"),
@@ -2560,6 +2545,13 @@ fn innermost_size(d: Node) -> Option<Node> {
         }
     }
     None
+}
+
+/// The operator token of a unary/binary/assignment/update expression.
+fn op_of(n: Node) -> String {
+    n.child_by_field_name("operator")
+        .map(|o| o.kind().to_string())
+        .unwrap_or_default()
 }
 
 fn param_count(f: Node) -> Option<usize> {

@@ -296,8 +296,9 @@ fn fail_reason(k: &Kernel, f: Fail) -> String {
 }
 
 impl<'a> Run<'a> {
-    /// Evaluates `e` for the whole warp, recording assumed values it read.
-    fn eval(&mut self, e: &Expr) -> Vals {
+    /// Evaluates `e` for the whole warp; the assumed values it read are
+    /// returned, not recorded.
+    fn eval_raw(&mut self, e: &Expr) -> (Vals, Reads) {
         let mut reads = Reads::default();
         let env = WarpEnv {
             tid: &self.tid,
@@ -310,10 +311,16 @@ impl<'a> Run<'a> {
             loop_vals: &self.loop_vals,
         };
         let v = eval32(e, &env, &mut reads, &mut self.work);
-        self.note_reads(&reads);
         if self.work > self.opts.max_work {
             self.budget_hit = true;
         }
+        (v, reads)
+    }
+
+    /// Evaluates `e` for the whole warp, recording assumed values it read.
+    fn eval(&mut self, e: &Expr) -> Vals {
+        let (v, reads) = self.eval_raw(e);
+        self.note_reads(&reads);
         v
     }
 
@@ -524,18 +531,7 @@ impl<'a> Run<'a> {
         let Some(c) = self.coeff(atom) else {
             return false;
         };
-        let mut reads = Reads::default();
-        let env = WarpEnv {
-            tid: &self.tid,
-            bid: self.bid,
-            block: self.setup.block,
-            grid: self.setup.grid,
-            params: &self.setup.params,
-            params_assumed: &self.setup.params_assumed,
-            grid_assumed: self.setup.grid_assumed,
-            loop_vals: &self.loop_vals,
-        };
-        let v = eval32(&c, &env, &mut reads, &mut self.work);
+        let (v, reads) = self.eval_raw(&c);
         if v.err & mask != 0 || !reads.assumed.is_empty() {
             return false;
         }
@@ -564,18 +560,7 @@ impl<'a> Run<'a> {
             return;
         }
         self.evaluated += 1;
-        let mut reads = Reads::default();
-        let env = WarpEnv {
-            tid: &self.tid,
-            bid: self.bid,
-            block: self.setup.block,
-            grid: self.setup.grid,
-            params: &self.setup.params,
-            params_assumed: &self.setup.params_assumed,
-            grid_assumed: self.setup.grid_assumed,
-            loop_vals: &self.loop_vals,
-        };
-        let v = eval32(&self.a.offset, &env, &mut reads, &mut self.work);
+        let (v, reads) = self.eval_raw(&self.a.offset);
         let mut addrs: Lanes = [None; WARP];
         for (l, slot) in addrs.iter_mut().enumerate() {
             if active & (1 << l) != 0 && v.err & (1 << l) == 0 {
