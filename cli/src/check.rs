@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use warplint_analyzer::ir::Space;
 use warplint_analyzer::{analyze, FileAnalysis, MemoryModel, Status};
 use warplint_lints::{Applicability, Context, Diagnostic};
 
@@ -31,6 +32,7 @@ pub struct CheckArgs {
     pub exclude: Vec<String>,
     pub force_exclude: bool,
     pub jobs: Option<usize>,
+    pub model: crate::settings::ModelFlags,
     pub config: ConfigArgs,
 }
 
@@ -66,7 +68,7 @@ struct Input {
 }
 
 pub fn run(args: CheckArgs) -> std::process::ExitCode {
-    let settings = match settings::resolve(&args.config, &args.arch) {
+    let settings = match settings::resolve_with(&args.config, &args.arch, args.model) {
         Ok(s) => s,
         Err(e) => return fail(&e),
     };
@@ -105,9 +107,9 @@ pub fn run(args: CheckArgs) -> std::process::ExitCode {
                     isolated: nearest.is_none(),
                 };
                 let s = if nearest == settings.config_path {
-                    settings::resolve(&args.config, &args.arch)
+                    settings::resolve_with(&args.config, &args.arch, args.model)
                 } else {
-                    settings::resolve(&cfg, &args.arch)
+                    settings::resolve_with(&cfg, &args.arch, args.model)
                 };
                 let s = match s {
                     Ok(s) => s,
@@ -121,7 +123,7 @@ pub fn run(args: CheckArgs) -> std::process::ExitCode {
                     Ok(x) => x,
                     Err(e) => return fail(&e),
                 };
-                let model = match s.arch.model() {
+                let model = match s.model(s.arch) {
                     Ok(m) => m,
                     Err(e) => return fail(&e),
                 };
@@ -394,55 +396,103 @@ fn check_one(
     o
 }
 
-/// Diagnostics for every selected architecture: one per site when all
-/// architectures agree (listing them), else each architecture's own.
+/// Diagnostics for every selected architecture, one per site: the
+/// architectures where the outcome is the same are named together, the
+/// others' outcomes follow ("… — 16-way on sm_35 (4-byte banks)").
 fn across_archs(
     bytes: &[u8],
     settings: &Settings,
     selected: &std::collections::BTreeSet<&'static str>,
     first: Vec<Diagnostic>,
 ) -> Vec<Diagnostic> {
-    let key = |d: &Diagnostic| {
-        (
-            d.code,
-            d.span,
-            d.facts.kernel.clone(),
-            d.facts.array.clone(),
-            d.message.replace(&d.facts.arch, "{arch}"),
-        )
+    // The model settings that matter for a rule's memory space.
+    let label = |a: &warplint_analyzer::Arch, code: &str| {
+        let space = if code.starts_with("SM") {
+            Space::Shared
+        } else {
+            Space::Global
+        };
+        match settings.model(*a).ok().and_then(|m| m.mode(space)) {
+            Some(mode) => format!("{a} ({mode})"),
+            None => a.to_string(),
+        }
     };
-    let mut per_arch = vec![first];
+    let mut per_arch: Vec<(warplint_analyzer::Arch, Vec<Diagnostic>)> =
+        vec![(settings.archs[0], first)];
     for a in &settings.archs[1..] {
-        let Ok(model) = a.model() else { continue };
-        let mut s2 = Settings {
+        let Ok(model) = settings.model(*a) else {
+            continue;
+        };
+        let s2 = Settings {
             config_path: None,
             config: Default::default(),
             arch: *a,
             archs: vec![*a],
             options: settings.options.clone(),
             thresholds: settings.thresholds.clone(),
+            model_options: settings.model_options,
         };
-        s2.config.lint.per_file_ignores.clear();
-        per_arch.push(lint(bytes, &s2, model.as_ref(), selected).1);
+        per_arch.push((*a, lint(bytes, &s2, model.as_ref(), selected).1));
     }
-    let names: Vec<String> = settings.archs.iter().map(|a| a.to_string()).collect();
-    let all = names.join(", ");
-    let mut out = Vec::new();
-    for (i, diags) in per_arch.iter().enumerate() {
-        for d in diags {
-            let k = key(d);
-            let everywhere = per_arch.iter().all(|ds| ds.iter().any(|x| key(x) == k));
-            if everywhere {
-                if i == 0 {
-                    let mut m = d.clone();
-                    m.message = m.message.replace(&d.facts.arch, &all);
-                    m.facts.arch = all.clone();
-                    out.push(m);
-                }
-            } else {
-                out.push(d.clone());
+    type Site = (&'static str, warplint_analyzer::ir::Span, String, String);
+    let site = |d: &Diagnostic| -> Site {
+        (
+            d.code,
+            d.span,
+            d.facts.kernel.clone(),
+            d.facts.array.clone(),
+        )
+    };
+    let outcome = |d: &Diagnostic| match (d.facts.max_ways, d.facts.sectors) {
+        (Some(w), _) => format!("{}-way", warplint_lints::fmt_num(w)),
+        (_, Some(s)) => format!("{} sectors", warplint_lints::fmt_num(s)),
+        _ => d.message.clone(),
+    };
+    let mut sites: Vec<Site> = Vec::new();
+    for (_, ds) in &per_arch {
+        for d in ds {
+            if !sites.contains(&site(d)) {
+                sites.push(site(d));
             }
         }
+    }
+    let mut out = Vec::new();
+    for key in sites {
+        // (outcome, architectures, a diagnostic with that outcome)
+        let mut groups: Vec<(String, Vec<String>, Option<&Diagnostic>)> = Vec::new();
+        for (arch, ds) in &per_arch {
+            let d = ds.iter().find(|d| site(d) == key);
+            let o = d.map(outcome).unwrap_or_else(|| "clean".into());
+            let name = label(arch, key.0);
+            match groups.iter_mut().find(|g| g.0 == o) {
+                Some(g) => g.1.push(name),
+                None => groups.push((o, vec![name], d)),
+            }
+        }
+        let Some(primary) = groups.iter().position(|g| g.2.is_some()) else {
+            continue;
+        };
+        let (_, archs, d) = &groups[primary];
+        let Some(d) = d else { continue };
+        let mut m = (*d).clone();
+        let names = archs.join(", ");
+        if m.message.contains(&d.facts.arch) {
+            m.message = m.message.replacen(&d.facts.arch, &names, 1);
+        } else {
+            m.message = format!("{} on {names}", m.message);
+        }
+        // Machine outputs name the architectures without their modes.
+        m.facts.arch = names;
+        let others: Vec<String> = groups
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != primary)
+            .map(|(_, (o, a, _))| format!("{o} on {}", a.join(", ")))
+            .collect();
+        if !others.is_empty() {
+            m.message = format!("{} — {}", m.message, others.join("; "));
+        }
+        out.push(m);
     }
     out.sort_by(|a, b| (a.span.start, a.code, &a.message).cmp(&(b.span.start, b.code, &b.message)));
     out

@@ -55,10 +55,15 @@ pub struct ThresholdSection {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct Analysis {
-    pub arch: Option<String>,
+    /// One architecture or a list: `arch = "sm_90"`, `arch = ["sm_35", "sm_90"]`.
+    pub arch: Option<OneOrMany>,
     /// Several architectures: each is checked, differences are reported.
     #[serde(default)]
     pub archs: Vec<String>,
+    /// Shared-memory bank width on 3.x: 4 (default) or 8 bytes.
+    pub bank_mode: Option<u32>,
+    /// Global loads on 2.x/3.x: "l1" (128-byte lines) or "l2" (32-byte).
+    pub global_caching: Option<String>,
     pub default_block: Option<[u64; 3]>,
     pub default_block_2d: Option<[u64; 3]>,
     pub default_grid: Option<[u64; 3]>,
@@ -66,6 +71,22 @@ pub struct Analysis {
     /// Object-like macros, as with `-D NAME=VALUE`.
     #[serde(default)]
     pub defines: BTreeMap<String, String>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(untagged)]
+pub enum OneOrMany {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl OneOrMany {
+    pub fn to_vec(&self) -> Vec<String> {
+        match self {
+            OneOrMany::One(s) => vec![s.clone()],
+            OneOrMany::Many(v) => v.clone(),
+        }
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -79,6 +79,26 @@ impl ConfigFlags {
     }
 }
 
+/// Settings of the legacy models.
+#[derive(clap::Args)]
+struct ModelArgs {
+    /// Shared-memory bank width on compute capability 3.x, in bytes (4 or 8).
+    #[arg(long, value_name = "4|8")]
+    bank_mode: Option<u32>,
+    /// Global loads on 2.x/3.x: cached in L1 (128-byte lines) or L2 only (32-byte).
+    #[arg(long, value_name = "l1|l2", value_parser = ["l1", "l2"])]
+    global_caching: Option<String>,
+}
+
+impl ModelArgs {
+    fn flags(&self) -> settings::ModelFlags {
+        settings::ModelFlags {
+            bank_mode: self.bank_mode,
+            global_caching: self.global_caching.as_deref().map(|c| c == "l1"),
+        }
+    }
+}
+
 #[derive(clap::Args)]
 struct CheckCli {
     /// Files or folders (folders are searched for .cu and .cuh); `-` reads stdin.
@@ -142,6 +162,8 @@ struct CheckCli {
     #[arg(short, long)]
     jobs: Option<usize>,
     #[command(flatten)]
+    model: ModelArgs,
+    #[command(flatten)]
     config: ConfigFlags,
 }
 
@@ -153,9 +175,12 @@ struct ReportArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     format: ReportFormat,
-    /// Target architecture, e.g. sm_90 (default: the config's, else sm_90).
+    /// Target architecture, e.g. sm_90 (default: the config's, else sm_90);
+    /// repeat for one record per access and architecture.
     #[arg(long)]
-    arch: Option<String>,
+    arch: Vec<String>,
+    #[command(flatten)]
+    model: ModelArgs,
     #[command(flatten)]
     config: ConfigFlags,
 }
@@ -203,6 +228,7 @@ fn main() -> ExitCode {
                 exclude: a.exclude,
                 force_exclude: a.force_exclude,
                 jobs: a.jobs,
+                model: a.model.flags(),
                 config: a.config.args(),
             }),
             Command::Report(a) => report_cmd(a),
@@ -244,16 +270,19 @@ fn rule_cmd(a: RuleArgs) -> ExitCode {
 }
 
 fn report_cmd(args: ReportArgs) -> ExitCode {
-    let archs: Vec<String> = args.arch.iter().cloned().collect();
-    let settings = match settings::resolve(&args.config.args(), &archs) {
+    let settings = match settings::resolve_with(&args.config.args(), &args.arch, args.model.flags())
+    {
         Ok(s) => s,
         Err(e) => return fail(&e),
     };
+    let mut models = Vec::new();
+    for a in &settings.archs {
+        match settings.model(*a) {
+            Ok(m) => models.push((*a, m)),
+            Err(e) => return fail(&e),
+        }
+    }
     let arch = settings.arch;
-    let model = match arch.model() {
-        Ok(m) => m,
-        Err(e) => return fail(&e),
-    };
     let options = settings.options;
     let (files, errors) = discover::files(&args.paths);
     let mut had_error = !errors.is_empty();
@@ -271,25 +300,32 @@ fn report_cmd(args: ReportArgs) -> ExitCode {
                 continue;
             }
         };
-        let analysis = analyze(&bytes, model.as_ref(), &options);
-        let notes: Vec<FileNote> = analysis
-            .program
-            .notes
-            .iter()
-            .map(|n| FileNote {
-                line: n.span.line,
-                column: n.span.column,
-                message: n.message.clone(),
-            })
-            .collect();
-        if analysis.program.notes.iter().any(|n| n.span.line == 0) {
-            had_error = true;
+        let mut runs = Vec::new();
+        let mut notes = Vec::new();
+        for (i, (a, model)) in models.iter().enumerate() {
+            let analysis = analyze(&bytes, model.as_ref(), &options);
+            if i == 0 {
+                notes = analysis
+                    .program
+                    .notes
+                    .iter()
+                    .map(|n| FileNote {
+                        line: n.span.line,
+                        column: n.span.column,
+                        message: n.message.clone(),
+                    })
+                    .collect();
+                if analysis.program.notes.iter().any(|n| n.span.line == 0) {
+                    had_error = true;
+                }
+            }
+            runs.push(report::ArchRun {
+                arch: *a,
+                sector_based: model.sector_based(),
+                reports: analysis.reports,
+            });
         }
-        results.push(FileResult {
-            path,
-            reports: analysis.reports,
-            notes,
-        });
+        results.push(FileResult { path, runs, notes });
     }
     let out = match args.format {
         ReportFormat::Json => report::json(arch, &results),

@@ -5,11 +5,33 @@ use serde_json::{json, Map, Value};
 use warplint_analyzer::symbolic::Cost;
 use warplint_analyzer::{AccessReport, Arch};
 
+/// One file's predictions on one architecture.
+pub struct ArchRun {
+    pub arch: Arch,
+    /// Sector-based global model (5.0+) or legacy transactions.
+    pub sector_based: bool,
+    pub reports: Vec<AccessReport>,
+}
+
 /// One analysed file, as the reporters see it.
 pub struct FileResult {
     pub path: String,
-    pub reports: Vec<AccessReport>,
+    pub runs: Vec<ArchRun>,
     pub notes: Vec<FileNote>,
+}
+
+impl FileResult {
+    /// Every (run, report), by source position then architecture.
+    pub fn records(&self) -> Vec<(&ArchRun, &AccessReport)> {
+        let mut v: Vec<(usize, &ArchRun, &AccessReport)> = self
+            .runs
+            .iter()
+            .enumerate()
+            .flat_map(|(i, run)| run.reports.iter().map(move |r| (i, run, r)))
+            .collect();
+        v.sort_by_key(|(i, _, r)| (r.span.start, r.kernel, r.access, r.launch, *i));
+        v.into_iter().map(|(_, run, r)| (run, r)).collect()
+    }
 }
 
 pub struct FileNote {
@@ -27,7 +49,7 @@ fn num(v: f64) -> Value {
     }
 }
 
-fn cost_json(r: &AccessReport) -> (String, Value) {
+fn cost_json(run: &ArchRun, r: &AccessReport) -> (String, Value) {
     let key = r.space.name().to_string();
     let v = match &r.cost {
         None => Value::Null,
@@ -38,10 +60,15 @@ fn cost_json(r: &AccessReport) -> (String, Value) {
             "max_wavefronts": s.max_wavefronts,
             "max_ways": num(s.max_ways),
         }),
-        Some(Cost::Global(g)) => json!({
+        Some(Cost::Global(g)) if run.sector_based => json!({
             "sectors": num(g.sectors),
             "ideal_sectors": num(g.ideal_sectors),
             "max_sectors": g.max_sectors,
+        }),
+        Some(Cost::Global(g)) => json!({
+            "transactions": num(g.transactions),
+            "bytes": num(g.bytes),
+            "ideal_sectors": num(g.ideal_sectors),
         }),
         Some(Cost::Constant(c)) => json!({
             "requests": num(c.requests),
@@ -51,9 +78,10 @@ fn cost_json(r: &AccessReport) -> (String, Value) {
     (key, v)
 }
 
-pub fn access_json(path: &str, r: &AccessReport) -> Value {
+pub fn access_json(path: &str, run: &ArchRun, r: &AccessReport) -> Value {
     let mut m = Map::new();
     m.insert("file".into(), json!(path));
+    m.insert("arch".into(), json!(run.arch.to_string()));
     m.insert("line".into(), json!(r.span.line));
     m.insert("column".into(), json!(r.span.column));
     m.insert("end_line".into(), json!(r.span.end_line));
@@ -71,7 +99,7 @@ pub fn access_json(path: &str, r: &AccessReport) -> Value {
     if let Some(u) = &r.unknown_reason {
         m.insert("unknown_reason".into(), json!(u));
     }
-    let (k, v) = cost_json(r);
+    let (k, v) = cost_json(run, r);
     m.insert(k, v);
     Value::Object(m)
 }
@@ -80,8 +108,8 @@ pub fn json(arch: Arch, files: &[FileResult]) -> String {
     let mut accesses = Vec::new();
     let mut notes = Vec::new();
     for f in files {
-        for r in &f.reports {
-            accesses.push(access_json(&f.path, r));
+        for (run, r) in f.records() {
+            accesses.push(access_json(&f.path, run, r));
         }
         for n in &f.notes {
             notes.push(
@@ -89,9 +117,14 @@ pub fn json(arch: Arch, files: &[FileResult]) -> String {
             );
         }
     }
+    let archs: Vec<String> = files
+        .first()
+        .map(|f| f.runs.iter().map(|r| r.arch.to_string()).collect())
+        .unwrap_or_else(|| vec![arch.to_string()]);
     let doc = json!({
         "version": 1,
         "arch": arch.to_string(),
+        "archs": archs,
         "accesses": accesses,
         "notes": notes,
     });
@@ -99,7 +132,7 @@ pub fn json(arch: Arch, files: &[FileResult]) -> String {
 }
 
 /// The cost column: ways for shared memory, sectors for global.
-pub fn cost_text(r: &AccessReport) -> String {
+pub fn cost_text(run: &ArchRun, r: &AccessReport) -> String {
     match &r.cost {
         None => "-".into(),
         Some(Cost::Shared(s)) => {
@@ -109,6 +142,11 @@ pub fn cost_text(r: &AccessReport) -> String {
             } else {
                 format!("{ways}-way")
             }
+        }
+        Some(Cost::Global(g)) if !run.sector_based => {
+            let t = (g.transactions * 100.0).round() / 100.0;
+            let b = (g.bytes * 100.0).round() / 100.0;
+            format!("{t} transactions ({b} bytes)")
         }
         Some(Cost::Global(g)) => {
             let s = (g.sectors * 100.0).round() / 100.0;
@@ -124,9 +162,15 @@ pub fn table(files: &[FileResult]) -> String {
     let header = [
         "location", "kernel", "array", "space", "op", "bytes", "block", "cost", "status",
     ];
+    let multi = files.iter().any(|f| f.runs.len() > 1);
     let mut rows: Vec<[String; 9]> = Vec::new();
     for f in files {
-        for r in &f.reports {
+        for (run, r) in f.records() {
+            let cost = if multi {
+                format!("{}: {}", run.arch, cost_text(run, r))
+            } else {
+                cost_text(run, r)
+            };
             rows.push([
                 format!("{}:{}:{}", f.path, r.span.line, r.span.column),
                 r.kernel_name.clone(),
@@ -135,7 +179,7 @@ pub fn table(files: &[FileResult]) -> String {
                 r.op.name().into(),
                 r.width.to_string(),
                 format!("{}x{}x{}", r.block[0], r.block[1], r.block[2]),
-                cost_text(r),
+                cost,
                 r.status.name().into(),
             ]);
         }
@@ -163,7 +207,7 @@ pub fn table(files: &[FileResult]) -> String {
     }
     let mut details = String::new();
     for f in files {
-        for r in &f.reports {
+        for (_, r) in f.records() {
             if r.assumptions.is_empty() && r.unknown_reason.is_none() {
                 continue;
             }

@@ -4,7 +4,8 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use warplint_analyzer::{Arch, FrontendOptions, Options};
+use warplint_analyzer::hardware::ModelOptions;
+use warplint_analyzer::{Arch, FrontendOptions, MemoryModel, Options};
 use warplint_lints::Thresholds;
 
 use crate::config::{self, Config};
@@ -24,6 +25,15 @@ pub struct Settings {
     pub archs: Vec<Arch>,
     pub options: Options,
     pub thresholds: Thresholds,
+    /// Bank mode (3.x) and global caching (2.x/3.x).
+    pub model_options: ModelOptions,
+}
+
+/// Model settings given on the command line (beat the file's).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ModelFlags {
+    pub bank_mode: Option<u32>,
+    pub global_caching: Option<bool>,
 }
 
 pub fn load_config(args: &ConfigArgs) -> Result<(Option<PathBuf>, Config), String> {
@@ -42,23 +52,43 @@ pub fn load_config(args: &ConfigArgs) -> Result<(Option<PathBuf>, Config), Strin
     }
 }
 
-pub fn resolve(args: &ConfigArgs, archs: &[String]) -> Result<Settings, String> {
+pub fn resolve_with(
+    args: &ConfigArgs,
+    archs: &[String],
+    flags: ModelFlags,
+) -> Result<Settings, String> {
     let (config_path, config) = load_config(args)?;
+    let model_options = ModelOptions {
+        bank_bytes: flags.bank_mode.or(config.analysis.bank_mode),
+        l1_cached: flags
+            .global_caching
+            .or(match config.analysis.global_caching.as_deref() {
+                None => None,
+                Some("l1") => Some(true),
+                Some("l2") => Some(false),
+                Some(other) => {
+                    return Err(format!(
+                        "global-caching = \"{other}\": expected \"l1\" or \"l2\""
+                    ))
+                }
+            }),
+    };
     let names: Vec<String> = if !archs.is_empty() {
         split_list(archs)
+    } else if let Some(a) = &config.analysis.arch {
+        a.to_vec()
     } else if !config.analysis.archs.is_empty() {
         config.analysis.archs.clone()
     } else {
-        vec![config
-            .analysis
-            .arch
-            .clone()
-            .unwrap_or_else(|| "sm_90".into())]
+        vec!["sm_90".into()]
     };
+    if names.is_empty() {
+        return Err("no architecture given (arch = [] in the configuration)".into());
+    }
     let mut parsed = Vec::new();
     for n in &names {
         let a = Arch::parse(n)?;
-        a.model()?;
+        a.model_with(model_options)?;
         if !parsed.contains(&a) {
             parsed.push(a);
         }
@@ -85,10 +115,16 @@ pub fn resolve(args: &ConfigArgs, archs: &[String]) -> Result<Settings, String> 
         archs: parsed,
         options,
         thresholds,
+        model_options,
     })
 }
 
 impl Settings {
+    /// The cost model of `arch` with this run's bank mode and caching.
+    pub fn model(&self, arch: Arch) -> Result<Box<dyn MemoryModel>, String> {
+        arch.model_with(self.model_options)
+    }
+
     /// The selected rule codes: the file's `[lint]`, then the CLI's flags.
     pub fn selection(
         &self,

@@ -514,8 +514,39 @@ fn several_archs_are_merged_where_they_agree() {
     let text = stdout(&out);
     assert!(text.contains("sm_80, sm_90, block 32x32x1"), "{text}");
     assert_eq!(text.lines().filter(|l| l.contains("SM001")).count(), 1);
-    let out = warplint(&["check", "--isolated", "--arch", "sm_35", TRANSPOSE]);
+    // Different outcomes are one diagnostic naming each.
+    let out = warplint(&[
+        "check",
+        "--isolated",
+        "--output-format",
+        "concise",
+        "--arch",
+        "sm_35,sm_90,sm_13",
+        TRANSPOSE,
+    ]);
+    let text = stdout(&out);
+    assert_eq!(
+        text.lines().filter(|l| l.contains("SM001")).count(),
+        1,
+        "{text}"
+    );
+    assert!(text.contains("16-way bank conflict on `tile` (load of 4 bytes; sm_35 (4-byte banks), sm_13, block 32x32x1) — 32-way on sm_90"), "{text}");
+    // 64-bit mode on 3.x is a setting.
+    let out = warplint(&[
+        "check",
+        "--isolated",
+        "--output-format",
+        "concise",
+        "--arch",
+        "sm_35",
+        "--bank-mode",
+        "8",
+        TRANSPOSE,
+    ]);
+    assert!(stdout(&out).contains("sm_35"), "{}", stdout(&out));
+    let out = warplint(&["check", "--isolated", "--arch", "sm_42", TRANSPOSE]);
     assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("valid: sm_10"), "{}", stderr(&out));
 }
 
 #[test]

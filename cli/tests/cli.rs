@@ -22,20 +22,35 @@ fn unknown_arch_is_a_usage_error() {
 }
 
 #[test]
-fn pre_maxwell_arch_is_refused_with_a_reason() {
+fn several_archs_give_one_record_per_access_and_arch() {
     let out = warplint(&[
         "report",
         "--isolated",
+        "--format",
+        "json",
         "--arch",
-        "sm_35",
-        "fixtures/examples/gather.cu",
+        "sm_13",
+        "--arch",
+        "sm_90",
+        "fixtures/lints/GM002/invalid_offset_one.cu",
     ]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("compute capability 3.5"),
-        "{}",
-        stderr(&out)
-    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(doc["archs"], serde_json::json!(["sm_13", "sm_90"]));
+    let loads: Vec<&serde_json::Value> = doc["accesses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["op"] == "load")
+        .collect();
+    assert_eq!(loads.len(), 2);
+    // Legacy records carry transactions and bytes; 5.0+ ones sectors.
+    assert_eq!(loads[0]["arch"], "sm_13");
+    assert_eq!(loads[0]["global"]["transactions"], 3);
+    assert_eq!(loads[0]["global"]["bytes"], 224);
+    assert!(loads[0]["global"]["sectors"].is_null());
+    assert_eq!(loads[1]["arch"], "sm_90");
+    assert_eq!(loads[1]["global"]["sectors"], 5);
 }
 
 #[test]

@@ -5,7 +5,7 @@
 //! quarter-warp; wavefronts = sum over those groups of the largest number
 //! of distinct words any bank holds. Global memory: 32-byte sectors.
 
-use super::{word_range, BankUse, GlobalCost, Lanes, MemoryModel, SharedCost, WARP};
+use super::{ideal_sectors, word_range, BankUse, GlobalCost, Lanes, MemoryModel, SharedCost};
 use crate::ir::Space;
 
 pub const BANKS: usize = 32;
@@ -61,20 +61,17 @@ impl MemoryModel for Modern {
     fn global(&self, lanes: &Lanes, width: u32) -> GlobalCost {
         let w = width.max(1) as i64;
         let mut sectors: Vec<i64> = Vec::with_capacity(64);
-        let mut addrs: Vec<i64> = Vec::with_capacity(WARP);
         for a in lanes.iter().flatten() {
-            addrs.push(*a);
             sectors.extend(a.div_euclid(SECTOR)..=a.saturating_add(w - 1).div_euclid(SECTOR));
         }
         sectors.sort_unstable();
         sectors.dedup();
-        // Lanes reading the same address share its bytes.
-        addrs.sort_unstable();
-        addrs.dedup();
-        let bytes = addrs.len() as i64 * w;
+        let n = sectors.len() as u32;
         GlobalCost {
-            sectors: sectors.len() as u32,
-            ideal: ((bytes + SECTOR - 1) / SECTOR) as u32,
+            sectors: n,
+            ideal: ideal_sectors(lanes, width),
+            transactions: n,
+            bytes: n * SECTOR as u32,
         }
     }
 

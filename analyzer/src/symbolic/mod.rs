@@ -91,6 +91,11 @@ pub struct GlobalStats {
     pub sectors: f64,
     pub ideal_sectors: f64,
     pub max_sectors: u32,
+    /// Mean memory transactions per instruction (legacy architectures:
+    /// summed over the half- or quarter-warp requests).
+    pub transactions: f64,
+    /// Mean bytes those transactions move.
+    pub bytes: f64,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -267,6 +272,8 @@ struct Run<'a> {
     executions: u64,
     sum_cost: u64,
     sum_ideal: u64,
+    sum_transactions: u64,
+    sum_bytes: u64,
     max_cost: u32,
     max_ways: f64,
     worst: Option<WarpSample>,
@@ -596,16 +603,16 @@ impl<'a> Run<'a> {
                 }
             }
         }
-        let (cost, ideal) = match self.space {
+        let (cost, ideal, transactions, bytes) = match self.space {
             Space::Shared => {
                 let c = self.model.shared(&addrs, self.a.width);
-                (c.wavefronts, c.ideal)
+                (c.wavefronts, c.ideal, 0, 0)
             }
             Space::Global | Space::Local => {
                 let c = self.model.global(&addrs, self.a.width);
-                (c.sectors, c.ideal)
+                (c.sectors, c.ideal, c.transactions, c.bytes)
             }
-            Space::Constant => (self.model.constant(&addrs, self.a.width), 1),
+            Space::Constant => (self.model.constant(&addrs, self.a.width), 1, 0, 0),
         };
         let w = self.weight;
         self.executions = self.executions.saturating_add(w);
@@ -615,6 +622,12 @@ impl<'a> Run<'a> {
         self.sum_ideal = self
             .sum_ideal
             .saturating_add((ideal as u64).saturating_mul(w));
+        self.sum_transactions = self
+            .sum_transactions
+            .saturating_add((transactions as u64).saturating_mul(w));
+        self.sum_bytes = self
+            .sum_bytes
+            .saturating_add((bytes as u64).saturating_mul(w));
         let ways = if ideal > 0 {
             cost as f64 / ideal as f64
         } else {
@@ -852,6 +865,8 @@ fn analyze_access(
         executions: 0,
         sum_cost: 0,
         sum_ideal: 0,
+        sum_transactions: 0,
+        sum_bytes: 0,
         max_cost: 0,
         max_ways: 0.0,
         worst: None,
@@ -940,6 +955,8 @@ fn analyze_access(
                 sectors: mean,
                 ideal_sectors: run.sum_ideal as f64 / n,
                 max_sectors: run.max_cost,
+                transactions: run.sum_transactions as f64 / n,
+                bytes: run.sum_bytes as f64 / n,
             }),
             Space::Constant => Cost::Constant(ConstantStats {
                 requests: mean,
