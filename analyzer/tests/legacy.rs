@@ -318,3 +318,44 @@ proptest! {
         prop_assert!(model("sm_10").global(&l, w).transactions >= model("sm_12").global(&l, w).transactions);
     }
 }
+
+#[test]
+fn k_4_3_strides_and_irregular_patterns_on_5x() {
+    // Left/middle/right of the strided figure: 1 conflict-free, 2 two-way,
+    // 3 conflict-free; the irregular figure's three patterns conflict-free.
+    let m = model("sm_50");
+    let stride = |s: i64| lanes(move |t| 4 * s * t);
+    assert_eq!(ways(m.as_ref(), &stride(1), 4), 1.0);
+    assert_eq!(ways(m.as_ref(), &stride(2), 4), 2.0);
+    assert_eq!(ways(m.as_ref(), &stride(3), 4), 1.0);
+    let permutation = lanes(|t| 4 * ((t * 13 + 7) % 32));
+    assert_eq!(ways(m.as_ref(), &permutation, 4), 1.0);
+    let right = lanes(|t| if t % 16 < 8 { 4 * 12 } else { 4 * 20 });
+    assert_eq!(ways(m.as_ref(), &right, 4), 1.0);
+}
+
+#[test]
+fn k_3_2_global_caching_on_3x() {
+    // L2 only (the default for global loads on 3.x): 32-byte transactions;
+    // with -dlcm=ca on 3.5/3.7: 128-byte lines.
+    let strided = lanes(|k| 128 * k);
+    assert_eq!(model("sm_35").global(&strided, 4).bytes, 32 * 32);
+    let l1 = Arch::parse("sm_37")
+        .unwrap()
+        .model_with(ModelOptions {
+            bank_bytes: None,
+            l1_cached: Some(true),
+        })
+        .unwrap();
+    assert_eq!(l1.global(&strided, 4).bytes, 32 * 128);
+}
+
+#[test]
+fn k_3_3_sub_words_of_one_word_never_conflict() {
+    // 64-bit mode: any sub-words of one 64-bit word are served together.
+    let l = lanes(|t| 8 * (t / 4) + 2 * (t % 4));
+    assert_eq!(ways(kepler(8).as_ref(), &l, 2), 1.0);
+    // 32-bit mode: sub-words of one 32-bit word.
+    let l = lanes(|t| t);
+    assert_eq!(ways(kepler(4).as_ref(), &l, 1), 1.0);
+}

@@ -597,3 +597,35 @@ fn show_unknown_lists_what_was_not_analysed_and_quiet_drops_the_summary() {
     assert_eq!(text.lines().count(), 1, "{text}");
     assert!(text.contains("SM001") && !text.contains("Found"));
 }
+
+#[test]
+fn config_arch_list_and_bank_mode() {
+    let dir = temp_dir("archlist");
+    let cfg = dir.join("warplint.toml");
+    std::fs::write(
+        &cfg,
+        "[analysis]\narch = [\"sm_35\", \"sm_90\"]\nbank-mode = 8\n",
+    )
+    .unwrap();
+    let out = warplint(&[
+        "check",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--output-format",
+        "concise",
+        TRANSPOSE,
+    ]);
+    let text = stdout(&out);
+    assert!(text.contains("sm_35 (8-byte banks)"), "{text}");
+    assert!(text.contains("sm_90"), "{text}");
+    std::fs::write(&cfg, "[analysis]\nbank-mode = 6\n").unwrap();
+    let out = warplint(&[
+        "check",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--arch",
+        "sm_35",
+        TRANSPOSE,
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+}
