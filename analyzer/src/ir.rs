@@ -504,6 +504,8 @@ pub struct Kernel {
     /// `name<args>` for template instantiations.
     pub display_name: String,
     pub span: Span,
+    /// The whole definition, body included.
+    pub extent: Span,
     pub params: Vec<Param>,
     pub objects: Vec<MemObject>,
     pub accesses: Vec<Access>,

@@ -30,6 +30,63 @@ pub struct FileAnalysis {
     pub reports: Vec<AccessReport>,
 }
 
+/// Counts over one or more analysed files (`report`'s `summary`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub files: u64,
+    /// Kernel instantiations analysed.
+    pub kernels: u64,
+    /// Kernels with a note (something not understood) inside them.
+    pub kernels_with_notes: u64,
+    pub accesses: u64,
+    pub exact: u64,
+    pub assumed: u64,
+    pub unknown: u64,
+}
+
+impl Summary {
+    pub fn add(&mut self, o: &Summary) {
+        self.files += o.files;
+        self.kernels += o.kernels;
+        self.kernels_with_notes += o.kernels_with_notes;
+        self.accesses += o.accesses;
+        self.exact += o.exact;
+        self.assumed += o.assumed;
+        self.unknown += o.unknown;
+    }
+}
+
+impl FileAnalysis {
+    /// This file's counts.
+    pub fn summary(&self) -> Summary {
+        let mut s = Summary {
+            files: 1,
+            kernels: self.program.kernels.len() as u64,
+            ..Summary::default()
+        };
+        s.kernels_with_notes = self
+            .program
+            .kernels
+            .iter()
+            .filter(|k| {
+                self.program
+                    .notes
+                    .iter()
+                    .any(|n| n.span.start >= k.extent.start && n.span.start < k.extent.end)
+            })
+            .count() as u64;
+        for r in &self.reports {
+            s.accesses += 1;
+            match r.status {
+                Status::Exact => s.exact += 1,
+                Status::Assumed => s.assumed += 1,
+                Status::Unknown => s.unknown += 1,
+            }
+        }
+        s
+    }
+}
+
 /// Analyses one CUDA translation unit with the given hardware model.
 pub fn analyze(source: &[u8], model: &dyn MemoryModel, options: &Options) -> FileAnalysis {
     let program = parse_program(source, &options.frontend);

@@ -305,3 +305,48 @@ void host(float *c) {
     assert_eq!((r.block, r.grid), ([32, 8, 1], [16, 63, 1]));
     assert_eq!(r.status, Status::Exact);
 }
+
+#[test]
+fn attributes_the_grammar_lacks_and_a_missing_final_newline() {
+    let a = run("__global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(128) __maxnreg__(32) k(float *a) {\n    auto f = [=] __device__ (int i) { return i; };\n    a[threadIdx.x * 2] = 0;\n}\n#include \"x.h\"");
+    assert!(a.program.notes.is_empty(), "{:?}", a.program.notes);
+    let r = find(&a, "a", Op::Store);
+    assert_eq!(r.block, [128, 1, 1]);
+    assert_eq!(sectors(r), 8.0);
+    // Offsets are unchanged: the access is still at line 3, column 5.
+    assert_eq!((r.span.line, r.span.column), (3, 5));
+}
+
+#[test]
+fn unknown_if_conditions_keep_the_first_branch_and_say_so() {
+    let a = run("#if SOME_HEADER_FLAG > 2\n#define STRIDE 2\n#else\n#define STRIDE 1\n#endif\n__global__ void k(float *a) { a[threadIdx.x * STRIDE] = 0; }\nint main() { k<<<1, 32>>>(0); }\n");
+    assert_eq!(sectors(find(&a, "a", Op::Store)), 8.0);
+    assert!(
+        a.program
+            .notes
+            .iter()
+            .any(|n| n.message.contains("SOME_HEADER_FLAG") && n.span.line == 1),
+        "{:?}",
+        a.program.notes
+    );
+    // A definite condition leaves no note.
+    let b = run("#define FLAG 3\n#if FLAG > 2\n#define STRIDE 2\n#endif\n__global__ void k(float *a) { a[threadIdx.x * STRIDE] = 0; }\n");
+    assert!(b.program.notes.is_empty(), "{:?}", b.program.notes);
+}
+
+#[test]
+fn defines_select_branches() {
+    let src = "#ifdef __CUDA_ARCH__\n#if __CUDA_ARCH__ >= 800\n#define S 2\n#else\n#define S 4\n#endif\n#else\n#define S 8\n#endif\n__global__ void k(float *a) { a[threadIdx.x * S] = 0; }\nint main() { k<<<1, 32>>>(0); }\n";
+    let with = |defs: &[(&str, &str)]| {
+        let mut o = Options::default();
+        o.frontend.defines = defs
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect();
+        let a = analyze(src.as_bytes(), &Modern, &o);
+        sectors(find(&a, "a", Op::Store))
+    };
+    assert_eq!(with(&[]), 32.0); // stride 8: host pass
+    assert_eq!(with(&[("__CUDA_ARCH__", "900")]), 8.0);
+    assert_eq!(with(&[("__CUDA_ARCH__", "700")]), 16.0);
+}

@@ -58,6 +58,7 @@ struct Outcome {
     /// Fixed source of stdin, printed instead of written.
     stdin_fixed: Option<Vec<u8>>,
     errors: Vec<String>,
+    summary: warplint_analyzer::Summary,
 }
 
 struct Input {
@@ -68,7 +69,7 @@ struct Input {
 }
 
 pub fn run(args: CheckArgs) -> std::process::ExitCode {
-    let settings = match settings::resolve_with(&args.config, &args.arch, args.model) {
+    let settings = match settings::resolve_with(&args.config, &args.arch, args.model.clone()) {
         Ok(s) => s,
         Err(e) => return fail(&e),
     };
@@ -107,9 +108,9 @@ pub fn run(args: CheckArgs) -> std::process::ExitCode {
                     isolated: nearest.is_none(),
                 };
                 let s = if nearest == settings.config_path {
-                    settings::resolve_with(&args.config, &args.arch, args.model)
+                    settings::resolve_with(&args.config, &args.arch, args.model.clone())
                 } else {
-                    settings::resolve_with(&cfg, &args.arch, args.model)
+                    settings::resolve_with(&cfg, &args.arch, args.model.clone())
                 };
                 let s = match s {
                     Ok(s) => s,
@@ -161,7 +162,9 @@ pub fn run(args: CheckArgs) -> std::process::ExitCode {
     let mut diffs = String::new();
     let mut fixed = 0usize;
     let mut had_error = false;
+    let mut summary = warplint_analyzer::Summary::default();
     for o in outcomes {
+        summary.add(&o.summary);
         for e in &o.errors {
             eprintln!("warplint: error: {e}");
         }
@@ -187,7 +190,7 @@ pub fn run(args: CheckArgs) -> std::process::ExitCode {
     let count: usize = results.iter().map(|f| f.diagnostics.len()).sum();
     let human = matches!(args.format, Format::Full | Format::Concise);
     let out = if args.statistics {
-        statistics(&results, args.format)
+        statistics(&results, args.format, &summary)
     } else {
         match args.format {
             Format::Full => render::full(&results),
@@ -321,8 +324,10 @@ fn check_one(
         fixed: 0,
         stdin_fixed: None,
         errors: Vec::new(),
+        summary: Default::default(),
     };
     let (analysis, mut diagnostics) = lint(&bytes, settings, model, selected);
+    o.summary = analysis.summary();
     if settings.archs.len() > 1 {
         diagnostics = across_archs(&bytes, settings, selected, diagnostics);
     }
@@ -533,7 +538,11 @@ fn absolute(p: &Path) -> String {
         })
 }
 
-fn statistics(results: &[FileDiagnostics], format: Format) -> String {
+fn statistics(
+    results: &[FileDiagnostics],
+    format: Format,
+    sum: &warplint_analyzer::Summary,
+) -> String {
     let mut by: BTreeMap<&str, (usize, &str, usize)> = BTreeMap::new();
     for d in results.iter().flat_map(|f| &f.diagnostics) {
         let e = by.entry(d.code).or_insert((0, d.name, 0));
@@ -553,13 +562,30 @@ fn statistics(results: &[FileDiagnostics], format: Format) -> String {
                     "url": warplint_lints::find(code).map(|r| r.url())})
             })
             .collect();
-        return serde_json::to_string_pretty(&v).unwrap_or_default() + "\n";
+        let doc = serde_json::json!({
+            "rules": v,
+            "summary": {
+                "files": sum.files, "kernels": sum.kernels, "kernels_with_notes": sum.kernels_with_notes,
+                "accesses": sum.accesses, "exact": sum.exact, "assumed": sum.assumed, "unknown": sum.unknown,
+            },
+        });
+        return serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n";
     }
     let mut out = String::new();
     for (code, (n, name, fixable)) in rows {
         let mark = if fixable > 0 { "[*]" } else { "[ ]" };
         out.push_str(&format!("{n}\t{code}\t{mark} {name}\n"));
     }
+    out.push_str(&format!(
+        "{} files, {} kernels ({} with notes), {} accesses: {} exact, {} assumed, {} unknown\n",
+        sum.files,
+        sum.kernels,
+        sum.kernels_with_notes,
+        sum.accesses,
+        sum.exact,
+        sum.assumed,
+        sum.unknown
+    ));
     out
 }
 

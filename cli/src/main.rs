@@ -88,6 +88,9 @@ struct ModelArgs {
     /// Global loads on 2.x/3.x: cached in L1 (128-byte lines) or L2 only (32-byte).
     #[arg(long, value_name = "l1|l2", value_parser = ["l1", "l2"])]
     global_caching: Option<String>,
+    /// Define a macro, as nvcc's -D: NAME or NAME=VALUE.
+    #[arg(short = 'D', value_name = "NAME[=VALUE]")]
+    define: Vec<String>,
 }
 
 impl ModelArgs {
@@ -95,6 +98,7 @@ impl ModelArgs {
         settings::ModelFlags {
             bank_mode: self.bank_mode,
             global_caching: self.global_caching.as_deref().map(|c| c == "l1"),
+            defines: self.define.clone(),
         }
     }
 }
@@ -302,8 +306,18 @@ fn report_cmd(args: ReportArgs) -> ExitCode {
         };
         let mut runs = Vec::new();
         let mut notes = Vec::new();
+        let mut summary = warplint_analyzer::Summary::default();
         for (i, (a, model)) in models.iter().enumerate() {
             let analysis = analyze(&bytes, model.as_ref(), &options);
+            let s = analysis.summary();
+            if i == 0 {
+                summary = s;
+            } else {
+                summary.accesses += s.accesses;
+                summary.exact += s.exact;
+                summary.assumed += s.assumed;
+                summary.unknown += s.unknown;
+            }
             if i == 0 {
                 notes = analysis
                     .program
@@ -325,7 +339,12 @@ fn report_cmd(args: ReportArgs) -> ExitCode {
                 reports: analysis.reports,
             });
         }
-        results.push(FileResult { path, runs, notes });
+        results.push(FileResult {
+            path,
+            runs,
+            notes,
+            summary,
+        });
     }
     let out = match args.format {
         ReportFormat::Json => report::json(arch, &results),

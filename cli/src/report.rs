@@ -18,6 +18,9 @@ pub struct FileResult {
     pub path: String,
     pub runs: Vec<ArchRun>,
     pub notes: Vec<FileNote>,
+    /// Counts (kernels and notes from the first architecture's analysis,
+    /// accesses over every architecture).
+    pub summary: warplint_analyzer::Summary,
 }
 
 impl FileResult {
@@ -121,10 +124,23 @@ pub fn json(arch: Arch, files: &[FileResult]) -> String {
         .first()
         .map(|f| f.runs.iter().map(|r| r.arch.to_string()).collect())
         .unwrap_or_else(|| vec![arch.to_string()]);
+    let mut sum = warplint_analyzer::Summary::default();
+    for f in files {
+        sum.add(&f.summary);
+    }
     let doc = json!({
         "version": 1,
         "arch": arch.to_string(),
         "archs": archs,
+        "summary": {
+            "files": sum.files,
+            "kernels": sum.kernels,
+            "kernels_with_notes": sum.kernels_with_notes,
+            "accesses": sum.accesses,
+            "exact": sum.exact,
+            "assumed": sum.assumed,
+            "unknown": sum.unknown,
+        },
         "accesses": accesses,
         "notes": notes,
     });

@@ -29,11 +29,43 @@ pub struct Settings {
     pub model_options: ModelOptions,
 }
 
-/// Model settings given on the command line (beat the file's).
-#[derive(Clone, Copy, Debug, Default)]
+/// Model settings and macros given on the command line (beat the file's).
+#[derive(Clone, Debug, Default)]
 pub struct ModelFlags {
     pub bank_mode: Option<u32>,
     pub global_caching: Option<bool>,
+    /// `-D NAME[=VALUE]`.
+    pub defines: Vec<String>,
+}
+
+/// Macros every CUDA translation unit sees from nvcc, for `arch`'s device
+/// pass.
+pub fn builtin_defines(arch: Arch) -> Vec<(String, String)> {
+    vec![
+        ("__CUDACC__".into(), "1".into()),
+        ("__NVCC__".into(), "1".into()),
+        (
+            "__CUDA_ARCH__".into(),
+            format!("{}", arch.major * 100 + arch.minor * 10),
+        ),
+    ]
+}
+
+/// `NAME=VALUE` or `NAME` (which means `NAME=1`).
+fn parse_define(d: &str) -> Result<(String, String), String> {
+    let (name, value) = match d.split_once('=') {
+        Some((n, v)) => (n.trim(), v.trim()),
+        None => (d.trim(), "1"),
+    };
+    let ok = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_alphanumeric() || c == '_');
+    if !ok {
+        return Err(format!("-D {d}: `{name}` is not a macro name"));
+    }
+    Ok((name.to_string(), value.to_string()))
 }
 
 pub fn load_config(args: &ConfigArgs) -> Result<(Option<PathBuf>, Config), String> {
@@ -97,12 +129,20 @@ pub fn resolve_with(
     let options = Options {
         frontend: FrontendOptions {
             kernels: config.kernel_overrides(),
-            defines: config
-                .analysis
-                .defines
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
+            defines: {
+                let mut d = builtin_defines(arch);
+                d.extend(
+                    config
+                        .analysis
+                        .defines
+                        .iter()
+                        .map(|(k, v)| (k.clone(), v.clone())),
+                );
+                for x in &flags.defines {
+                    d.push(parse_define(x)?);
+                }
+                d
+            },
             only_kernel: None,
         },
         engine: config.engine_options(),

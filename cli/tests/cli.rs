@@ -163,3 +163,36 @@ fn folders_are_searched_for_cu_and_cuh() {
     assert!(files.iter().any(|f| f.ends_with("transpose.cu")));
     assert!(files.iter().any(|f| f.ends_with("calib.cu")));
 }
+
+#[test]
+fn report_summary_and_defines_from_the_command_line() {
+    let dir = std::env::temp_dir().join(format!("warplint-cli-defs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join("k.cu");
+    std::fs::write(
+        &src,
+        "#ifndef STRIDE\n#define STRIDE 1\n#endif\n__global__ void k(float *a) { a[threadIdx.x * STRIDE] = 0; }\nint main() { k<<<1, 32>>>(0); }\n",
+    )
+    .unwrap();
+    let sectors = |extra: &[&str]| {
+        let mut args = vec!["report", "--isolated", "--format", "json"];
+        args.extend_from_slice(extra);
+        args.push(src.to_str().unwrap());
+        let out = warplint(&args);
+        let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        (
+            doc["accesses"][0]["global"]["sectors"].as_f64(),
+            doc["summary"].clone(),
+        )
+    };
+    let (s, summary) = sectors(&[]);
+    assert_eq!(s, Some(4.0));
+    assert_eq!(
+        summary,
+        serde_json::json!({"files": 1, "kernels": 1, "kernels_with_notes": 0, "accesses": 1, "exact": 1, "assumed": 0, "unknown": 0})
+    );
+    assert_eq!(sectors(&["-D", "STRIDE=4"]).0, Some(16.0));
+    assert_eq!(sectors(&["-DSTRIDE=2"]).0, Some(8.0));
+    let out = warplint(&["report", "--isolated", "-D", "2BAD", src.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+}

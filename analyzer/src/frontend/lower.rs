@@ -406,10 +406,22 @@ impl<'a, 't> Lowerer<'a, 't> {
             _ => {
                 let saved = self.preproc_mode;
                 self.preproc_mode = true;
-                let v = n
-                    .child_by_field_name("condition")
-                    .and_then(|c| self.const_int(c, src));
+                let cond = n.child_by_field_name("condition");
+                let v = cond.and_then(|c| self.const_int(c, src));
                 self.preproc_mode = saved;
+                if v.is_none() {
+                    if let Some(c) = cond {
+                        let text = src.text(c).split_whitespace().collect::<Vec<_>>().join(" ");
+                        self.note(
+                            c,
+                            src,
+                            format!(
+                                "`#if {text}` depends on macros not defined here; its first branch is analysed \
+                                 (define them with -D or [analysis.defines])"
+                            ),
+                        );
+                    }
+                }
                 v.map(|v| v != 0).unwrap_or(true)
             }
         };
@@ -639,7 +651,9 @@ impl<'a, 't> Lowerer<'a, 't> {
                     return self.expand_text(name, &body, n, src, false);
                 }
             }
-            return Val::Int(Expr::konst(0));
+            // Not defined here (perhaps in a header or on a command line we
+            // were not given): the condition is unknown.
+            return self.unknown_val(format!("`{name}`, which is not defined here"));
         }
         if let Some(b) = self.lookup(name) {
             return b.val.clone();
@@ -2454,6 +2468,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         if let Some(d) = n.child_by_field_name("declarator") {
             k.span = self.tu.src.span(d.start_byte(), d.end_byte());
         }
+        k.extent = self.tu.src.span(n.start_byte(), n.end_byte());
         // Unknowns created while binding template parameters belong to this kernel.
         k.unknowns = std::mem::take(&mut self.k.unknowns);
         self.k = k;

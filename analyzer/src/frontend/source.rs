@@ -20,6 +20,91 @@ pub struct Source {
     pub closed_braces: usize,
 }
 
+/// Blanks `key(args)` (same length, newlines kept) and reports each one's
+/// offset and argument text.
+fn blank_attribute(text: &mut [u8], key: &[u8], mut found: impl FnMut(usize, &str)) {
+    let mut i = 0;
+    while i + key.len() <= text.len() {
+        if &text[i..i + key.len()] != key
+            || (i > 0 && (text[i - 1].is_ascii_alphanumeric() || text[i - 1] == b'_'))
+        {
+            i += 1;
+            continue;
+        }
+        let mut j = i + key.len();
+        while j < text.len() && text[j].is_ascii_whitespace() {
+            j += 1;
+        }
+        if j >= text.len() || text[j] != b'(' {
+            i += 1;
+            continue;
+        }
+        // Matching parenthesis, within a small window.
+        let mut depth = 0;
+        let mut close = None;
+        for (k, b) in text[j..].iter().enumerate().take(256) {
+            match b {
+                b'(' => depth += 1,
+                b')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        close = Some(j + k);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let Some(close) = close else {
+            i += 1;
+            continue;
+        };
+        let arg = String::from_utf8_lossy(&text[j + 1..close]).into_owned();
+        found(i, &arg);
+        for b in &mut text[i..=close] {
+            if *b != b'\n' {
+                *b = b' ';
+            }
+        }
+        i = close + 1;
+    }
+}
+
+/// Extended lambdas (`[=] __device__ (int i) { … }`): the grammar does not
+/// take the annotation after the capture list, so it is blanked.
+fn blank_lambda_annotations(text: &mut [u8]) {
+    let mut i = 0;
+    while i < text.len() {
+        if text[i] != b']' {
+            i += 1;
+            continue;
+        }
+        let mut j = i + 1;
+        loop {
+            while j < text.len() && text[j].is_ascii_whitespace() {
+                j += 1;
+            }
+            let rest = &text[j..];
+            let kw = [&b"__device__"[..], b"__host__"].into_iter().find(|k| {
+                rest.starts_with(k)
+                    && !rest
+                        .get(k.len())
+                        .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
+            });
+            match kw {
+                Some(k) => {
+                    for b in &mut text[j..j + k.len()] {
+                        *b = b' ';
+                    }
+                    j += k.len();
+                }
+                None => break,
+            }
+        }
+        i += 1;
+    }
+}
+
 /// Braces left open at the end of `text`, skipping comments, strings and
 /// character literals.
 fn open_braces(text: &[u8]) -> usize {
@@ -61,35 +146,23 @@ impl Source {
     pub fn new(input: &[u8]) -> Source {
         let mut text = input.to_vec();
         let mut aligns = Vec::new();
-        let key = b"__align__";
-        let mut i = 0;
-        while i + key.len() <= text.len() {
-            if &text[i..i + key.len()] == key {
-                let mut j = i + key.len();
-                while j < text.len() && text[j].is_ascii_whitespace() {
-                    j += 1;
-                }
-                if j < text.len() && text[j] == b'(' {
-                    if let Some(close) = text[j..].iter().take(64).position(|&c| c == b')') {
-                        let inner = String::from_utf8_lossy(&text[j + 1..j + close])
-                            .trim()
-                            .to_string();
-                        if let Ok(n) = inner.parse::<u64>() {
-                            aligns.push((i, n));
-                        }
-                        for b in &mut text[i..=j + close] {
-                            if *b != b'\n' {
-                                *b = b' ';
-                            }
-                        }
-                        i = j + close + 1;
-                        continue;
+        for key in [&b"__align__"[..], b"__cluster_dims__", b"__maxnreg__"] {
+            blank_attribute(&mut text, key, |at, arg| {
+                if key == b"__align__" {
+                    if let Ok(n) = arg.trim().parse::<u64>() {
+                        aligns.push((at, n));
                     }
                 }
-            }
-            i += 1;
+            });
         }
+        aligns.sort_unstable();
+        blank_lambda_annotations(&mut text);
         let input_len = text.len();
+        // A file that does not end with a newline: a final `#include` or
+        // `#define` would otherwise miss its terminator.
+        if text.last().is_some_and(|b| *b != b'\n') {
+            text.push(b'\n');
+        }
         // A truncated file: close what it left open so the parser keeps the
         // functions whole instead of one large error.
         let closed_braces = open_braces(&text);

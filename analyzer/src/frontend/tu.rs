@@ -220,7 +220,12 @@ impl<'t> Tu<'t> {
                 }
             }
             "preproc_if" | "preproc_ifdef" | "preproc_elif" | "preproc_else" => {
-                let kids = Lowerer::new(self).preproc_branch(n, &src);
+                let (kids, notes) = {
+                    let mut lw = Lowerer::new(self);
+                    let kids = lw.preproc_branch(n, &src);
+                    (kids, lw.notes)
+                };
+                self.notes.extend(notes);
                 for k in kids {
                     self.collect(k, depth + 1);
                 }
