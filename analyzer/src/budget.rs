@@ -7,6 +7,9 @@
 /// Largest source file read, in bytes. Larger files get a note and are skipped.
 pub const MAX_FILE_BYTES: usize = 16 << 20;
 
+/// Headers read per translation unit.
+pub const MAX_HEADERS: usize = 256;
+
 /// Deepest syntax nesting the lowering recursion follows (parentheses,
 /// nested statements). Deeper subtrees become `unknown`.
 pub const MAX_SYNTAX_DEPTH: u32 = 256;

@@ -14,6 +14,9 @@ use crate::budget;
 /// count characters, like ruff and rustc).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Span {
+    /// Which file: 0 is the file analysed, `n` is [`Program::files`]`[n - 1]`
+    /// (a header it includes).
+    pub file: u32,
     pub start: usize,
     pub end: usize,
     pub line: u32,
@@ -533,4 +536,6 @@ impl Kernel {
 pub struct Program {
     pub kernels: Vec<Kernel>,
     pub notes: Vec<Note>,
+    /// Headers the file includes that were read (by `Span::file` - 1).
+    pub files: Vec<String>,
 }

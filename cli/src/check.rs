@@ -59,6 +59,8 @@ struct Outcome {
     stdin_fixed: Option<Vec<u8>>,
     errors: Vec<String>,
     summary: warplint_analyzer::Summary,
+    /// Diagnostics in headers the file includes.
+    headers: Vec<FileDiagnostics>,
 }
 
 struct Input {
@@ -176,7 +178,27 @@ pub fn run(args: CheckArgs) -> std::process::ExitCode {
         fixed += o.fixed;
         unknowns.extend(o.unknowns);
         results.extend(o.file);
+        // A header's diagnostics once, however many files include it.
+        for h in o.headers {
+            match results.iter_mut().find(|r| r.abs_path == h.abs_path) {
+                Some(r) => {
+                    for d in h.diagnostics {
+                        if !r
+                            .diagnostics
+                            .iter()
+                            .any(|x| x.span == d.span && x.code == d.code && x.message == d.message)
+                        {
+                            r.diagnostics.push(d);
+                        }
+                    }
+                    r.diagnostics
+                        .sort_by(|a, b| (a.span.start, a.code).cmp(&(b.span.start, b.code)));
+                }
+                None => results.push(h),
+            }
+        }
     }
+    results.sort_by(|a, b| a.path.cmp(&b.path));
     if args.diff {
         print!("{diffs}");
         return if had_error {
@@ -325,11 +347,15 @@ fn check_one(
         stdin_fixed: None,
         errors: Vec::new(),
         summary: Default::default(),
+        headers: Vec::new(),
     };
-    let (analysis, mut diagnostics) = lint(&bytes, settings, model, selected);
+    let mut options = settings.options.clone();
+    options.frontend.headers =
+        crate::includes::headers_for(Path::new(&path), &bytes, &settings.include_dirs);
+    let (analysis, mut diagnostics) = lint(&bytes, &options, settings, model, selected);
     o.summary = analysis.summary();
     if settings.archs.len() > 1 {
-        diagnostics = across_archs(&bytes, settings, selected, diagnostics);
+        diagnostics = across_archs(&bytes, &options, settings, selected, diagnostics);
     }
     if analysis.program.notes.iter().any(|n| n.span.line == 0) {
         for n in &analysis.program.notes {
@@ -359,7 +385,7 @@ fn check_one(
     }
     drop(analysis);
     if args.fix || args.diff {
-        let relint = |b: &[u8]| lint(b, settings, model, selected).1;
+        let relint = |b: &[u8]| lint(b, &options, settings, model, selected).1;
         let (new, n) = crate::fix::fix_source(&bytes, &diagnostics, args.unsafe_fixes, &relint);
         if n > 0 {
             if args.diff {
@@ -377,7 +403,7 @@ fn check_one(
                     return o;
                 }
                 let before = diagnostics.len();
-                diagnostics = lint(&new, settings, model, selected).1;
+                diagnostics = lint(&new, &options, settings, model, selected).1;
                 o.fixed = before.saturating_sub(diagnostics.len()).max(n);
                 bytes = new;
             }
@@ -392,11 +418,29 @@ fn check_one(
             diagnostics.retain(|d| !rules.iter().any(|r| crate::suppress::matches(r, d)));
         }
     }
+    // Diagnostics in included headers are reported against the header.
+    let (mine, theirs): (Vec<Diagnostic>, Vec<Diagnostic>) =
+        diagnostics.into_iter().partition(|d| d.span.file == 0);
+    for (i, h) in options.frontend.headers.iter().enumerate() {
+        let ds: Vec<Diagnostic> = theirs
+            .iter()
+            .filter(|d| d.span.file as usize == i + 1)
+            .cloned()
+            .collect();
+        if !ds.is_empty() {
+            o.headers.push(FileDiagnostics {
+                path: h.path.clone(),
+                abs_path: absolute(Path::new(&h.path)),
+                source: String::from_utf8_lossy(&h.text).into_owned(),
+                diagnostics: ds,
+            });
+        }
+    }
     o.file = Some(FileDiagnostics {
         path,
         abs_path: abs,
         source: String::from_utf8_lossy(&bytes).into_owned(),
-        diagnostics,
+        diagnostics: mine,
     });
     o
 }
@@ -406,6 +450,7 @@ fn check_one(
 /// others' outcomes follow ("… — 16-way on sm_35 (4-byte banks)").
 fn across_archs(
     bytes: &[u8],
+    options: &warplint_analyzer::Options,
     settings: &Settings,
     selected: &std::collections::BTreeSet<&'static str>,
     first: Vec<Diagnostic>,
@@ -433,11 +478,12 @@ fn across_archs(
             config: Default::default(),
             arch: *a,
             archs: vec![*a],
-            options: settings.options.clone(),
+            options: options.clone(),
             thresholds: settings.thresholds.clone(),
             model_options: settings.model_options,
+            include_dirs: Vec::new(),
         };
-        per_arch.push((*a, lint(bytes, &s2, model.as_ref(), selected).1));
+        per_arch.push((*a, lint(bytes, options, &s2, model.as_ref(), selected).1));
     }
     type Site = (&'static str, warplint_analyzer::ir::Span, String, String);
     let site = |d: &Diagnostic| -> Site {
@@ -506,24 +552,33 @@ fn across_archs(
 /// Analyses and lints one source; suppressed diagnostics are dropped.
 fn lint(
     bytes: &[u8],
+    options: &warplint_analyzer::Options,
     settings: &Settings,
     model: &dyn MemoryModel,
     selected: &std::collections::BTreeSet<&'static str>,
 ) -> (FileAnalysis, Vec<Diagnostic>) {
-    let analysis = analyze(bytes, model, &settings.options);
+    let analysis = analyze(bytes, model, options);
     let ctx = Context {
         source: bytes,
         analysis: &analysis,
         model,
-        options: &settings.options,
+        options,
         arch: settings.arch,
         thresholds: &settings.thresholds,
     };
-    let text = String::from_utf8_lossy(bytes);
-    let suppressions = Suppressions::parse(&text);
+    // Suppressions are read from the file each diagnostic is in.
+    let mut suppressions: Vec<Suppressions> =
+        vec![Suppressions::parse(&String::from_utf8_lossy(bytes))];
+    for h in &options.frontend.headers {
+        suppressions.push(Suppressions::parse(&String::from_utf8_lossy(&h.text)));
+    }
     let diagnostics = warplint_lints::check(&ctx, selected)
         .into_iter()
-        .filter(|d| !suppressions.suppresses(d))
+        .filter(|d| {
+            !suppressions
+                .get(d.span.file as usize)
+                .is_some_and(|s| s.suppresses(d))
+        })
         .collect();
     (analysis, diagnostics)
 }

@@ -64,6 +64,9 @@ pub struct Analysis {
     pub bank_mode: Option<u32>,
     /// Global loads on 2.x/3.x: "l1" (128-byte lines) or "l2" (32-byte).
     pub global_caching: Option<String>,
+    /// Folders `#include` searches (relative to this file).
+    #[serde(default)]
+    pub include: Vec<String>,
     pub default_block: Option<[u64; 3]>,
     pub default_block_2d: Option<[u64; 3]>,
     pub default_grid: Option<[u64; 3]>,

@@ -53,7 +53,8 @@ pub fn fix_source(
         // Spans refer to the original text; a fix touching bytes another
         // fix already changed waits for the next run.
         let overlaps = fix.edits.iter().any(|e| {
-            e.span.end > src.len()
+            e.span.file != 0
+                || e.span.end > src.len()
                 || e.span.start > e.span.end
                 || accepted
                     .iter()

@@ -4,6 +4,7 @@ mod check;
 mod config;
 mod discover;
 mod fix;
+mod includes;
 mod progress;
 mod render;
 mod report;
@@ -91,6 +92,9 @@ struct ModelArgs {
     /// Define a macro, as nvcc's -D: NAME or NAME=VALUE.
     #[arg(short = 'D', value_name = "NAME[=VALUE]")]
     define: Vec<String>,
+    /// A folder `#include` searches, as nvcc's -I.
+    #[arg(short = 'I', value_name = "DIR")]
+    include: Vec<PathBuf>,
 }
 
 impl ModelArgs {
@@ -99,6 +103,7 @@ impl ModelArgs {
             bank_mode: self.bank_mode,
             global_caching: self.global_caching.as_deref().map(|c| c == "l1"),
             defines: self.define.clone(),
+            include_dirs: self.include.clone(),
         }
     }
 }
@@ -287,7 +292,7 @@ fn report_cmd(args: ReportArgs) -> ExitCode {
         }
     }
     let arch = settings.arch;
-    let options = settings.options;
+    let options = settings.options.clone();
     let (files, errors) = discover::files(&args.paths);
     let mut had_error = !errors.is_empty();
     for e in &errors {
@@ -307,8 +312,16 @@ fn report_cmd(args: ReportArgs) -> ExitCode {
         let mut runs = Vec::new();
         let mut notes = Vec::new();
         let mut summary = warplint_analyzer::Summary::default();
+        let mut file_options = options.clone();
+        file_options.frontend.headers = includes::headers_for(&f, &bytes, &settings.include_dirs);
+        let header_paths: Vec<String> = file_options
+            .frontend
+            .headers
+            .iter()
+            .map(|h| h.path.clone())
+            .collect();
         for (i, (a, model)) in models.iter().enumerate() {
-            let analysis = analyze(&bytes, model.as_ref(), &options);
+            let analysis = analyze(&bytes, model.as_ref(), &file_options);
             let s = analysis.summary();
             if i == 0 {
                 summary = s;
@@ -324,6 +337,7 @@ fn report_cmd(args: ReportArgs) -> ExitCode {
                     .notes
                     .iter()
                     .map(|n| FileNote {
+                        file: n.span.file,
                         line: n.span.line,
                         column: n.span.column,
                         message: n.message.clone(),
@@ -341,6 +355,7 @@ fn report_cmd(args: ReportArgs) -> ExitCode {
         }
         results.push(FileResult {
             path,
+            header_paths,
             runs,
             notes,
             summary,
@@ -354,7 +369,13 @@ fn report_cmd(args: ReportArgs) -> ExitCode {
                     if n.line == 0 {
                         eprintln!("{}: note: {}", f.path, n.message);
                     } else {
-                        eprintln!("{}:{}:{}: note: {}", f.path, n.line, n.column, n.message);
+                        eprintln!(
+                            "{}:{}:{}: note: {}",
+                            f.path_of(n.file),
+                            n.line,
+                            n.column,
+                            n.message
+                        );
                     }
                 }
             }

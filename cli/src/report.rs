@@ -16,6 +16,8 @@ pub struct ArchRun {
 /// One analysed file, as the reporters see it.
 pub struct FileResult {
     pub path: String,
+    /// Paths of the headers it includes (span file ids 1, 2, …).
+    pub header_paths: Vec<String>,
     pub runs: Vec<ArchRun>,
     pub notes: Vec<FileNote>,
     /// Counts (kernels and notes from the first architecture's analysis,
@@ -24,6 +26,18 @@ pub struct FileResult {
 }
 
 impl FileResult {
+    /// The path of file id `file` (0: this file).
+    pub fn path_of(&self, file: u32) -> &str {
+        match file {
+            0 => &self.path,
+            n => self
+                .header_paths
+                .get(n as usize - 1)
+                .map(String::as_str)
+                .unwrap_or(&self.path),
+        }
+    }
+
     /// Every (run, report), by source position then architecture.
     pub fn records(&self) -> Vec<(&ArchRun, &AccessReport)> {
         let mut v: Vec<(usize, &ArchRun, &AccessReport)> = self
@@ -38,6 +52,7 @@ impl FileResult {
 }
 
 pub struct FileNote {
+    pub file: u32,
     pub line: u32,
     pub column: u32,
     pub message: String,
@@ -116,7 +131,7 @@ pub fn json(arch: Arch, files: &[FileResult]) -> String {
         }
         for n in &f.notes {
             notes.push(
-                json!({"file": f.path, "line": n.line, "column": n.column, "message": n.message}),
+                json!({"file": f.path_of(n.file), "line": n.line, "column": n.column, "message": n.message}),
             );
         }
     }
@@ -188,7 +203,12 @@ pub fn table(files: &[FileResult]) -> String {
                 cost_text(run, r)
             };
             rows.push([
-                format!("{}:{}:{}", f.path, r.span.line, r.span.column),
+                format!(
+                    "{}:{}:{}",
+                    f.path_of(r.span.file),
+                    r.span.line,
+                    r.span.column
+                ),
                 r.kernel_name.clone(),
                 r.array.clone(),
                 r.space.name().into(),

@@ -27,6 +27,8 @@ pub struct Settings {
     pub thresholds: Thresholds,
     /// Bank mode (3.x) and global caching (2.x/3.x).
     pub model_options: ModelOptions,
+    /// Where `#include` looks besides the including file's folder.
+    pub include_dirs: Vec<std::path::PathBuf>,
 }
 
 /// Model settings and macros given on the command line (beat the file's).
@@ -36,6 +38,8 @@ pub struct ModelFlags {
     pub global_caching: Option<bool>,
     /// `-D NAME[=VALUE]`.
     pub defines: Vec<String>,
+    /// `-I DIR`.
+    pub include_dirs: Vec<PathBuf>,
 }
 
 /// Macros every CUDA translation unit sees from nvcc, for `arch`'s device
@@ -144,10 +148,21 @@ pub fn resolve_with(
                 d
             },
             only_kernel: None,
+            headers: Vec::new(),
         },
         engine: config.engine_options(),
     };
     let thresholds = config.thresholds();
+    let include_dirs = {
+        let base = config_path
+            .as_ref()
+            .and_then(|p| p.parent())
+            .map(|p| p.to_path_buf())
+            .unwrap_or_default();
+        let mut dirs = flags.include_dirs.clone();
+        dirs.extend(config.analysis.include.iter().map(|d| base.join(d)));
+        dirs
+    };
     Ok(Settings {
         config_path,
         config,
@@ -156,6 +171,7 @@ pub fn resolve_with(
         options,
         thresholds,
         model_options,
+        include_dirs,
     })
 }
 

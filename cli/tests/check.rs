@@ -629,3 +629,96 @@ fn config_arch_list_and_bank_mode() {
     ]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn includes_macros_types_and_device_functions_from_headers() {
+    let run = |args: &[&str]| {
+        let mut a = vec!["check", "--isolated", "--output-format", "json"];
+        a.extend_from_slice(args);
+        a.push("fixtures/includes/includes.cu");
+        json(&warplint(&a))
+    };
+    let v = run(&["-I", "fixtures/includes/include"]);
+    let files: Vec<(&str, &str, u64)> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["code"].as_str().unwrap(),
+                d["filename"].as_str().unwrap(),
+                d["location"]["row"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    // The conflict inside the header's col() is reported in the header.
+    assert!(
+        files
+            .iter()
+            .any(|(c, f, row)| *c == "SM001" && f.ends_with("include/tile.cuh") && *row == 8),
+        "{files:?}"
+    );
+    // Struct from the header (8-byte Pair), macro chain through a cycle and
+    // a header found next to the file: STRIDE = 3 -> 12 sectors.
+    assert!(
+        files
+            .iter()
+            .any(|(c, f, _)| *c == "GM001" && f.ends_with("includes.cu")),
+        "{files:?}"
+    );
+    let report = warplint(&[
+        "report",
+        "--isolated",
+        "--format",
+        "json",
+        "-I",
+        "fixtures/includes/include",
+        "fixtures/includes/includes.cu",
+    ]);
+    let doc = json(&report);
+    let store = doc["accesses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["array"] == "out")
+        .unwrap();
+    assert_eq!(store["global"]["sectors"], 12);
+    assert_eq!(doc["summary"]["kernels_with_notes"], 0);
+    // Without -I the header is not found: TILE is unknown and said so.
+    let report = warplint(&[
+        "report",
+        "--isolated",
+        "--format",
+        "json",
+        "fixtures/includes/includes.cu",
+    ]);
+    let doc = json(&report);
+    assert!(
+        doc["notes"].to_string().contains("TILE"),
+        "{}",
+        doc["notes"]
+    );
+}
+
+#[test]
+fn config_include_folders() {
+    let dir = temp_dir("include-config");
+    std::fs::write(
+        dir.join("warplint.toml"),
+        format!(
+            "[analysis]\ninclude = [\"{}\"]\n",
+            root().join("fixtures/includes/include").display()
+        ),
+    )
+    .unwrap();
+    let cfg = dir.join("warplint.toml");
+    let out = warplint(&[
+        "check",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--output-format",
+        "concise",
+        "fixtures/includes/includes.cu",
+    ]);
+    assert!(stdout(&out).contains("tile.cuh:8:"), "{}", stdout(&out));
+}

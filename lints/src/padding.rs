@@ -67,7 +67,8 @@ pub fn find(ctx: &Context, kernel: usize, obj: usize, budget: &mut u32) -> Optio
     if o.space != Space::Shared || o.dims.len() < 2 {
         return None;
     }
-    let dim: Span = o.inner_dim?;
+    // Only the analysed file is edited (not a header it includes).
+    let dim: Span = o.inner_dim.filter(|d| d.file == 0)?;
     let size_text = String::from_utf8_lossy(ctx.source.get(dim.start..dim.end)?).into_owned();
     let before = worst_ways(ctx.analysis, &k.display_name, &o.name)?;
     if before <= 1.0 + 1e-9 {
@@ -319,6 +320,7 @@ fn line_col(source: &[u8], start: usize, end: usize) -> Span {
     let (line, column) = pos(start);
     let (end_line, end_column) = pos(end);
     Span {
+        file: 0,
         start,
         end,
         line,

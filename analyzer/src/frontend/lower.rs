@@ -11,6 +11,7 @@ use std::collections::HashMap;
 
 use tree_sitter::{Node, Parser};
 
+use super::source::Source;
 use super::tu::{qualifiers, FuncDef, LaunchSite, TArg, TParam, Tu};
 use super::types::{align_of, builtin, field, size_of, Ty};
 use crate::budget;
@@ -25,11 +26,18 @@ use crate::ir::{
 pub(crate) struct Src<'s> {
     pub bytes: &'s [u8],
     pub at: Option<Span>,
+    /// The file the node's offsets are in (for lines and columns).
+    pub map: &'s Source,
 }
 
 impl<'s> Src<'s> {
-    pub fn main(bytes: &'s [u8]) -> Src<'s> {
-        Src { bytes, at: None }
+    /// The text of a whole file.
+    pub fn of(source: &'s Source) -> Src<'s> {
+        Src {
+            bytes: &source.text,
+            at: None,
+            map: source,
+        }
     }
     pub fn text(&self, n: Node) -> String {
         let r = n.byte_range();
@@ -37,6 +45,10 @@ impl<'s> Src<'s> {
             Some(b) => String::from_utf8_lossy(b).into_owned(),
             None => String::new(),
         }
+    }
+    fn span(&self, n: Node) -> Span {
+        self.at
+            .unwrap_or_else(|| self.map.span(n.start_byte(), n.end_byte()))
     }
 }
 
@@ -185,8 +197,7 @@ impl<'a, 't> Lowerer<'a, 't> {
     }
 
     fn span(&self, n: Node, src: &Src) -> Span {
-        src.at
-            .unwrap_or_else(|| self.tu.src.span(n.start_byte(), n.end_byte()))
+        src.span(n)
     }
 
     fn note(&mut self, n: Node, src: &Src, msg: impl Into<String>) {
@@ -713,6 +724,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                         let snip = Src {
                             bytes: text.as_bytes(),
                             at,
+                            map: src.map,
                         };
                         let value = tree
                             .root_node()
@@ -730,6 +742,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 let snip = Src {
                     bytes: text.as_bytes(),
                     at,
+                    map: src.map,
                 };
                 if let Some(b) = tree
                     .root_node()
@@ -1558,7 +1571,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             ));
         }
         self.inlined += 1;
-        let main = Src::main(&self.tu.src.text);
+        let main = Src::of(def.src);
         let Some(body) = def.node.child_by_field_name("body") else {
             return Val::Void;
         };
@@ -2310,7 +2323,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 );
                 if src.at.is_none() {
                     self.k.objects[obj].inner_dim =
-                        innermost_size(d).map(|n| self.tu.src.span(n.start_byte(), n.end_byte()));
+                        innermost_size(d).map(|n| src.map.span(n.start_byte(), n.end_byte()));
                 }
                 let val = if matches!(&ty, Ty::Array(_, Some(1))) && !src.text(d).contains('[') {
                     // A scalar `__shared__ float x;`: a place of one element.
@@ -2413,7 +2426,7 @@ impl<'a, 't> Lowerer<'a, 't> {
 
     /// Lowers one instantiation of a kernel.
     pub fn lower_kernel(&mut self, def: &FuncDef<'t>, targs: &[TArg]) -> Kernel {
-        let main = Src::main(&self.tu.src.text);
+        let main = Src::of(def.src);
         let n = def.node;
         let mut k = Kernel {
             name: def.name.clone(),
@@ -2466,9 +2479,9 @@ impl<'a, 't> Lowerer<'a, 't> {
             }
         }
         if let Some(d) = n.child_by_field_name("declarator") {
-            k.span = self.tu.src.span(d.start_byte(), d.end_byte());
+            k.span = def.src.span(d.start_byte(), d.end_byte());
         }
-        k.extent = self.tu.src.span(n.start_byte(), n.end_byte());
+        k.extent = def.src.span(n.start_byte(), n.end_byte());
         // Unknowns created while binding template parameters belong to this kernel.
         k.unknowns = std::mem::take(&mut self.k.unknowns);
         self.k = k;
@@ -2485,7 +2498,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             let idx = self.k.params.len() as u32;
             match ty {
                 Ty::Ptr(pointee) | Ty::Array(pointee, _) => {
-                    let span = self.tu.src.span(p.start_byte(), p.end_byte());
+                    let span = def.src.span(p.start_byte(), p.end_byte());
                     let arr = Ty::Array(pointee.clone(), None);
                     let obj =
                         self.new_object(&name, Space::Global, &arr, elem_text, span, main.text(p));
@@ -2530,13 +2543,9 @@ impl<'a, 't> Lowerer<'a, 't> {
     }
 
     /// Walks a host function and returns its kernel launches.
-    pub fn host_launches(&mut self, f: Node) -> Vec<LaunchSite> {
-        let main = Src::main(&self.tu.src.text);
+    pub fn host_launches(&mut self, f: Node, source: &Source) -> Vec<LaunchSite> {
+        let main = Src::of(source);
         self.launches = Some(Vec::new());
-        if let Some(d) = f.child_by_field_name("declarator") {
-            // Host parameters are unknown values.
-            let _ = d;
-        }
         if let Some(body) = f.child_by_field_name("body") {
             self.stmt(body, &main);
         }

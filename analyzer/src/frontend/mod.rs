@@ -36,6 +36,19 @@ pub struct Options {
     pub defines: Vec<(String, String)>,
     /// Lower only the kernel of this name (re-analysis of one kernel).
     pub only_kernel: Option<String>,
+    /// Headers the file may include, read by the caller (the analyzer does
+    /// no IO): `#include "name"` takes the first one of that name.
+    pub headers: Vec<Header>,
+}
+
+/// A header's text, as the caller found it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Header {
+    /// The name as written in `#include "..."`.
+    pub name: String,
+    /// Where it was found, for reports.
+    pub path: String,
+    pub text: Vec<u8>,
 }
 
 /// Parses one translation unit and lowers every kernel in it.

@@ -9,6 +9,8 @@
 use crate::ir::Span;
 
 pub struct Source {
+    /// The file id spans carry (0: the file analysed; n: its n-th header).
+    pub file: u32,
     /// Text as parsed (same length as the input).
     pub text: Vec<u8>,
     line_starts: Vec<usize>,
@@ -144,6 +146,10 @@ fn open_braces(text: &[u8]) -> usize {
 
 impl Source {
     pub fn new(input: &[u8]) -> Source {
+        Source::with_file(input, 0)
+    }
+
+    pub fn with_file(input: &[u8], file: u32) -> Source {
         let mut text = input.to_vec();
         let mut aligns = Vec::new();
         for key in [&b"__align__"[..], b"__cluster_dims__", b"__maxnreg__"] {
@@ -178,6 +184,7 @@ impl Source {
             }
         }
         Source {
+            file,
             text,
             line_starts,
             aligns,
@@ -204,6 +211,7 @@ impl Source {
         let (line, column) = self.position(start);
         let (end_line, end_column) = self.position(end);
         Span {
+            file: self.file,
             start,
             end,
             line,

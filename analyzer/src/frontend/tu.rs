@@ -36,6 +36,8 @@ pub(crate) enum TArg {
 #[derive(Clone)]
 pub(crate) struct FuncDef<'t> {
     pub node: Node<'t>,
+    /// The file the definition is in.
+    pub src: &'t Source,
     pub name: String,
     pub tparams: Vec<TParam>,
     pub is_kernel: bool,
@@ -60,8 +62,18 @@ pub(crate) struct LaunchSite {
     pub span: Span,
 }
 
+/// A header the file includes, parsed.
+struct Included<'t> {
+    name: String,
+    source: &'t Source,
+    root: Node<'t>,
+    done: bool,
+}
+
 pub(crate) struct Tu<'t> {
+    /// The file being collected (the analysed file or one of its headers).
     pub src: &'t Source,
+    headers: Vec<Included<'t>>,
     pub macros: HashMap<String, Macro>,
     pub typedefs: HashMap<String, Ty>,
     pub structs: Vec<StructDef>,
@@ -71,7 +83,7 @@ pub(crate) struct Tu<'t> {
     pub kernels: Vec<FuncDef<'t>>,
     pub globals: HashMap<String, GlobalDecl>,
     pub notes: Vec<Note>,
-    launch_fns: Vec<Node<'t>>,
+    launch_fns: Vec<(Node<'t>, &'t Source)>,
 }
 
 pub(crate) fn build(input: &[u8], options: &Options) -> Program {
@@ -112,8 +124,36 @@ pub(crate) fn build(input: &[u8], options: &Options) -> Program {
         });
         return program;
     };
+    // Headers the caller read for us: parsed once each, up front.
+    let header_sources: Vec<Source> = options
+        .headers
+        .iter()
+        .take(budget::MAX_HEADERS)
+        .enumerate()
+        .filter(|(_, h)| h.text.len() <= budget::MAX_FILE_BYTES && !h.text.contains(&0))
+        .map(|(i, h)| Source::with_file(&h.text, i as u32 + 1))
+        .collect();
+    let header_trees: Vec<Option<tree_sitter::Tree>> = header_sources
+        .iter()
+        .map(|s| parser.parse(&s.text, None))
+        .collect();
+    program.files = options.headers.iter().map(|h| h.path.clone()).collect();
+    let headers: Vec<Included> = header_sources
+        .iter()
+        .zip(&header_trees)
+        .filter_map(|(s, t)| {
+            let t = t.as_ref()?;
+            Some(Included {
+                name: options.headers[s.file as usize - 1].name.clone(),
+                source: s,
+                root: t.root_node(),
+                done: false,
+            })
+        })
+        .collect();
     let mut tu = Tu {
         src: &source,
+        headers,
         macros: HashMap::new(),
         typedefs: HashMap::new(),
         structs: Vec::new(),
@@ -148,10 +188,13 @@ pub(crate) fn build(input: &[u8], options: &Options) -> Program {
     }
     tu.collect_errors(root);
     tu.collect(root, 0);
+    tu.src = &source;
     let launches = tu.find_launches();
     program.kernels = tu.lower_kernels(&launches, options);
     let mut notes = tu.notes;
-    notes.sort_by(|a, b| (a.span.start, &a.message).cmp(&(b.span.start, &b.message)));
+    notes.sort_by(|a, b| {
+        (a.span.file, a.span.start, &a.message).cmp(&(b.span.file, b.span.start, &b.message))
+    });
     notes.dedup();
     program.notes = notes;
     program
@@ -159,7 +202,30 @@ pub(crate) fn build(input: &[u8], options: &Options) -> Program {
 
 impl<'t> Tu<'t> {
     fn src(&self) -> Src<'t> {
-        Src::main(&self.src.text)
+        Src::of(self.src)
+    }
+
+    /// Collects an included header (each once per translation unit, which
+    /// also breaks include cycles).
+    fn include(&mut self, n: Node<'t>, depth: u32) {
+        let Some(path) = n.child_by_field_name("path") else {
+            return;
+        };
+        let raw = Src::of(self.src).text(path);
+        let name = raw.trim().trim_matches(['"', '<', '>']).to_string();
+        let Some(i) = self.headers.iter().position(|h| h.name == name) else {
+            return;
+        };
+        if self.headers[i].done {
+            return;
+        }
+        self.headers[i].done = true;
+        let (source, root) = (self.headers[i].source, self.headers[i].root);
+        let saved = self.src;
+        self.src = source;
+        self.collect_errors(root);
+        self.collect(root, depth + 1);
+        self.src = saved;
     }
 
     fn note(&mut self, n: Node, message: impl Into<String>) {
@@ -236,6 +302,7 @@ impl<'t> Tu<'t> {
                 }
             }
             "preproc_def" | "preproc_function_def" => self.define(n),
+            "preproc_include" => self.include(n, depth),
             "preproc_call" => {
                 let directive = n
                     .child_by_field_name("directive")
@@ -476,6 +543,7 @@ impl<'t> Tu<'t> {
         }
         let def = FuncDef {
             node: n,
+            src: self.src,
             name: name.clone(),
             tparams,
             is_kernel,
@@ -484,7 +552,7 @@ impl<'t> Tu<'t> {
             self.kernels.push(def.clone());
         }
         if contains_launch(n) {
-            self.launch_fns.push(n);
+            self.launch_fns.push((n, self.src));
         }
         self.functions.entry(name).or_default().push(def);
     }
@@ -492,9 +560,9 @@ impl<'t> Tu<'t> {
     fn find_launches(&mut self) -> Vec<LaunchSite> {
         let mut out = Vec::new();
         let fns = std::mem::take(&mut self.launch_fns);
-        for f in fns {
+        for (f, source) in fns {
             let mut lw = Lowerer::new(self);
-            out.extend(lw.host_launches(f));
+            out.extend(lw.host_launches(f, source));
         }
         out
     }

@@ -1,0 +1,79 @@
+//! Reading the headers a file includes (the analyzer does no IO):
+//! `#include "name"` is looked up next to the including file, then in the
+//! `-I`/config `include` folders; `#include <name>` only in those folders
+//! (system headers are not read). Each header is read once per file, which
+//! also stops include cycles.
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+
+use warplint_analyzer::budget;
+use warplint_analyzer::Header;
+
+/// `(name, quoted)` of every `#include` in `text`.
+fn includes(text: &str) -> Vec<(String, bool)> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let t = line.trim_start();
+        let Some(rest) = t.strip_prefix('#') else {
+            continue;
+        };
+        let Some(rest) = rest.trim_start().strip_prefix("include") else {
+            continue;
+        };
+        let rest = rest.trim_start();
+        let (open, close, quoted) = match rest.chars().next() {
+            Some('"') => ('"', '"', true),
+            Some('<') => ('<', '>', false),
+            _ => continue,
+        };
+        let inner = &rest[open.len_utf8()..];
+        if let Some(end) = inner.find(close) {
+            out.push((inner[..end].to_string(), quoted));
+        }
+    }
+    out
+}
+
+/// Every header reachable from `file` through `#include`, breadth first.
+pub fn headers_for(file: &Path, bytes: &[u8], include_dirs: &[PathBuf]) -> Vec<Header> {
+    let mut out: Vec<Header> = Vec::new();
+    let mut seen: Vec<PathBuf> = Vec::new();
+    let mut queue: VecDeque<(PathBuf, String)> = VecDeque::new();
+    let dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
+    queue.push_back((dir, String::from_utf8_lossy(bytes).into_owned()));
+    while let Some((dir, text)) = queue.pop_front() {
+        for (name, quoted) in includes(&text) {
+            if out.len() >= budget::MAX_HEADERS {
+                return out;
+            }
+            let mut candidates = Vec::new();
+            if quoted {
+                candidates.push(dir.join(&name));
+            }
+            candidates.extend(include_dirs.iter().map(|d| d.join(&name)));
+            let Some(found) = candidates.into_iter().find(|c| c.is_file()) else {
+                continue;
+            };
+            let key = std::fs::canonicalize(&found).unwrap_or_else(|_| found.clone());
+            if seen.contains(&key) {
+                continue;
+            }
+            seen.push(key);
+            let Ok(text) = std::fs::read(&found) else {
+                continue;
+            };
+            if text.len() > budget::MAX_FILE_BYTES {
+                continue;
+            }
+            let next_dir = found.parent().map(Path::to_path_buf).unwrap_or_default();
+            queue.push_back((next_dir, String::from_utf8_lossy(&text).into_owned()));
+            out.push(Header {
+                name,
+                path: found.display().to_string(),
+                text,
+            });
+        }
+    }
+    out
+}
