@@ -350,3 +350,15 @@ fn defines_select_branches() {
     assert_eq!(with(&[("__CUDA_ARCH__", "900")]), 8.0);
     assert_eq!(with(&[("__CUDA_ARCH__", "700")]), 16.0);
 }
+
+#[test]
+fn template_parameters_take_their_defaults() {
+    // No launch in the file: NUM_THREADS falls back to its default 256, and
+    // T to float.
+    let a = run("#define WARP_SIZE 32\ntemplate <typename T = float, const int NUM_THREADS = 256>\n__global__ void k(T *a) {\n    constexpr int NUM_WARPS = (NUM_THREADS + WARP_SIZE - 1) / WARP_SIZE;\n    __shared__ T s[NUM_WARPS][33];\n    a[threadIdx.x] = s[threadIdx.x % NUM_WARPS][0];\n}\n");
+    assert!(a.program.notes.is_empty(), "{:?}", a.program.notes);
+    let r = find(&a, "s", Op::Load);
+    assert_eq!(r.kernel_name, "k<float, 256>");
+    assert_eq!(r.width, 4);
+    assert_eq!(ways(r), 1.0);
+}

@@ -2435,7 +2435,19 @@ impl<'a, 't> Lowerer<'a, 't> {
         let mut shown = Vec::new();
         let mut tscope = HashMap::new();
         for (i, p) in def.tparams.iter().enumerate() {
-            match (p, targs.get(i)) {
+            // A missing argument takes the parameter's default, if any.
+            let defaulted = match (p, targs.get(i), def.tdefaults.get(i).copied().flatten()) {
+                (TParam::Value(_), None, Some(d)) => self.const_int(d, &main).map(TArg::Value),
+                (TParam::Type(_), None, Some(d)) => {
+                    Some(TArg::Type(if d.kind() == "type_descriptor" {
+                        self.type_descriptor(d, &main)
+                    } else {
+                        self.resolve_type(d, &main)
+                    }))
+                }
+                _ => None,
+            };
+            match (p, targs.get(i).or(defaulted.as_ref())) {
                 (TParam::Value(name), Some(TArg::Value(v))) => {
                     shown.push(v.to_string());
                     self.bind(name.clone(), Val::Int(Expr::konst(*v)));

@@ -40,6 +40,8 @@ pub(crate) struct FuncDef<'t> {
     pub src: &'t Source,
     pub name: String,
     pub tparams: Vec<TParam>,
+    /// Default arguments of the template parameters (`int N = 256`).
+    pub tdefaults: Vec<Option<Node<'t>>>,
     pub is_kernel: bool,
 }
 
@@ -329,14 +331,17 @@ impl<'t> Tu<'t> {
                 }
             }
             "declaration" => self.global_declaration(n),
-            "function_definition" => self.function(n, Vec::new()),
+            "function_definition" => self.function(n, Vec::new(), Vec::new()),
             "template_declaration" => {
                 let tparams = template_params(n, &src);
+                let tdefaults = template_defaults(n);
                 let mut c = n.walk();
                 let kids: Vec<_> = n.named_children(&mut c).collect();
                 for k in kids {
                     match k.kind() {
-                        "function_definition" => self.function(k, tparams.clone()),
+                        "function_definition" => {
+                            self.function(k, tparams.clone(), tdefaults.clone())
+                        }
                         "struct_specifier" | "class_specifier" => {
                             self.struct_def(k, None);
                         }
@@ -518,7 +523,7 @@ impl<'t> Tu<'t> {
         }
     }
 
-    fn function(&mut self, n: Node<'t>, tparams: Vec<TParam>) {
+    fn function(&mut self, n: Node<'t>, tparams: Vec<TParam>, tdefaults: Vec<Option<Node<'t>>>) {
         let src = self.src();
         let Some(decl) = n.child_by_field_name("declarator") else {
             return;
@@ -546,6 +551,7 @@ impl<'t> Tu<'t> {
             src: self.src,
             name: name.clone(),
             tparams,
+            tdefaults,
             is_kernel,
         };
         if is_kernel {
@@ -698,6 +704,29 @@ fn launches_for(
         });
     }
     out
+}
+
+/// The default argument of each template parameter, if any.
+pub(crate) fn template_defaults(n: Node) -> Vec<Option<Node>> {
+    let Some(list) = n.child_by_field_name("parameters") else {
+        return Vec::new();
+    };
+    let mut c = list.walk();
+    list.named_children(&mut c)
+        .filter(|p| {
+            matches!(
+                p.kind(),
+                "type_parameter_declaration"
+                    | "optional_type_parameter_declaration"
+                    | "parameter_declaration"
+                    | "optional_parameter_declaration"
+            )
+        })
+        .map(|p| {
+            p.child_by_field_name("default_value")
+                .or_else(|| p.child_by_field_name("default_type"))
+        })
+        .collect()
 }
 
 pub(crate) fn template_params(n: Node, src: &Src) -> Vec<TParam> {
