@@ -8,6 +8,7 @@
 //! - [`types`]: sizes, alignments and struct layout.
 
 pub(crate) mod lower;
+pub(crate) mod preprocess;
 pub mod source;
 pub(crate) mod tu;
 pub mod types;

@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use tree_sitter::{Node, Parser};
 
 use super::lower::{Lowerer, Src};
+use super::preprocess;
 use super::source::Source;
 use super::types::{layout_struct, StructDef, Ty};
 use super::Options;
@@ -107,7 +108,7 @@ pub(crate) fn build(input: &[u8], options: &Options) -> Program {
         });
         return program;
     }
-    let source = Source::new(input);
+    let mut source = Source::new(input);
     let mut parser = Parser::new();
     if parser
         .set_language(&tree_sitter_cuda::LANGUAGE.into())
@@ -119,15 +120,8 @@ pub(crate) fn build(input: &[u8], options: &Options) -> Program {
         });
         return program;
     }
-    let Some(tree) = parser.parse(&source.text, None) else {
-        program.notes.push(Note {
-            span: Span::default(),
-            message: "the parser gave up on this file".into(),
-        });
-        return program;
-    };
-    // Headers the caller read for us: parsed once each, up front.
-    let header_sources: Vec<Source> = options
+    // Headers the caller read for us.
+    let mut header_sources: Vec<Source> = options
         .headers
         .iter()
         .take(budget::MAX_HEADERS)
@@ -135,6 +129,35 @@ pub(crate) fn build(input: &[u8], options: &Options) -> Program {
         .filter(|(_, h)| h.text.len() <= budget::MAX_FILE_BYTES && !h.text.contains(&0))
         .map(|(i, h)| Source::with_file(&h.text, i as u32 + 1))
         .collect();
+    // #if/#ifdef/#else/#endif resolved before parsing (offsets unchanged).
+    let mut pre_notes = Vec::new();
+    {
+        let defines: preprocess::Defines = options
+            .defines
+            .iter()
+            .map(|(k, v)| (k.clone(), Some(v.clone())))
+            .collect();
+        let names: Vec<String> = header_sources
+            .iter()
+            .map(|s| options.headers[s.file as usize - 1].name.clone())
+            .collect();
+        let hs: Vec<(&str, &mut Source)> = names
+            .iter()
+            .map(String::as_str)
+            .zip(header_sources.iter_mut())
+            .collect();
+        if let Some(mut c) = preprocess::Conditionals::new(defines, hs) {
+            c.run(&mut source, 0);
+            pre_notes = c.notes;
+        }
+    }
+    let Some(tree) = parser.parse(&source.text, None) else {
+        program.notes.push(Note {
+            span: Span::default(),
+            message: "the parser gave up on this file".into(),
+        });
+        return program;
+    };
     let header_trees: Vec<Option<tree_sitter::Tree>> = header_sources
         .iter()
         .map(|s| parser.parse(&s.text, None))
@@ -167,6 +190,7 @@ pub(crate) fn build(input: &[u8], options: &Options) -> Program {
         notes: Vec::new(),
         launch_fns: Vec::new(),
     };
+    tu.notes.extend(pre_notes);
     for (name, value) in &options.defines {
         tu.macros.insert(
             name.clone(),

@@ -1,0 +1,438 @@
+//! Conditional compilation, resolved before parsing.
+//!
+//! tree-sitter parses `#if … #else … #endif` as syntax, and code whose
+//! braces are split across the branches becomes one large error. This pass
+//! walks the directives of a file (and of the headers it includes, where
+//! they are included) in order, keeps a table of object-like macros, and
+//! blanks every line of an inactive branch and every conditional directive
+//! with spaces (newlines kept), so byte offsets, lines and columns stay
+//! those of the user's file. `#define`/`#undef`/`#include` lines of active
+//! regions are left for the front end.
+//!
+//! Conditions are evaluated over tree-sitter's parse of the condition
+//! (never a hand-written parser). One that uses a macro not defined at
+//! that point is unknown: its first branch is kept and a note says so.
+
+use std::collections::HashMap;
+
+use tree_sitter::{Node, Parser};
+
+use super::source::Source;
+use crate::budget;
+use crate::ir::Note;
+
+/// Object-like macro bodies known so far (`None` for function-like ones).
+pub(crate) type Defines = HashMap<String, Option<String>>;
+
+/// One open `#if` group.
+struct Group {
+    /// The enclosing region is active.
+    parent_active: bool,
+    /// Some branch of this group was taken already.
+    taken: bool,
+    /// The current branch is active.
+    active: bool,
+}
+
+/// Lines of `text` with their byte ranges, continuation lines joined for
+/// directives.
+fn logical_lines(text: &[u8]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut i = 0;
+    while i < text.len() {
+        if text[i] == b'\n' {
+            let continued = i > 0 && text[i - 1] == b'\\'
+                || i > 1 && text[i - 1] == b'\r' && text[i - 2] == b'\\';
+            if !continued {
+                out.push((start, i));
+                start = i + 1;
+            }
+        }
+        i += 1;
+    }
+    if start < text.len() {
+        out.push((start, text.len()));
+    }
+    out
+}
+
+fn blank(text: &mut [u8], start: usize, end: usize) {
+    for b in &mut text[start..end] {
+        if *b != b'\n' && *b != b'\r' {
+            *b = b' ';
+        }
+    }
+}
+
+/// The directive name and its argument text, for a line that is one.
+fn directive(line: &str) -> Option<(&str, &str)> {
+    let t = line.trim_start().strip_prefix('#')?.trim_start();
+    let end = t
+        .find(|c: char| !(c.is_ascii_alphabetic() || c == '_'))
+        .unwrap_or(t.len());
+    Some((&t[..end], t[end..].trim()))
+}
+
+fn strip_comments(s: &str) -> String {
+    let mut out = String::new();
+    let mut rest = s;
+    while !rest.is_empty() {
+        if let Some(r) = rest.strip_prefix("//") {
+            let _ = r;
+            break;
+        }
+        if let Some(r) = rest.strip_prefix("/*") {
+            match r.find("*/") {
+                Some(e) => {
+                    out.push(' ');
+                    rest = &r[e + 2..];
+                    continue;
+                }
+                None => break,
+            }
+        }
+        let c = rest.chars().next().unwrap_or(' ');
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    out.replace("\\\n", " ")
+        .replace("\\\r\n", " ")
+        .trim()
+        .to_string()
+}
+
+/// Evaluates a condition; `Err(name)` names the first macro not defined.
+fn eval_condition(
+    parser: &mut Parser,
+    text: &str,
+    defines: &Defines,
+    depth: u32,
+) -> Result<i64, String> {
+    if depth > budget::MAX_MACRO_DEPTH {
+        return Err("(nested too deeply)".into());
+    }
+    let snippet = format!("#if {text}\n#endif\n");
+    let tree = parser
+        .parse(&snippet, None)
+        .ok_or_else(|| text.to_string())?;
+    let cond = tree
+        .root_node()
+        .named_child(0)
+        .and_then(|n| n.child_by_field_name("condition"))
+        .ok_or_else(|| text.to_string())?;
+    eval_node(parser, cond, snippet.as_bytes(), defines, depth)
+}
+
+fn eval_node(
+    parser: &mut Parser,
+    n: Node,
+    src: &[u8],
+    defines: &Defines,
+    depth: u32,
+) -> Result<i64, String> {
+    let text = |n: Node| String::from_utf8_lossy(&src[n.byte_range()]).into_owned();
+    match n.kind() {
+        "number_literal" => super::lower::parse_int(&text(n)).ok_or_else(|| text(n)),
+        "char_literal" => Ok(text(n)
+            .trim_matches('\'')
+            .chars()
+            .next()
+            .map(|c| c as i64)
+            .unwrap_or(0)),
+        "true" => Ok(1),
+        "false" => Ok(0),
+        "identifier" => {
+            let name = text(n);
+            match defines.get(&name) {
+                Some(Some(body)) if !body.trim().is_empty() => {
+                    eval_condition(parser, body, defines, depth + 1)
+                }
+                Some(Some(_)) => Ok(0),
+                _ => Err(name),
+            }
+        }
+        "preproc_defined" => {
+            let name = n.named_child(0).map(text).unwrap_or_default();
+            Ok(defines.contains_key(&name) as i64)
+        }
+        "parenthesized_expression" => match n.named_child(0) {
+            Some(i) => eval_node(parser, i, src, defines, depth),
+            None => Err(text(n)),
+        },
+        "unary_expression" => {
+            let op = n
+                .child_by_field_name("operator")
+                .map(|o| o.kind())
+                .unwrap_or("");
+            let v = eval_node(
+                parser,
+                n.child_by_field_name("argument").ok_or_else(|| text(n))?,
+                src,
+                defines,
+                depth,
+            )?;
+            Ok(match op {
+                "!" => (v == 0) as i64,
+                "-" => v.wrapping_neg(),
+                "~" => !v,
+                _ => v,
+            })
+        }
+        "binary_expression" => {
+            let op = n
+                .child_by_field_name("operator")
+                .map(|o| o.kind())
+                .unwrap_or("");
+            let l = n.child_by_field_name("left").ok_or_else(|| text(n))?;
+            let r = n.child_by_field_name("right").ok_or_else(|| text(n))?;
+            let a = eval_node(parser, l, src, defines, depth);
+            // `defined(X) && X > 2` with X undefined is simply false.
+            match (op, &a) {
+                ("&&", Ok(0)) => return Ok(0),
+                ("||", Ok(v)) if *v != 0 => return Ok(1),
+                _ => {}
+            }
+            let b = eval_node(parser, r, src, defines, depth)?;
+            let a = a?;
+            let bop = match op {
+                "+" => crate::ir::BinOp::Add,
+                "-" => crate::ir::BinOp::Sub,
+                "*" => crate::ir::BinOp::Mul,
+                "/" => crate::ir::BinOp::Div,
+                "%" => crate::ir::BinOp::Rem,
+                "<<" => crate::ir::BinOp::Shl,
+                ">>" => crate::ir::BinOp::Shr,
+                "&" => crate::ir::BinOp::And,
+                "|" => crate::ir::BinOp::Or,
+                "^" => crate::ir::BinOp::Xor,
+                "<" => crate::ir::BinOp::Lt,
+                "<=" => crate::ir::BinOp::Le,
+                ">" => crate::ir::BinOp::Gt,
+                ">=" => crate::ir::BinOp::Ge,
+                "==" => crate::ir::BinOp::Eq,
+                "!=" => crate::ir::BinOp::Ne,
+                "&&" => crate::ir::BinOp::LAnd,
+                "||" => crate::ir::BinOp::LOr,
+                _ => return Err(text(n)),
+            };
+            crate::ir::eval_bin(bop, a, b).ok_or_else(|| text(n))
+        }
+        "conditional_expression" => {
+            let c = eval_node(
+                parser,
+                n.child_by_field_name("condition").ok_or_else(|| text(n))?,
+                src,
+                defines,
+                depth,
+            )?;
+            let pick = if c != 0 { "consequence" } else { "alternative" };
+            eval_node(
+                parser,
+                n.child_by_field_name(pick).ok_or_else(|| text(n))?,
+                src,
+                defines,
+                depth,
+            )
+        }
+        _ => Err(text(n)),
+    }
+}
+
+/// The pass over one file. `headers` are looked up by the name written
+/// in `#include "…"`; each is processed once, where first included.
+pub(crate) struct Conditionals<'a> {
+    parser: Parser,
+    pub defines: Defines,
+    headers: Vec<(&'a str, &'a mut Source, bool)>,
+    pub notes: Vec<Note>,
+}
+
+impl<'a> Conditionals<'a> {
+    pub fn new(
+        defines: Defines,
+        headers: Vec<(&'a str, &'a mut Source)>,
+    ) -> Option<Conditionals<'a>> {
+        let mut parser = Parser::new();
+        parser
+            .set_language(&tree_sitter_cuda::LANGUAGE.into())
+            .ok()?;
+        Some(Conditionals {
+            parser,
+            defines,
+            headers: headers.into_iter().map(|(n, s)| (n, s, false)).collect(),
+            notes: Vec::new(),
+        })
+    }
+
+    /// Resolves the conditionals of `source` in place.
+    pub fn run(&mut self, source: &mut Source, depth: u32) {
+        let text = std::mem::take(&mut source.text);
+        let mut text = text;
+        let mut stack: Vec<Group> = Vec::new();
+        let mut in_comment = false;
+        for (start, end) in logical_lines(&text) {
+            let active = stack.last().map(|g| g.active).unwrap_or(true);
+            let line = String::from_utf8_lossy(&text[start..end]).into_owned();
+            let was_comment = in_comment;
+            in_comment = comment_state(&line, in_comment);
+            let dir = if was_comment { None } else { directive(&line) };
+            let Some((name, arg)) = dir else {
+                if !active {
+                    blank(&mut text, start, end);
+                }
+                continue;
+            };
+            let arg = strip_comments(arg);
+            match name {
+                "if" | "ifdef" | "ifndef" => {
+                    let (value, taken) = if !active {
+                        (false, true)
+                    } else {
+                        match self.condition(name, &arg) {
+                            Ok(v) => (v, v),
+                            Err(missing) => {
+                                self.note(source, start, end, &arg, &missing);
+                                (true, true)
+                            }
+                        }
+                    };
+                    stack.push(Group {
+                        parent_active: active,
+                        taken,
+                        active: active && value,
+                    });
+                    blank(&mut text, start, end);
+                }
+                "elif" | "elifdef" | "elifndef" => {
+                    if let Some(g) = stack.last_mut() {
+                        if !g.parent_active || g.taken {
+                            g.active = false;
+                        } else {
+                            let kind = match name {
+                                "elifdef" => "ifdef",
+                                "elifndef" => "ifndef",
+                                _ => "if",
+                            };
+                            let r = self.condition(kind, &arg);
+                            let g = stack.last_mut().expect("group");
+                            match r {
+                                Ok(v) => {
+                                    g.active = v;
+                                    g.taken = v;
+                                }
+                                Err(missing) => {
+                                    g.active = true;
+                                    g.taken = true;
+                                    self.note(source, start, end, &arg, &missing);
+                                }
+                            }
+                        }
+                    }
+                    blank(&mut text, start, end);
+                }
+                "else" => {
+                    if let Some(g) = stack.last_mut() {
+                        g.active = g.parent_active && !g.taken;
+                        g.taken = true;
+                    }
+                    blank(&mut text, start, end);
+                }
+                "endif" => {
+                    stack.pop();
+                    blank(&mut text, start, end);
+                }
+                _ if !active => blank(&mut text, start, end),
+                "define" => self.define(&arg),
+                "undef" => {
+                    self.defines.remove(arg.trim());
+                }
+                "include" => {
+                    let inc = arg.trim().trim_matches(['"', '<', '>']).to_string();
+                    self.include(&inc, depth);
+                }
+                _ => {}
+            }
+        }
+        source.text = text;
+    }
+
+    fn condition(&mut self, kind: &str, arg: &str) -> Result<bool, String> {
+        match kind {
+            "ifdef" => Ok(self.defines.contains_key(arg.trim())),
+            "ifndef" => Ok(!self.defines.contains_key(arg.trim())),
+            _ => eval_condition(&mut self.parser, arg, &self.defines, 0).map(|v| v != 0),
+        }
+    }
+
+    fn define(&mut self, arg: &str) {
+        let name_end = arg
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(arg.len());
+        let name = arg[..name_end].to_string();
+        if name.is_empty() {
+            return;
+        }
+        let rest = &arg[name_end..];
+        if rest.starts_with('(') {
+            self.defines.insert(name, None);
+        } else {
+            self.defines.insert(name, Some(rest.trim().to_string()));
+        }
+    }
+
+    fn include(&mut self, name: &str, depth: u32) {
+        if depth > 64 {
+            return;
+        }
+        let Some(i) = self.headers.iter().position(|h| h.0 == name && !h.2) else {
+            return;
+        };
+        self.headers[i].2 = true;
+        let mut src = std::mem::replace(self.headers[i].1, Source::new(b""));
+        self.run(&mut src, depth + 1);
+        *self.headers[i].1 = src;
+    }
+
+    fn note(&mut self, source: &Source, start: usize, end: usize, arg: &str, missing: &str) {
+        let cond = arg.split_whitespace().collect::<Vec<_>>().join(" ");
+        self.notes.push(Note {
+            span: source.span(start, end),
+            message: format!(
+                "`#if {cond}` depends on `{missing}`, which is not defined here; its first branch is \
+                 analysed (define it with -D or [analysis.defines])"
+            ),
+        });
+    }
+}
+
+/// Whether a `/* … */` comment is open at the end of `line`.
+fn comment_state(line: &str, mut open: bool) -> bool {
+    let b = line.as_bytes();
+    let mut i = 0;
+    while i + 1 < b.len() {
+        if open {
+            if b[i] == b'*' && b[i + 1] == b'/' {
+                open = false;
+                i += 2;
+                continue;
+            }
+        } else if b[i] == b'/' && b[i + 1] == b'/' {
+            return false;
+        } else if b[i] == b'/' && b[i + 1] == b'*' {
+            open = true;
+            i += 2;
+            continue;
+        } else if b[i] == b'"' {
+            i += 1;
+            while i < b.len() && b[i] != b'"' {
+                if b[i] == b'\\' {
+                    i += 1;
+                }
+                i += 1;
+            }
+        }
+        i += 1;
+    }
+    open
+}
