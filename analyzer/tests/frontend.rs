@@ -362,3 +362,21 @@ fn template_parameters_take_their_defaults() {
     assert_eq!(r.width, 4);
     assert_eq!(ways(r), 1.0);
 }
+
+#[test]
+fn split_braces_across_if_branches_and_note_positions() {
+    // Braces opened in both branches: resolved before parsing, so the
+    // kernel parses whole; the note for the unknown condition is at its line.
+    let a = run("int x;\n\n#if USE_FAST_PATH\n__global__ void k(float *a) {\n#else\n__global__ void k(float *a, int unused) {\n#endif\n    a[threadIdx.x * 32] = 0;\n}\nint main() { k<<<1, 32>>>(0); }\n");
+    let r = find(&a, "a", Op::Store);
+    assert_eq!(sectors(r), 32.0);
+    assert_eq!(r.span.line, 8);
+    let n = a
+        .program
+        .notes
+        .iter()
+        .find(|n| n.message.contains("USE_FAST_PATH"))
+        .unwrap();
+    assert_eq!((n.span.line, n.span.column), (3, 1));
+    assert_eq!(a.program.notes.len(), 1, "{:?}", a.program.notes);
+}

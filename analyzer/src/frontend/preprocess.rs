@@ -267,8 +267,8 @@ impl<'a> Conditionals<'a> {
 
     /// Resolves the conditionals of `source` in place.
     pub fn run(&mut self, source: &mut Source, depth: u32) {
-        let text = std::mem::take(&mut source.text);
-        let mut text = text;
+        // Lines are read from (and notes located in) the original text.
+        let mut text = source.text.clone();
         let mut stack: Vec<Group> = Vec::new();
         let mut in_comment = false;
         for (start, end) in logical_lines(&text) {
