@@ -107,6 +107,16 @@ fn blank_lambda_annotations(text: &mut [u8]) {
     }
 }
 
+fn line_starts(text: &[u8]) -> Vec<usize> {
+    let mut v = vec![0];
+    for (k, &b) in text.iter().enumerate() {
+        if b == b'\n' {
+            v.push(k + 1);
+        }
+    }
+    v
+}
+
 /// Braces left open at the end of `text`, skipping comments, strings and
 /// character literals.
 fn open_braces(text: &[u8]) -> usize {
@@ -169,28 +179,29 @@ impl Source {
         if text.last().is_some_and(|b| *b != b'\n') {
             text.push(b'\n');
         }
-        // A truncated file: close what it left open so the parser keeps the
-        // functions whole instead of one large error.
-        let closed_braces = open_braces(&text);
-        if closed_braces > 0 {
-            text.push(b'\n');
-            text.extend(std::iter::repeat_n(b'}', closed_braces));
-            text.push(b'\n');
-        }
-        let mut line_starts = vec![0];
-        for (k, &b) in text.iter().enumerate() {
-            if b == b'\n' {
-                line_starts.push(k + 1);
-            }
-        }
+        let line_starts = line_starts(&text);
         Source {
             file,
             text,
             line_starts,
             aligns,
             input_len,
-            closed_braces,
+            closed_braces: 0,
         }
+    }
+
+    /// A truncated file: close what it left open so the parser keeps the
+    /// functions whole instead of one large error. Run after conditional
+    /// compilation is resolved (braces of inactive branches do not count).
+    pub fn close_open_braces(&mut self) {
+        let n = open_braces(&self.text);
+        if n > 0 {
+            self.text.push(b'\n');
+            self.text.extend(std::iter::repeat_n(b'}', n));
+            self.text.push(b'\n');
+            self.line_starts = line_starts(&self.text);
+        }
+        self.closed_braces = n;
     }
 
     /// 1-based line and column (in characters) of a byte offset.

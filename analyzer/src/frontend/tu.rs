@@ -151,6 +151,10 @@ pub(crate) fn build(input: &[u8], options: &Options) -> Program {
             pre_notes = c.notes;
         }
     }
+    source.close_open_braces();
+    for h in &mut header_sources {
+        h.close_open_braces();
+    }
     let Some(tree) = parser.parse(&source.text, None) else {
         program.notes.push(Note {
             span: Span::default(),
