@@ -30,7 +30,7 @@ pub const MAX_INLINED_CALLS: u32 = 512;
 pub const MAX_MACRO_DEPTH: u32 = 16;
 
 /// Template instantiations analysed per kernel.
-pub const MAX_INSTANTIATIONS: usize = 16;
+pub const MAX_INSTANTIATIONS: usize = 64;
 
 /// Distinct launch configurations analysed per kernel instantiation.
 pub const MAX_LAUNCHES_PER_KERNEL: usize = 16;
