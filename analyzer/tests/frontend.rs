@@ -380,3 +380,38 @@ fn split_braces_across_if_branches_and_note_positions() {
     assert_eq!((n.span.line, n.span.column), (3, 1));
     assert_eq!(a.program.notes.len(), 1, "{:?}", a.program.notes);
 }
+
+#[test]
+fn static_constants_of_structs_and_struct_templates() {
+    // llm.c's Packed128: `x128::size` through a typedef of a template.
+    let a = run(r#"
+template<class ElementType>
+struct alignas(16) Packed128 {
+    static constexpr const size_t size = sizeof(int4) / sizeof(ElementType);
+    ElementType payload[size];
+};
+typedef Packed128<float> f128;
+using h128 = Packed128<half>;
+struct Tile { static constexpr int N = 32; };
+__global__ void k(float *out) {
+    __shared__ float a[f128::size][33];
+    __shared__ float b[Packed128<double>::size * 16];
+    __shared__ float c[h128::size][Tile::N];
+    out[0] = a[threadIdx.x % 4][0] + b[threadIdx.x * 2] + c[0][threadIdx.x];
+}
+int main() { k<<<1, 32>>>(0); }
+"#);
+    assert!(a.program.notes.is_empty(), "{:?}", a.program.notes);
+    let dims = |name: &str| {
+        a.program.kernels[0]
+            .objects
+            .iter()
+            .find(|o| o.name == name)
+            .unwrap()
+            .dims
+            .clone()
+    };
+    assert_eq!(dims("a"), vec![Some(4), Some(33)]);
+    assert_eq!(dims("b"), vec![Some(32)]);
+    assert_eq!(dims("c"), vec![Some(8), Some(32)]);
+}

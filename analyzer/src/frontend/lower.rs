@@ -822,6 +822,12 @@ impl<'a, 't> Lowerer<'a, 't> {
                     .child_by_field_name("name")
                     .map(|x| src.text(x))
                     .unwrap_or_else(|| src.text(n));
+                if let Some(v) = n
+                    .child_by_field_name("scope")
+                    .and_then(|scope| self.static_member(scope, src, &name))
+                {
+                    return Val::Int(Expr::konst(v));
+                }
                 self.ident(&name, n, src)
             }
             "preproc_defined" => {
@@ -2391,6 +2397,72 @@ impl<'a, 't> Lowerer<'a, 't> {
             };
             self.bind(name, val);
         }
+    }
+
+    /// `S::member` / `S<T>::member` / `Alias::member`: a static constant
+    /// of a struct, with the template's parameters bound to the arguments.
+    fn static_member(&mut self, scope: Node, src: &Src, member: &str) -> Option<i64> {
+        if self.depth >= budget::MAX_SYNTAX_DEPTH {
+            return None;
+        }
+        // The struct and the template_type naming it (with its file).
+        let (tt, tsrc): (Option<Node>, Src) = match scope.kind() {
+            "template_type" => (Some(scope), *src),
+            _ => {
+                let name = src.text(scope);
+                match self.tu.template_aliases.get(&name) {
+                    Some((t, s)) => (Some(*t), Src::of(s)),
+                    None => (None, *src),
+                }
+            }
+        };
+        let struct_name = match tt {
+            Some(t) => tsrc.text(t.child_by_field_name("name")?),
+            None => src.text(scope),
+        };
+        let (tparams, node, ssrc) = self.tu.struct_nodes.get(&struct_name)?.clone();
+        let body = node.child_by_field_name("body")?;
+        let mut c = body.walk();
+        let init = body.named_children(&mut c).find_map(|f| {
+            let d = f.child_by_field_name("declarator")?;
+            (f.kind() == "field_declaration" && Src::of(ssrc).text(d) == member)
+                .then(|| f.child_by_field_name("default_value"))
+                .flatten()
+        })?;
+        // Bind the template's parameters to the arguments.
+        let args: Vec<Node> = match tt.and_then(|t| t.child_by_field_name("arguments")) {
+            Some(a) => {
+                let mut c = a.walk();
+                a.named_children(&mut c).collect()
+            }
+            None => Vec::new(),
+        };
+        let mut tscope = HashMap::new();
+        let mut scope_vals = Scope::new();
+        for (p, a) in tparams.iter().zip(&args) {
+            match p {
+                TParam::Type(n) => {
+                    let t = if a.kind() == "type_descriptor" {
+                        self.type_descriptor(*a, &tsrc)
+                    } else {
+                        self.resolve_type(*a, &tsrc)
+                    };
+                    tscope.insert(n.clone(), t);
+                }
+                TParam::Value(n) => {
+                    let v = self.int(*a, &tsrc);
+                    scope_vals.insert(n.clone(), Binding { val: Val::Int(v) });
+                }
+            }
+        }
+        self.tscopes.push(tscope);
+        self.scopes.push(scope_vals);
+        self.depth += 1;
+        let v = self.const_int(init, &Src::of(ssrc));
+        self.depth -= 1;
+        self.scopes.pop();
+        self.tscopes.pop();
+        v
     }
 
     /// `T name(a, b);` read as a variable constructed from `a` and `b`.

@@ -85,6 +85,11 @@ pub(crate) struct Tu<'t> {
     pub functions: HashMap<String, Vec<FuncDef<'t>>>,
     pub kernels: Vec<FuncDef<'t>>,
     pub globals: HashMap<String, GlobalDecl>,
+    /// Struct definitions by name (templates with their parameters), for
+    /// `S::member` and `S<T>::member` static constants.
+    pub struct_nodes: HashMap<String, (Vec<TParam>, Node<'t>, &'t Source)>,
+    /// `typedef S<float> name;` / `using name = S<float>;`: the template_type.
+    pub template_aliases: HashMap<String, (Node<'t>, &'t Source)>,
     pub notes: Vec<Note>,
     launch_fns: Vec<(Node<'t>, &'t Source)>,
 }
@@ -191,6 +196,8 @@ pub(crate) fn build(input: &[u8], options: &Options) -> Program {
         functions: HashMap::new(),
         kernels: Vec::new(),
         globals: HashMap::new(),
+        struct_nodes: HashMap::new(),
+        template_aliases: HashMap::new(),
         notes: Vec::new(),
         launch_fns: Vec::new(),
     };
@@ -354,6 +361,12 @@ impl<'t> Tu<'t> {
                 if let (Some(name), Some(ty)) =
                     (n.child_by_field_name("name"), n.child_by_field_name("type"))
                 {
+                    if let Some(tt) = ty
+                        .child_by_field_name("type")
+                        .filter(|t| t.kind() == "template_type")
+                    {
+                        self.template_aliases.insert(src.text(name), (tt, self.src));
+                    }
                     let t = Lowerer::new(self).type_descriptor(ty, &src);
                     self.typedefs.insert(src.text(name), t);
                 }
@@ -371,6 +384,11 @@ impl<'t> Tu<'t> {
                             self.function(k, tparams.clone(), tdefaults.clone())
                         }
                         "struct_specifier" | "class_specifier" => {
+                            if let Some(name) = k.child_by_field_name("name") {
+                                let name = src.text(name);
+                                self.struct_nodes
+                                    .insert(name, (tparams.clone(), k, self.src));
+                            }
                             self.struct_def(k, None);
                         }
                         _ => {}
@@ -406,6 +424,9 @@ impl<'t> Tu<'t> {
             .child_by_field_name("name")
             .map(|x| src.text(x))
             .or(alias)?;
+        self.struct_nodes
+            .entry(name.clone())
+            .or_insert((Vec::new(), n, self.src));
         let body = n.child_by_field_name("body")?;
         let mut fields = Vec::new();
         {
@@ -426,7 +447,18 @@ impl<'t> Tu<'t> {
                 }
             }
         }
-        let force = self.src.align_in(n.start_byte(), body.start_byte());
+        let mut force = self.src.align_in(n.start_byte(), body.start_byte());
+        let mut c = n.walk();
+        for ch in n.children(&mut c) {
+            if ch.kind() == "alignas_qualifier" {
+                if let Some(v) = ch.named_child(0) {
+                    force = Lowerer::new(self)
+                        .const_int(v, &src)
+                        .map(|v| v.max(1) as u64)
+                        .or(force);
+                }
+            }
+        }
         let def = layout_struct(name.clone(), fields, force, &self.structs)?;
         self.structs.push(def);
         let id = self.structs.len() - 1;
@@ -465,6 +497,13 @@ impl<'t> Tu<'t> {
         let Some(tn) = n.child_by_field_name("type") else {
             return;
         };
+        if tn.kind() == "template_type" {
+            let mut c = n.walk();
+            let decls: Vec<_> = n.children_by_field_name("declarator", &mut c).collect();
+            for d in decls {
+                self.template_aliases.insert(src.text(d), (tn, self.src));
+            }
+        }
         let mut c = n.walk();
         let decls: Vec<_> = n.children_by_field_name("declarator", &mut c).collect();
         // `typedef struct { … } Name;`
