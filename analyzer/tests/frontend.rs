@@ -415,3 +415,14 @@ int main() { k<<<1, 32>>>(0); }
     assert_eq!(dims("b"), vec![Some(32)]);
     assert_eq!(dims("c"), vec![Some(8), Some(32)]);
 }
+
+#[test]
+fn macros_used_as_specifiers_do_not_derail_the_kernel() {
+    let a = run("#define CUTLASS_DEVICE __forceinline__ __device__\n#define MY_KERNEL_ATTRS __global__\n#define API\nCUTLASS_DEVICE float get(const float *p, int i) { return p[i]; }\nAPI MY_KERNEL_ATTRS void k(float *a) { a[threadIdx.x] = get(a, threadIdx.x * 2); }\nint main() { k<<<1, 32>>>(0); }\n");
+    assert!(a.program.notes.is_empty(), "{:?}", a.program.notes);
+    assert_eq!(a.program.kernels.len(), 1);
+    let r = find(&a, "a", Op::Load);
+    assert_eq!(sectors(r), 8.0);
+    // The load in get() is reported at its own place: line 4.
+    assert_eq!(r.span.line, 4);
+}

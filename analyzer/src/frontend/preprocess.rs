@@ -280,6 +280,8 @@ impl<'a> Conditionals<'a> {
             let Some((name, arg)) = dir else {
                 if !active {
                     blank(&mut text, start, end);
+                } else if !was_comment {
+                    self.replace_specifiers(&mut text, start, end);
                 }
                 continue;
             };
@@ -355,6 +357,73 @@ impl<'a> Conditionals<'a> {
             }
         }
         source.text = text;
+    }
+
+    /// Macros used as declaration specifiers (`#define CUTLASS_DEVICE
+    /// __forceinline__ __device__`, `#define API`): the grammar takes an
+    /// unknown identifier there for a type and derails, so a use is
+    /// replaced in place by `__global__` (when the macro says so and the
+    /// name is long enough) or blanked; offsets do not move.
+    fn replace_specifiers(&self, text: &mut [u8], start: usize, end: usize) {
+        const SPECIFIERS: &[&str] = &[
+            "__device__",
+            "__host__",
+            "__global__",
+            "__forceinline__",
+            "__noinline__",
+            "__inline__",
+            "inline",
+            "static",
+            "extern",
+            "constexpr",
+        ];
+        let mut i = start;
+        while i < end {
+            let c = text[i];
+            if c == b'"' || c == b'\'' {
+                // Skip a literal.
+                let q = c;
+                i += 1;
+                while i < end && text[i] != q {
+                    if text[i] == b'\\' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+                i += 1;
+                continue;
+            }
+            if c == b'/' && i + 1 < end && (text[i + 1] == b'/' || text[i + 1] == b'*') {
+                return;
+            }
+            if !(c.is_ascii_alphabetic() || c == b'_') {
+                i += 1;
+                continue;
+            }
+            let s = i;
+            while i < end && (text[i].is_ascii_alphanumeric() || text[i] == b'_') {
+                i += 1;
+            }
+            let word = String::from_utf8_lossy(&text[s..i]).into_owned();
+            let Some(Some(body)) = self.defines.get(&word) else {
+                continue;
+            };
+            let tokens: Vec<&str> = body.split_whitespace().collect();
+            if !tokens.iter().all(|t| SPECIFIERS.contains(t)) || SPECIFIERS.contains(&word.as_str())
+            {
+                continue;
+            }
+            let global = tokens.contains(&"__global__");
+            if global && word.len() < "__global__".len() {
+                continue; // cannot be said in place
+            }
+            for b in &mut text[s..i] {
+                *b = b' ';
+            }
+            if global {
+                text[s..s + 10].copy_from_slice(b"__global__");
+            }
+        }
     }
 
     fn condition(&mut self, kind: &str, arg: &str) -> Result<bool, String> {
