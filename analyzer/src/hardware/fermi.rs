@@ -59,6 +59,20 @@ pub(crate) fn line_transactions(lanes: &Lanes, width: u32, group: usize, line: i
     total
 }
 
+/// 2.x/3.x global cost: requests per warp, half- or quarter-warp, each
+/// broken into 128-byte L1 lines or 32-byte L2 segments.
+pub(crate) fn cached_global(lanes: &Lanes, width: u32, l1_cached: bool) -> GlobalCost {
+    let line = if l1_cached { 128 } else { 32 };
+    let transactions = line_transactions(lanes, width, request_group(width), line);
+    let bytes = transactions * line as u32;
+    GlobalCost {
+        sectors: bytes.div_ceil(32),
+        ideal: ideal_sectors(lanes, width),
+        transactions,
+        bytes,
+    }
+}
+
 /// Lanes per request for a global access of `width` bytes on 2.x/3.x.
 pub(crate) fn request_group(width: u32) -> usize {
     match width {
@@ -90,15 +104,7 @@ impl MemoryModel for Fermi {
     }
 
     fn global(&self, lanes: &Lanes, width: u32) -> GlobalCost {
-        let line = if self.l1_cached { 128 } else { 32 };
-        let transactions = line_transactions(lanes, width, request_group(width), line);
-        let bytes = transactions * line as u32;
-        GlobalCost {
-            sectors: bytes.div_ceil(32),
-            ideal: ideal_sectors(lanes, width),
-            transactions,
-            bytes,
-        }
+        cached_global(lanes, width, self.l1_cached)
     }
 
     fn constant(&self, lanes: &Lanes, _width: u32) -> u32 {

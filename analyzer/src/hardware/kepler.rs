@@ -10,10 +10,9 @@
 //! Global memory: as 2.x, cached in L2 only (32-byte segments) by default
 //! for global loads on 3.x, in L1 (128-byte lines) when configured (K.3.2).
 
-use super::fermi::{line_transactions, request_group};
+use super::fermi::cached_global;
 use super::{
-    bank_uses, distinct_addresses, ideal_sectors, BankUse, GlobalCost, Lanes, MemoryModel,
-    SharedCost, WARP,
+    bank_uses, distinct_addresses, BankUse, GlobalCost, Lanes, MemoryModel, SharedCost, WARP,
 };
 use crate::ir::Space;
 
@@ -70,15 +69,7 @@ impl MemoryModel for Kepler {
     }
 
     fn global(&self, lanes: &Lanes, width: u32) -> GlobalCost {
-        let line = if self.l1_cached { 128 } else { 32 };
-        let transactions = line_transactions(lanes, width, request_group(width), line);
-        let bytes = transactions * line as u32;
-        GlobalCost {
-            sectors: bytes.div_ceil(32),
-            ideal: ideal_sectors(lanes, width),
-            transactions,
-            bytes,
-        }
+        cached_global(lanes, width, self.l1_cached)
     }
 
     fn constant(&self, lanes: &Lanes, _width: u32) -> u32 {

@@ -5,7 +5,9 @@
 //! quarter-warp; wavefronts = sum over those groups of the largest number
 //! of distinct words any bank holds. Global memory: 32-byte sectors.
 
-use super::{ideal_sectors, word_range, BankUse, GlobalCost, Lanes, MemoryModel, SharedCost};
+use super::{
+    bank_uses, ideal_sectors, word_range, BankUse, GlobalCost, Lanes, MemoryModel, SharedCost,
+};
 use crate::ir::Space;
 
 pub const BANKS: usize = 32;
@@ -76,41 +78,7 @@ impl MemoryModel for Modern {
     }
 
     fn shared_banks(&self, lanes: &Lanes, width: u32) -> Vec<BankUse> {
-        let gsize = group_size(width);
-        let mut out: Vec<BankUse> = Vec::new();
-        for (g, group) in lanes.chunks(gsize).enumerate() {
-            let start = out.len();
-            for (i, a) in group.iter().enumerate() {
-                let Some(a) = a else { continue };
-                let lane = g * gsize + i;
-                let (first, last) = word_range(*a, width);
-                for w in first..=last {
-                    let bank = w.rem_euclid(BANKS as i64) as u32;
-                    let slot = match out[start..].iter().position(|b| b.bank == bank) {
-                        Some(p) => start + p,
-                        None => {
-                            out.push(BankUse {
-                                group: g as u32,
-                                bank,
-                                words: Vec::new(),
-                                lanes: 0,
-                            });
-                            out.len() - 1
-                        }
-                    };
-                    let b = &mut out[slot];
-                    if !b.words.contains(&w) {
-                        b.words.push(w);
-                    }
-                    b.lanes |= 1 << lane;
-                }
-            }
-        }
-        for b in &mut out {
-            b.words.sort_unstable();
-        }
-        out.sort_by_key(|b| (b.group, b.bank));
-        out
+        bank_uses(lanes, width, group_size(width), BANKS as i64, 4)
     }
 
     fn shift_period(&self, space: Space, _width: u32) -> u64 {
