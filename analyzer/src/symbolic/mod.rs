@@ -44,7 +44,7 @@ impl Default for EngineOptions {
         EngineOptions {
             default_block: [256, 1, 1],
             default_block_2d: [32, 8, 1],
-            default_grid: [4, 4, 1],
+            default_grid: [2, 2, 1],
             default_param: 1024,
             max_loop_iterations: budget::MAX_LOOP_ITERATIONS,
             max_executions: budget::MAX_EXECUTIONS_PER_ACCESS,
