@@ -116,7 +116,6 @@ pub(crate) struct Lowerer<'a, 't> {
     /// Calls inlined so far in this kernel.
     inlined: u32,
     expanding: Vec<String>,
-    preproc_mode: bool,
     launches: Option<Vec<LaunchSite>>,
 }
 
@@ -187,7 +186,6 @@ impl<'a, 't> Lowerer<'a, 't> {
             inlining: Vec::new(),
             inlined: 0,
             expanding: Vec::new(),
-            preproc_mode: false,
             launches: None,
         }
     }
@@ -355,7 +353,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             "array_declarator" => {
                 let size = d.child_by_field_name("size").map(|s| {
                     let v = self.const_int(s, src).map(|v| v.max(0) as u64);
-                    if v.is_none() && !self.preproc_mode {
+                    if v.is_none() {
                         let text = src.text(s);
                         self.note(
                             s,
@@ -402,58 +400,21 @@ impl<'a, 't> Lowerer<'a, 't> {
         self.int(n, src).as_const()
     }
 
-    /// The children of the taken branch of a `#if`/`#ifdef`/`#elif`/`#else`.
-    pub fn preproc_branch<'n>(&mut self, n: Node<'n>, src: &Src) -> Vec<Node<'n>> {
-        let taken = match n.kind() {
-            "preproc_else" => true,
-            "preproc_ifdef" => {
-                let defined = n
-                    .child_by_field_name("name")
-                    .map(|x| self.tu.macros.contains_key(&src.text(x)))
-                    .unwrap_or(false);
-                let negated = src.text(n).trim_start().starts_with("#ifndef");
-                defined != negated
-            }
-            _ => {
-                let saved = self.preproc_mode;
-                self.preproc_mode = true;
-                let cond = n.child_by_field_name("condition");
-                let v = cond.and_then(|c| self.const_int(c, src));
-                self.preproc_mode = saved;
-                if v.is_none() {
-                    if let Some(c) = cond {
-                        let text = src.text(c).split_whitespace().collect::<Vec<_>>().join(" ");
-                        self.note(
-                            c,
-                            src,
-                            format!(
-                                "`#if {text}` depends on macros not defined here; its first branch is analysed \
-                                 (define them with -D or [analysis.defines])"
-                            ),
-                        );
-                    }
-                }
-                v.map(|v| v != 0).unwrap_or(true)
-            }
-        };
-        let alt = n.child_by_field_name("alternative");
-        if taken {
-            let cond = n.child_by_field_name("condition").map(|c| c.id());
-            let name = n.child_by_field_name("name").map(|c| c.id());
-            let mut c = n.walk();
-            n.named_children(&mut c)
-                .filter(|k| {
-                    Some(k.id()) != cond
-                        && Some(k.id()) != name
-                        && Some(k.id()) != alt.map(|a| a.id())
-                })
-                .collect()
-        } else {
-            match alt {
-                Some(a) => self.preproc_branch(a, src),
-                None => Vec::new(),
-            }
-        }
+    /// The children of the first branch of a `#if`/`#ifdef`/`#elif`/`#else`.
+    ///
+    /// `preprocess` resolves and blanks every conditional directive before
+    /// parsing, so the grammar meets one only where a line it could not
+    /// read as a directive is one after all; the first branch is then
+    /// analysed, as for a condition that cannot be evaluated.
+    pub fn preproc_branch<'n>(n: Node<'n>) -> Vec<Node<'n>> {
+        let skip: Vec<usize> = ["condition", "name", "alternative"]
+            .iter()
+            .filter_map(|f| n.child_by_field_name(f).map(|c| c.id()))
+            .collect();
+        let mut c = n.walk();
+        n.named_children(&mut c)
+            .filter(|k| !skip.contains(&k.id()))
+            .collect()
     }
 
     // ----------------------------------------------------------- values
@@ -655,17 +616,6 @@ impl<'a, 't> Lowerer<'a, 't> {
     }
 
     fn ident(&mut self, name: &str, n: Node, src: &Src) -> Val {
-        if self.preproc_mode {
-            if let Some(m) = self.tu.macros.get(name) {
-                if m.params.is_none() && !self.expanding.iter().any(|e| e == name) {
-                    let body = m.body.clone();
-                    return self.expand_text(name, &body, n, src, false);
-                }
-            }
-            // Not defined here (perhaps in a header or on a command line we
-            // were not given): the condition is unknown.
-            return self.unknown_val(format!("`{name}`, which is not defined here"));
-        }
         if let Some(b) = self.lookup(name) {
             return b.val.clone();
         }
@@ -1880,7 +1830,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 }
             }
             "preproc_if" | "preproc_ifdef" | "preproc_elif" | "preproc_else" => {
-                let kids = self.preproc_branch(n, src);
+                let kids = Self::preproc_branch(n);
                 for k in kids {
                     self.stmt(k, src);
                 }

@@ -74,12 +74,12 @@ fn directive(line: &str) -> Option<(&str, &str)> {
     Some((&t[..end], t[end..].trim()))
 }
 
-fn strip_comments(s: &str) -> String {
+/// A directive's argument without its comments, continuation lines joined.
+pub(crate) fn strip_comments(s: &str) -> String {
     let mut out = String::new();
     let mut rest = s;
     while !rest.is_empty() {
-        if let Some(r) = rest.strip_prefix("//") {
-            let _ = r;
+        if rest.starts_with("//") {
             break;
         }
         if let Some(r) = rest.strip_prefix("/*") {

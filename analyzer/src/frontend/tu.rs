@@ -323,13 +323,7 @@ impl<'t> Tu<'t> {
                 }
             }
             "preproc_if" | "preproc_ifdef" | "preproc_elif" | "preproc_else" => {
-                let (kids, notes) = {
-                    let mut lw = Lowerer::new(self);
-                    let kids = lw.preproc_branch(n, &src);
-                    (kids, lw.notes)
-                };
-                self.notes.extend(notes);
-                for k in kids {
+                for k in Lowerer::preproc_branch(n) {
                     self.collect(k, depth + 1);
                 }
             }
@@ -406,7 +400,7 @@ impl<'t> Tu<'t> {
         };
         let body = n
             .child_by_field_name("value")
-            .map(|v| strip_comments(&src.text(v)))
+            .map(|v| preprocess::strip_comments(&src.text(v)))
             .unwrap_or_default();
         let params = n.child_by_field_name("parameters").map(|p| {
             let mut c = p.walk();
@@ -877,29 +871,4 @@ fn contains_launch(n: Node) -> bool {
         stack.extend(x.children(&mut c));
     }
     false
-}
-
-fn strip_comments(s: &str) -> String {
-    let mut out = String::new();
-    let b = s.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'/' && i + 1 < b.len() && b[i + 1] == b'/' {
-            break;
-        }
-        if b[i] == b'/' && i + 1 < b.len() && b[i + 1] == b'*' {
-            match s[i + 2..].find("*/") {
-                Some(e) => {
-                    i += e + 4;
-                    out.push(' ');
-                    continue;
-                }
-                None => break,
-            }
-        }
-        let ch = s[i..].chars().next().unwrap_or(' ');
-        out.push(ch);
-        i += ch.len_utf8();
-    }
-    out.replace("\\\n", " ").trim().to_string()
 }
