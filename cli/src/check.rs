@@ -352,7 +352,14 @@ fn check_one(
     let mut options = settings.options.clone();
     options.frontend.headers =
         crate::includes::headers_for(Path::new(&path), &bytes, &settings.include_dirs);
-    let (analysis, mut diagnostics) = lint(&bytes, &options, settings, model, selected);
+    let (analysis, mut diagnostics) = lint(
+        &bytes,
+        &options,
+        settings.arch,
+        &settings.thresholds,
+        model,
+        selected,
+    );
     o.summary = analysis.summary();
     if settings.archs.len() > 1 {
         diagnostics = across_archs(&bytes, &options, settings, selected, diagnostics);
@@ -385,7 +392,17 @@ fn check_one(
     }
     drop(analysis);
     if args.fix || args.diff {
-        let relint = |b: &[u8]| lint(b, &options, settings, model, selected).1;
+        let relint = |b: &[u8]| {
+            lint(
+                b,
+                &options,
+                settings.arch,
+                &settings.thresholds,
+                model,
+                selected,
+            )
+            .1
+        };
         let (new, n) = crate::fix::fix_source(&bytes, &diagnostics, args.unsafe_fixes, &relint);
         if n > 0 {
             if args.diff {
@@ -403,7 +420,15 @@ fn check_one(
                     return o;
                 }
                 let before = diagnostics.len();
-                diagnostics = lint(&new, &options, settings, model, selected).1;
+                diagnostics = lint(
+                    &new,
+                    &options,
+                    settings.arch,
+                    &settings.thresholds,
+                    model,
+                    selected,
+                )
+                .1;
                 o.fixed = before.saturating_sub(diagnostics.len()).max(n);
                 bytes = new;
             }
@@ -473,17 +498,15 @@ fn across_archs(
         let Ok(model) = settings.model(*a) else {
             continue;
         };
-        let s2 = Settings {
-            config_path: None,
-            config: Default::default(),
-            arch: *a,
-            archs: vec![*a],
-            options: options.clone(),
-            thresholds: settings.thresholds.clone(),
-            model_options: settings.model_options,
-            include_dirs: Vec::new(),
-        };
-        per_arch.push((*a, lint(bytes, options, &s2, model.as_ref(), selected).1));
+        let diagnostics = lint(
+            bytes,
+            options,
+            *a,
+            &settings.thresholds,
+            model.as_ref(),
+            selected,
+        );
+        per_arch.push((*a, diagnostics.1));
     }
     type Site = (&'static str, warplint_analyzer::ir::Span, String, String);
     let site = |d: &Diagnostic| -> Site {
@@ -553,7 +576,8 @@ fn across_archs(
 fn lint(
     bytes: &[u8],
     options: &warplint_analyzer::Options,
-    settings: &Settings,
+    arch: warplint_analyzer::Arch,
+    thresholds: &warplint_lints::Thresholds,
     model: &dyn MemoryModel,
     selected: &std::collections::BTreeSet<&'static str>,
 ) -> (FileAnalysis, Vec<Diagnostic>) {
@@ -563,8 +587,8 @@ fn lint(
         analysis: &analysis,
         model,
         options,
-        arch: settings.arch,
-        thresholds: &settings.thresholds,
+        arch,
+        thresholds,
     };
     // Suppressions are read from the file each diagnostic is in.
     let mut suppressions: Vec<Suppressions> =
