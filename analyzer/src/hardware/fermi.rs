@@ -62,8 +62,8 @@ pub(crate) fn line_transactions(lanes: &Lanes, width: u32, group: usize, line: i
 /// 2.x/3.x global cost: requests per warp, half- or quarter-warp, each
 /// broken into 128-byte L1 lines or 32-byte L2 segments.
 pub(crate) fn cached_global(lanes: &Lanes, width: u32, l1_cached: bool) -> GlobalCost {
-    let line = if l1_cached { 128 } else { 32 };
-    let transactions = line_transactions(lanes, width, request_group(width), line);
+    let line = global_line(l1_cached);
+    let transactions = line_transactions(lanes, width, request_group(width), line as i64);
     let bytes = transactions * line as u32;
     GlobalCost {
         sectors: bytes.div_ceil(32),
@@ -73,7 +73,27 @@ pub(crate) fn cached_global(lanes: &Lanes, width: u32, l1_cached: bool) -> Globa
     }
 }
 
-/// Lanes per request for a global access of `width` bytes on 2.x/3.x.
+/// The unit a 2.x/3.x global load is served in: a 128-byte L1 line or a
+/// 32-byte L2 segment.
+pub(crate) fn global_line(l1_cached: bool) -> u64 {
+    if l1_cached {
+        128
+    } else {
+        32
+    }
+}
+
+/// How 2.x/3.x global loads are cached, as the diagnostics say it.
+pub(crate) fn global_mode(l1_cached: bool) -> String {
+    if l1_cached {
+        "L1-cached global loads".into()
+    } else {
+        "L2-only global loads".into()
+    }
+}
+
+/// Lanes per request for an access of `width` bytes on 2.x (global and
+/// shared) and 3.x (global).
 pub(crate) fn request_group(width: u32) -> usize {
     match width {
         0..=4 => WARP,
@@ -88,11 +108,8 @@ impl MemoryModel for Fermi {
     }
 
     fn shared(&self, lanes: &Lanes, width: u32) -> SharedCost {
-        let (group, extra) = match width {
-            0..=4 => (WARP, 0),
-            5..=8 => (16, 0),
-            _ => (8, 1),
-        };
+        let group = request_group(width);
+        let extra = u32::from(width > 8);
         let (mut wavefronts, mut ideal) = (0, 0);
         for g in lanes.chunks(group) {
             if let Some(m) = max_words_per_bank(g, width, BANKS) {
@@ -112,24 +129,13 @@ impl MemoryModel for Fermi {
     }
 
     fn shared_banks(&self, lanes: &Lanes, width: u32) -> Vec<BankUse> {
-        let group = match width {
-            0..=4 => WARP,
-            5..=8 => 16,
-            _ => 8,
-        };
-        bank_uses(lanes, width, group, BANKS, 4)
+        bank_uses(lanes, width, request_group(width), BANKS, 4)
     }
 
     fn shift_period(&self, space: Space, _width: u32) -> u64 {
         match space {
             Space::Shared => 4,
-            Space::Global | Space::Local => {
-                if self.l1_cached {
-                    128
-                } else {
-                    32
-                }
-            }
+            Space::Global | Space::Local => global_line(self.l1_cached),
             Space::Constant => 1,
         }
     }
@@ -139,12 +145,6 @@ impl MemoryModel for Fermi {
     }
 
     fn mode(&self, space: Space) -> Option<String> {
-        matches!(space, Space::Global | Space::Local).then(|| {
-            if self.l1_cached {
-                "L1-cached global loads".to_string()
-            } else {
-                "L2-only global loads".to_string()
-            }
-        })
+        matches!(space, Space::Global | Space::Local).then(|| global_mode(self.l1_cached))
     }
 }

@@ -10,7 +10,7 @@
 //! Global memory: as 2.x, cached in L2 only (32-byte segments) by default
 //! for global loads on 3.x, in L1 (128-byte lines) when configured (K.3.2).
 
-use super::fermi::cached_global;
+use super::fermi::{cached_global, global_line, global_mode};
 use super::{
     bank_uses, distinct_addresses, BankUse, GlobalCost, Lanes, MemoryModel, SharedCost, WARP,
 };
@@ -86,13 +86,7 @@ impl MemoryModel for Kepler {
             // A shift by 8 bytes keeps both modes' pairing; 256 keeps the
             // 64-word segments of the 32-bit mode.
             Space::Shared => 256,
-            Space::Global | Space::Local => {
-                if self.l1_cached {
-                    128
-                } else {
-                    32
-                }
-            }
+            Space::Global | Space::Local => global_line(self.l1_cached),
             Space::Constant => 1,
         }
     }
@@ -104,14 +98,7 @@ impl MemoryModel for Kepler {
     fn mode(&self, space: Space) -> Option<String> {
         match space {
             Space::Shared => Some(format!("{}-byte banks", self.bank_bytes)),
-            Space::Global | Space::Local => Some(
-                if self.l1_cached {
-                    "L1-cached global loads"
-                } else {
-                    "L2-only global loads"
-                }
-                .into(),
-            ),
+            Space::Global | Space::Local => Some(global_mode(self.l1_cached)),
             Space::Constant => None,
         }
     }
