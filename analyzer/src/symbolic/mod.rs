@@ -577,7 +577,7 @@ impl<'a> Run<'a> {
         if v.err & active != 0 && !self.resolve_unknowns(active, &mut addrs) {
             return;
         }
-        for r in reads.assumed.clone() {
+        for r in reads.assumed {
             let relevant = match r {
                 Assumed::Param(i) => !self.irrelevant(Atom::Param(i), active),
                 Assumed::BlockIdx => Dim::ALL
