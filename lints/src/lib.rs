@@ -13,6 +13,7 @@ mod rules;
 
 use std::collections::BTreeSet;
 
+use warplint_analyzer::ir::{Access, Kernel, MemObject};
 use warplint_analyzer::{AccessReport, Arch, FileAnalysis, MemoryModel, Options, Status};
 
 pub use diagnostic::{Applicability, Diagnostic, Edit, Facts, Fix, Label, Severity};
@@ -88,6 +89,13 @@ impl Context<'_> {
             .reports
             .iter()
             .filter(|r| r.status != Status::Unknown)
+    }
+
+    /// The kernel, access and array a report is about.
+    pub fn site_of(&self, r: &AccessReport) -> (&Kernel, &Access, &MemObject) {
+        let k = &self.analysis.program.kernels[r.kernel];
+        let access = &k.accesses[r.access];
+        (k, access, &k.objects[access.obj])
     }
 }
 

@@ -54,8 +54,7 @@ impl Lint for MisalignedGlobalAccess {
             let Some(off) = unit_stride_misaligned(&sample.lanes, r.width) else {
                 continue;
             };
-            let k = &ctx.analysis.program.kernels[r.kernel];
-            let obj = &k.objects[k.accesses[r.access].obj];
+            let (_, _, obj) = ctx.site_of(r);
             let message = format!(
                 "misaligned {} of `{}`: the warp starts {off} bytes into a 32-byte sector \
                  ({} sectors per request instead of {})",

@@ -86,9 +86,7 @@ impl Lint for SharedBankConflict {
             } else {
                 Severity::Warning
             };
-            let k = &ctx.analysis.program.kernels[r.kernel];
-            let access = &k.accesses[r.access];
-            let obj = &k.objects[access.obj];
+            let (k, access, obj) = ctx.site_of(r);
             let ways = fmt_num(s.max_ways);
             let mean = if (s.ways - s.max_ways).abs() > 1e-9 {
                 format!(", mean {}-way", fmt_num(s.ways))

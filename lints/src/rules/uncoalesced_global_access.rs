@@ -75,9 +75,7 @@ impl Lint for UncoalescedGlobalAccess {
             } else {
                 Severity::Warning
             };
-            let k = &ctx.analysis.program.kernels[r.kernel];
-            let access = &k.accesses[r.access];
-            let obj = &k.objects[access.obj];
+            let (_, access, obj) = ctx.site_of(r);
             let elem = obj.elem_size.max(1) as i64;
             // Which term spreads the lanes: the coefficient of threadIdx.x.
             let tx = linear::coefficient(&access.offset, Atom::Builtin(Builtin::ThreadIdx(Dim::X)))
