@@ -57,24 +57,34 @@ impl Summary {
 }
 
 impl FileAnalysis {
+    /// How many notes (things not understood) fall inside each kernel of
+    /// [`ir::Program::kernels`], in order.
+    pub fn kernel_notes(&self) -> Vec<usize> {
+        self.program
+            .kernels
+            .iter()
+            .map(|k| {
+                self.program
+                    .notes
+                    .iter()
+                    .filter(|n| {
+                        n.span.file == k.extent.file
+                            && n.span.start >= k.extent.start
+                            && n.span.start < k.extent.end
+                    })
+                    .count()
+            })
+            .collect()
+    }
+
     /// This file's counts.
     pub fn summary(&self) -> Summary {
         let mut s = Summary {
             files: 1,
             kernels: self.program.kernels.len() as u64,
+            kernels_with_notes: self.kernel_notes().iter().filter(|&&n| n > 0).count() as u64,
             ..Summary::default()
         };
-        s.kernels_with_notes = self
-            .program
-            .kernels
-            .iter()
-            .filter(|k| {
-                self.program
-                    .notes
-                    .iter()
-                    .any(|n| n.span.start >= k.extent.start && n.span.start < k.extent.end)
-            })
-            .count() as u64;
         for r in &self.reports {
             s.accesses += 1;
             match r.status {

@@ -188,6 +188,9 @@ struct ReportArgs {
     /// repeat for one record per access and architecture.
     #[arg(long)]
     arch: Vec<String>,
+    /// Files analysed in parallel (default: one per core).
+    #[arg(short, long)]
+    jobs: Option<usize>,
     #[command(flatten)]
     model: ModelArgs,
     #[command(flatten)]
@@ -278,6 +281,78 @@ fn rule_cmd(a: RuleArgs) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// Analyses one file on every architecture for `report`.
+fn report_file(
+    f: &std::path::Path,
+    models: &[(
+        warplint_analyzer::Arch,
+        Box<dyn warplint_analyzer::MemoryModel>,
+    )],
+    options: &warplint_analyzer::Options,
+    include_dirs: &[PathBuf],
+) -> Result<FileResult, String> {
+    let path = f.display().to_string();
+    let bytes = std::fs::read(f).map_err(|e| format!("{path}: {e}"))?;
+    let mut file_options = options.clone();
+    file_options.frontend.headers = includes::headers_for(f, &bytes, include_dirs);
+    let header_paths = file_options
+        .frontend
+        .headers
+        .iter()
+        .map(|h| h.path.clone())
+        .collect();
+    let mut result = FileResult {
+        path,
+        header_paths,
+        runs: Vec::new(),
+        notes: Vec::new(),
+        kernels: Vec::new(),
+        summary: warplint_analyzer::Summary::default(),
+    };
+    for (i, (a, model)) in models.iter().enumerate() {
+        let analysis = analyze(&bytes, model.as_ref(), &file_options);
+        let s = analysis.summary();
+        if i == 0 {
+            result.summary = s;
+            result.notes = analysis
+                .program
+                .notes
+                .iter()
+                .map(|n| FileNote {
+                    file: n.span.file,
+                    line: n.span.line,
+                    column: n.span.column,
+                    message: n.message.clone(),
+                })
+                .collect();
+            result.kernels = analysis
+                .program
+                .kernels
+                .iter()
+                .zip(analysis.kernel_notes())
+                .map(|(k, notes)| report::KernelRecord {
+                    file: k.span.file,
+                    line: k.span.line,
+                    column: k.span.column,
+                    name: k.display_name.clone(),
+                    notes,
+                })
+                .collect();
+        } else {
+            result.summary.accesses += s.accesses;
+            result.summary.exact += s.exact;
+            result.summary.assumed += s.assumed;
+            result.summary.unknown += s.unknown;
+        }
+        result.runs.push(report::ArchRun {
+            arch: *a,
+            sector_based: model.sector_based(),
+            reports: analysis.reports,
+        });
+    }
+    Ok(result)
+}
+
 fn report_cmd(args: ReportArgs) -> ExitCode {
     let settings = match settings::resolve_with(&args.config.args(), &args.arch, args.model.flags())
     {
@@ -298,68 +373,32 @@ fn report_cmd(args: ReportArgs) -> ExitCode {
     for e in &errors {
         eprintln!("warplint: error: {e}");
     }
+    let pool = match rayon::ThreadPoolBuilder::new()
+        .num_threads(args.jobs.unwrap_or(0))
+        .build()
+    {
+        Ok(p) => p,
+        Err(e) => return fail(&format!("cannot start worker threads: {e}")),
+    };
+    let outcomes: Vec<Result<FileResult, String>> = pool.install(|| {
+        use rayon::prelude::*;
+        files
+            .par_iter()
+            .map(|f| report_file(f, &models, &options, &settings.include_dirs))
+            .collect()
+    });
     let mut results = Vec::new();
-    for f in files {
-        let path = f.display().to_string();
-        let bytes = match std::fs::read(&f) {
-            Ok(b) => b,
+    for o in outcomes {
+        match o {
+            Ok(r) => {
+                had_error |= r.notes.iter().any(|n| n.line == 0);
+                results.push(r);
+            }
             Err(e) => {
-                eprintln!("warplint: error: {path}: {e}");
+                eprintln!("warplint: error: {e}");
                 had_error = true;
-                continue;
             }
-        };
-        let mut runs = Vec::new();
-        let mut notes = Vec::new();
-        let mut summary = warplint_analyzer::Summary::default();
-        let mut file_options = options.clone();
-        file_options.frontend.headers = includes::headers_for(&f, &bytes, &settings.include_dirs);
-        let header_paths: Vec<String> = file_options
-            .frontend
-            .headers
-            .iter()
-            .map(|h| h.path.clone())
-            .collect();
-        for (i, (a, model)) in models.iter().enumerate() {
-            let analysis = analyze(&bytes, model.as_ref(), &file_options);
-            let s = analysis.summary();
-            if i == 0 {
-                summary = s;
-            } else {
-                summary.accesses += s.accesses;
-                summary.exact += s.exact;
-                summary.assumed += s.assumed;
-                summary.unknown += s.unknown;
-            }
-            if i == 0 {
-                notes = analysis
-                    .program
-                    .notes
-                    .iter()
-                    .map(|n| FileNote {
-                        file: n.span.file,
-                        line: n.span.line,
-                        column: n.span.column,
-                        message: n.message.clone(),
-                    })
-                    .collect();
-                if analysis.program.notes.iter().any(|n| n.span.line == 0) {
-                    had_error = true;
-                }
-            }
-            runs.push(report::ArchRun {
-                arch: *a,
-                sector_based: model.sector_based(),
-                reports: analysis.reports,
-            });
         }
-        results.push(FileResult {
-            path,
-            header_paths,
-            runs,
-            notes,
-            summary,
-        });
     }
     let out = match args.format {
         ReportFormat::Json => report::json(arch, &results),

@@ -20,6 +20,8 @@ pub struct FileResult {
     pub header_paths: Vec<String>,
     pub runs: Vec<ArchRun>,
     pub notes: Vec<FileNote>,
+    /// The kernels analysed (instantiations from the first architecture).
+    pub kernels: Vec<KernelRecord>,
     /// Counts (kernels and notes from the first architecture's analysis,
     /// accesses over every architecture).
     pub summary: warplint_analyzer::Summary,
@@ -49,6 +51,15 @@ impl FileResult {
         v.sort_by_key(|(i, _, r)| (r.span.start, r.kernel, r.access, r.launch, *i));
         v.into_iter().map(|(_, run, r)| (run, r)).collect()
     }
+}
+
+/// One analysed kernel (instantiation) and how many notes fall inside it.
+pub struct KernelRecord {
+    pub file: u32,
+    pub line: u32,
+    pub column: u32,
+    pub name: String,
+    pub notes: usize,
 }
 
 pub struct FileNote {
@@ -125,9 +136,16 @@ pub fn access_json(path: &str, run: &ArchRun, r: &AccessReport) -> Value {
 pub fn json(arch: Arch, files: &[FileResult]) -> String {
     let mut accesses = Vec::new();
     let mut notes = Vec::new();
+    let mut kernels = Vec::new();
     for f in files {
         for (run, r) in f.records() {
             accesses.push(access_json(&f.path, run, r));
+        }
+        for k in &f.kernels {
+            kernels.push(json!({
+                "file": f.path_of(k.file), "line": k.line, "column": k.column,
+                "name": k.name, "notes": k.notes,
+            }));
         }
         for n in &f.notes {
             notes.push(
@@ -156,6 +174,7 @@ pub fn json(arch: Arch, files: &[FileResult]) -> String {
             "assumed": sum.assumed,
             "unknown": sum.unknown,
         },
+        "kernels": kernels,
         "accesses": accesses,
         "notes": notes,
     });

@@ -196,3 +196,50 @@ fn report_summary_and_defines_from_the_command_line() {
     let out = warplint(&["report", "--isolated", "-D", "2BAD", src.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn report_lists_kernels_and_nvcc_version_macros_are_defined() {
+    let dir = std::env::temp_dir().join(format!("warplint-cli-kernels-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join("k.cu");
+    // The version test selects the stride; `k2` has a note (a size from a
+    // header that is not there), `k1` none; a note in a header included by
+    // the file is not counted against a kernel at the same offset.
+    // The header's note sits at offset 130 of the header, inside `k1`'s
+    // extent (offsets 112..169) in the including file.
+    let header = format!("{}\n#if UNKNOWN_FLAG\n#endif\n", " ".repeat(129));
+    std::fs::write(dir.join("h.cuh"), header).unwrap();
+    std::fs::write(
+        &src,
+        "#include \"h.cuh\"\n#if __CUDACC_VER_MAJOR__ >= 12 && CUDART_VERSION >= 12000\n#define S 1\n#else\n#define S 2\n#endif\n__global__ void k1(float *a) { a[threadIdx.x * S] = 0; }\n__global__ void k2(float *a) { __shared__ float t[FROM_HEADER]; a[threadIdx.x] = t[threadIdx.x]; }\nint main() { k1<<<1, 32>>>(0); k2<<<1, 32>>>(0); }\n",
+    )
+    .unwrap();
+    let out = warplint(&[
+        "report",
+        "--isolated",
+        "--format",
+        "json",
+        src.to_str().unwrap(),
+    ]);
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(doc["accesses"][0]["global"]["sectors"].as_f64(), Some(4.0));
+    let kernels: Vec<(String, u64, u64)> = doc["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| {
+            (
+                k["name"].as_str().unwrap().to_string(),
+                k["line"].as_u64().unwrap(),
+                k["notes"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(kernels, vec![("k1".into(), 7, 0), ("k2".into(), 8, 1)]);
+    assert_eq!(doc["summary"]["kernels_with_notes"], 1);
+    assert!(doc["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|n| n["file"].as_str().unwrap().ends_with("h.cuh")));
+}
