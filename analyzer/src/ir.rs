@@ -458,6 +458,9 @@ pub struct Unknown {
     /// value, the unknown is the same for all of them (e.g. a load from a
     /// uniform address). `None`: assume it differs per lane.
     pub witness: Option<Expr>,
+    /// The value depends on a template argument that no instantiation in
+    /// the file gives: understood, just not instantiated (no note).
+    pub dependent: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -526,8 +529,35 @@ impl Kernel {
         self.unknowns.push(Unknown {
             reason: reason.into(),
             witness,
+            dependent: false,
         });
         Expr::atom(Atom::Unknown((self.unknowns.len() - 1) as u32))
+    }
+
+    /// An unknown that depends on a template argument no instantiation
+    /// gives (see [`Unknown::dependent`]).
+    pub fn add_dependent(&mut self, reason: impl Into<String>, witness: Option<Expr>) -> Expr {
+        let e = self.add_unknown(reason, witness);
+        if let Some(u) = self.unknowns.last_mut() {
+            u.dependent = true;
+        }
+        e
+    }
+
+    /// Whether `e` is unknown only through template arguments that no
+    /// instantiation gives (at least one, and nothing else unknown).
+    pub fn only_dependent(&self, e: &Expr) -> bool {
+        let mut any = false;
+        let mut other = false;
+        e.visit_atoms(&mut |a| {
+            if let Atom::Unknown(i) = a {
+                match self.unknowns.get(i as usize) {
+                    Some(u) if u.dependent => any = true,
+                    _ => other = true,
+                }
+            }
+        });
+        any && !other
     }
 }
 

@@ -426,3 +426,25 @@ fn macros_used_as_specifiers_do_not_derail_the_kernel() {
     // The load in get() is reported at its own place: line 4.
     assert_eq!(r.span.line, 4);
 }
+
+#[test]
+fn template_dependent_dimensions_are_not_notes_but_undefined_names_are() {
+    // Without an instantiation, dimensions from template arguments are
+    // understood (no note) and the inner stride still decides the cost; an
+    // identifier declared nowhere is a note at the dimension.
+    let src = "template <typename Ktraits, int N>\n__global__ void k(float *a) {\n    enum { LDGS = Ktraits::LDGS, PITCH = 32 };\n    constexpr int M = N * 2;\n    __shared__ float s[LDGS][PITCH];\n    __shared__ float t[M][33];\n    __shared__ float v[UNDEFINED_THING];\n    a[threadIdx.x] = s[threadIdx.x][0] + t[threadIdx.x][1] + v[threadIdx.x];\n}\n";
+    let a = run(src);
+    let lines: Vec<u32> = a.program.notes.iter().map(|n| n.span.line).collect();
+    assert_eq!(lines, vec![7], "{:?}", a.program.notes);
+    assert!(a.program.notes[0].message.contains("UNDEFINED_THING"));
+    assert_eq!(ways(find(&a, "s", Op::Load)), 32.0);
+    assert_eq!(ways(find(&a, "t", Op::Load)), 1.0);
+    // With the instantiation the local enum takes the struct's value.
+    let inst = format!(
+        "struct Traits {{ static constexpr int LDGS = 4; }};\n{src}int main() {{ k<Traits, 8><<<1, 32>>>(0); }}\n"
+    );
+    let b = run(&inst);
+    assert_eq!(b.program.notes.len(), 1, "{:?}", b.program.notes);
+    assert_eq!(find(&b, "s", Op::Load).kernel_name, "k<Traits, 8>");
+    assert_eq!(ways(find(&b, "s", Op::Load)), 32.0);
+}

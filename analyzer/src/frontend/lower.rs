@@ -352,8 +352,12 @@ impl<'a, 't> Lowerer<'a, 't> {
             }
             "array_declarator" => {
                 let size = d.child_by_field_name("size").map(|s| {
-                    let v = self.const_int(s, src).map(|v| v.max(0) as u64);
-                    if v.is_none() {
+                    let e = self.int(s, src);
+                    let v = e.as_const().map(|v| v.max(0) as u64);
+                    // A dimension that depends on the kernel's template
+                    // arguments is understood; only its instantiation is
+                    // missing, and the accesses say so.
+                    if v.is_none() && !self.k.only_dependent(&e) {
                         let text = src.text(s);
                         self.note(
                             s,
@@ -572,6 +576,17 @@ impl<'a, 't> Lowerer<'a, 't> {
         })
     }
 
+    /// The template type parameter without an instantiation that `scope`
+    /// (`T` or `T::Inner`) names, if any.
+    fn unbound_type_param(&self, scope: Node, src: &Src) -> Option<String> {
+        let text = src.text(scope);
+        let head = text.split("::").next().unwrap_or("").trim().to_string();
+        self.tscopes.iter().rev().find_map(|t| match t.get(&head) {
+            Some(Ty::Unknown(n)) if *n == head => Some(head.clone()),
+            _ => None,
+        })
+    }
+
     fn lookup(&self, name: &str) -> Option<&Binding> {
         self.scopes.iter().rev().find_map(|s| s.get(name))
     }
@@ -772,11 +787,16 @@ impl<'a, 't> Lowerer<'a, 't> {
                     .child_by_field_name("name")
                     .map(|x| src.text(x))
                     .unwrap_or_else(|| src.text(n));
-                if let Some(v) = n
-                    .child_by_field_name("scope")
-                    .and_then(|scope| self.static_member(scope, src, &name))
-                {
+                let scope = n.child_by_field_name("scope");
+                if let Some(v) = scope.and_then(|scope| self.static_member(scope, src, &name)) {
                     return Val::Int(Expr::konst(v));
+                }
+                if let Some(param) = scope.and_then(|s| self.unbound_type_param(s, src)) {
+                    let text = src.text(n);
+                    return Val::Int(self.k.add_dependent(
+                        format!("`{text}`, a member of template parameter `{param}`, which no launch instantiates"),
+                        None,
+                    ));
                 }
                 self.ident(&name, n, src)
             }
@@ -1764,6 +1784,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 self.scopes.pop();
             }
             "declaration" => self.local_decl(n, src),
+            "enum_specifier" => self.local_enum(n, src),
             "expression_statement" => {
                 if let Some(e) = n.named_child(0) {
                     if e.kind() == "call_expression" {
@@ -2231,10 +2252,38 @@ impl<'a, 't> Lowerer<'a, 't> {
         self.scopes.pop();
     }
 
+    /// `enum { A = expr, B };` in a function body: each enumerator is a
+    /// constant of the enclosing scope (its value may depend on template
+    /// arguments).
+    fn local_enum(&mut self, n: Node, src: &Src) {
+        let Some(body) = n.child_by_field_name("body") else {
+            return;
+        };
+        let mut next = Expr::konst(0);
+        let mut c = body.walk();
+        let items: Vec<Node> = body.named_children(&mut c).collect();
+        for e in items {
+            let Some(name) = e
+                .child_by_field_name("name")
+                .filter(|_| e.kind() == "enumerator")
+            else {
+                continue;
+            };
+            if let Some(v) = e.child_by_field_name("value") {
+                next = self.int(v, src);
+            }
+            self.bind(src.text(name), Val::Int(next.clone()));
+            next = Expr::plus(next, Expr::konst(1));
+        }
+    }
+
     fn local_decl(&mut self, n: Node, src: &Src) {
         let Some(tn) = n.child_by_field_name("type") else {
             return;
         };
+        if tn.kind() == "enum_specifier" {
+            self.local_enum(tn, src);
+        }
         let quals = qualifiers(n, src);
         let shared = quals.iter().any(|q| q == "__shared__");
         let is_extern = quals.iter().any(|q| q == "extern");
@@ -2368,7 +2417,16 @@ impl<'a, 't> Lowerer<'a, 't> {
         };
         let struct_name = match tt {
             Some(t) => tsrc.text(t.child_by_field_name("name")?),
-            None => src.text(scope),
+            None => {
+                // A template type parameter bound to a struct (`Ktraits::N`
+                // in `k<Traits>`).
+                let name = src.text(scope);
+                let bound = self.tscopes.iter().rev().find_map(|t| t.get(&name));
+                match bound {
+                    Some(Ty::Struct(id)) => self.structs().get(*id)?.name.clone(),
+                    _ => name,
+                }
+            }
         };
         let (tparams, node, ssrc) = self.tu.struct_nodes.get(&struct_name)?.clone();
         let body = node.child_by_field_name("body")?;
@@ -2480,7 +2538,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 }
                 (TParam::Value(name), _) => {
                     shown.push(name.clone());
-                    let u = self.unknown(
+                    let u = self.k.add_dependent(
                         format!(
                             "template parameter `{name}` (no launch of `{}` gives it a value)",
                             def.name

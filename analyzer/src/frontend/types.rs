@@ -238,7 +238,7 @@ pub fn spell(ty: &Ty, structs: &[StructDef]) -> String {
         Ty::Vector { name, .. } => name.clone(),
         Ty::Struct(i) => structs
             .get(*i)
-            .map(|s| format!("struct {}", s.name))
+            .map(|s| s.name.clone())
             .unwrap_or_else(|| "struct".into()),
         Ty::Array(e, _) => spell(e, structs),
         Ty::Ptr(e) => format!("{}*", spell(e, structs)),
