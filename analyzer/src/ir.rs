@@ -568,4 +568,7 @@ pub struct Program {
     pub notes: Vec<Note>,
     /// Headers the file includes that were read (by `Span::file` - 1).
     pub files: Vec<String>,
+    /// Lines of the file (1-based, inclusive ranges) that conditional
+    /// compilation leaves out under this configuration.
+    pub skipped_lines: Vec<(u32, u32)>,
 }

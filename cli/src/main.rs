@@ -307,6 +307,7 @@ fn report_file(
         runs: Vec::new(),
         notes: Vec::new(),
         kernels: Vec::new(),
+        skipped_lines: Vec::new(),
         summary: warplint_analyzer::Summary::default(),
     };
     for (i, (a, model)) in models.iter().enumerate() {
@@ -325,6 +326,7 @@ fn report_file(
                     message: n.message.clone(),
                 })
                 .collect();
+            result.skipped_lines = analysis.program.skipped_lines.clone();
             result.kernels = analysis
                 .program
                 .kernels

@@ -22,6 +22,8 @@ pub struct FileResult {
     pub notes: Vec<FileNote>,
     /// The kernels analysed (instantiations from the first architecture).
     pub kernels: Vec<KernelRecord>,
+    /// Line ranges conditional compilation leaves out.
+    pub skipped_lines: Vec<(u32, u32)>,
     /// Counts (kernels and notes from the first architecture's analysis,
     /// accesses over every architecture).
     pub summary: warplint_analyzer::Summary,
@@ -137,7 +139,11 @@ pub fn json(arch: Arch, files: &[FileResult]) -> String {
     let mut accesses = Vec::new();
     let mut notes = Vec::new();
     let mut kernels = Vec::new();
+    let mut skipped = Vec::new();
     for f in files {
+        for (a, b) in &f.skipped_lines {
+            skipped.push(json!({"file": f.path, "lines": [a, b]}));
+        }
         for (run, r) in f.records() {
             accesses.push(access_json(&f.path, run, r));
         }
@@ -177,6 +183,7 @@ pub fn json(arch: Arch, files: &[FileResult]) -> String {
         "kernels": kernels,
         "accesses": accesses,
         "notes": notes,
+        "skipped": skipped,
     });
     serde_json::to_string_pretty(&doc).unwrap_or_else(|_| "{}".into()) + "\n"
 }

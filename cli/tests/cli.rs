@@ -211,7 +211,7 @@ fn report_lists_kernels_and_nvcc_version_macros_are_defined() {
     std::fs::write(dir.join("h.cuh"), header).unwrap();
     std::fs::write(
         &src,
-        "#include \"h.cuh\"\n#if __CUDACC_VER_MAJOR__ >= 12 && CUDART_VERSION >= 12000\n#define S 1\n#else\n#define S 2\n#endif\n__global__ void k1(float *a) { a[threadIdx.x * S] = 0; }\n__global__ void k2(float *a) { __shared__ float t[FROM_HEADER]; a[threadIdx.x] = t[threadIdx.x]; }\nint main() { k1<<<1, 32>>>(0); k2<<<1, 32>>>(0); }\n",
+        "#include \"h.cuh\"\n#if __CUDACC_VER_MAJOR__ >= 12 && CUDART_VERSION >= 12000\n#define S 1\n#else\n#define S 2\n#endif\n__global__ void k1(float *a) { a[threadIdx.x * S] = 0; }\n__global__ void k2(float *a) { __shared__ float t[FROM_HEADER]; a[threadIdx.x] = t[threadIdx.x]; }\nint main() { k1<<<1, 32>>>(0); k2<<<1, 32>>>(0); }\n#ifdef NOT_DEFINED_FLAG\n__global__ void off(float *a) {\n\n#if 1\n  a[0] = 1;\n#endif\n}\n#endif\n",
     )
     .unwrap();
     let out = warplint(&[
@@ -237,6 +237,11 @@ fn report_lists_kernels_and_nvcc_version_macros_are_defined() {
         .collect();
     assert_eq!(kernels, vec![("k1".into(), 7, 0), ("k2".into(), 8, 1)]);
     assert_eq!(doc["summary"]["kernels_with_notes"], 1);
+    // The left-out kernel is one range (blank lines and nested directives
+    // inside it do not split it); the `#else` branch holds only a directive.
+    let skipped = &doc["skipped"];
+    assert_eq!(skipped.as_array().unwrap().len(), 1, "{skipped}");
+    assert_eq!(skipped[0]["lines"], serde_json::json!([11, 16]));
     assert!(doc["notes"]
         .as_array()
         .unwrap()
