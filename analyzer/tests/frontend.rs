@@ -448,3 +448,26 @@ fn template_dependent_dimensions_are_not_notes_but_undefined_names_are() {
     assert_eq!(find(&b, "s", Op::Load).kernel_name, "k<Traits, 8>");
     assert_eq!(ways(find(&b, "s", Op::Load)), 32.0);
 }
+
+#[test]
+fn lone_macro_lines_do_not_derail_the_kernel() {
+    // Statement macros without `;` (defined or not), an attribute macro
+    // from a missing header after a template header, and a pragma macro
+    // before a loop: the kernel parses whole, the launch inside the
+    // `PERF_BEGIN` block gives the block shape, and lines stay where they
+    // are although newlines became `;`.
+    let src = "#define PERF_BEGIN { int t0 = 0;\n#define PERF_END(name) (void)t0; }\n#define CHECK(x) do { if ((x) != 0) return; } while (0)\n\ntemplate <int N>\nCUTE_HOST_DEVICE\nvoid helper(float *a) { a[threadIdx.x * N] = 0; }\n\n__global__ void k(float *a, int n) {\n  __shared__ float tile[32][32];\n  CUTLASS_PRAGMA_UNROLL\n  for (int i = 0; i < 4; ++i) {\n    tile[threadIdx.x][i] = a[threadIdx.x * 32 + i];\n  }\n  SOME_BARRIER()\n  a[threadIdx.x] = tile[threadIdx.x][0];\n}\n\nint main() {\n  float *d;\n  CHECK(cudaMalloc(&d, 4))\n  PERF_BEGIN\n  k<<<1, 64>>>(d, 4);\n  PERF_END(\"k\")\n}\n";
+    let a = run(src);
+    assert!(a.program.notes.is_empty(), "{:?}", a.program.notes);
+    let store = find(&a, "tile", Op::Store);
+    assert_eq!(store.block, [64, 1, 1]);
+    assert_eq!((store.span.line, store.span.column), (13, 5));
+    assert_eq!(ways(store), 32.0);
+    let load = find(&a, "tile", Op::Load);
+    assert_eq!((load.span.line, load.span.column), (16, 20));
+    // A line that continues an expression is left alone.
+    let b = run(
+        "__global__ void k(float *a) {\n  float x = 1.0f;\n  a[threadIdx.x] = x\n    + SCALE;\n}\n",
+    );
+    assert!(b.program.notes.is_empty(), "{:?}", b.program.notes);
+}

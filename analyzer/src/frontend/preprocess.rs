@@ -356,6 +356,7 @@ impl<'a> Conditionals<'a> {
                 _ => {}
             }
         }
+        terminate_lone_macros(&mut text, &self.defines);
         source.text = text;
     }
 
@@ -473,6 +474,140 @@ impl<'a> Conditionals<'a> {
             ),
         });
     }
+}
+
+/// A line that is one macro use, `NAME` or `NAME(args)`, standing where a
+/// statement or declaration ends (`CUTLASS_PRAGMA_UNROLL`, `PERF_BEGIN`,
+/// `CUDA_CHECK(cudaMalloc(&p, n))`, `TORCH_BINDING(f32, float)`): the
+/// grammar would read the next line as its continuation and derail. A use
+/// of a name that is not defined and takes no arguments (an attribute or
+/// pragma macro from a header that is not here) is blanked, as is any use
+/// right after a template header; any other gets a `;` in the first byte
+/// after it that is whitespace (the line's newline, where the next line is
+/// no directive: line numbers come from the text as read). Offsets never
+/// move.
+fn terminate_lone_macros(text: &mut [u8], defines: &Defines) {
+    // The code of each line (comments stripped), or `None` for a line that
+    // starts inside a block comment.
+    let lines = logical_lines(text);
+    let mut codes: Vec<Option<String>> = Vec::with_capacity(lines.len());
+    let mut in_comment = false;
+    for &(s, e) in &lines {
+        let line = String::from_utf8_lossy(&text[s..e]);
+        let was = in_comment;
+        in_comment = comment_state(&line, was);
+        codes.push((!was).then(|| strip_comments(&line).trim().to_string()));
+    }
+    let is_code = |c: &Option<String>| c.as_ref().is_none_or(|c| !c.is_empty());
+    for i in 0..lines.len() {
+        let Some(code) = codes[i].as_deref() else {
+            continue;
+        };
+        let Some((name, has_args)) = lone_macro(code) else {
+            continue;
+        };
+        let defined = defines.contains_key(name);
+        let looks_like_macro = name.len() >= 2
+            && name.bytes().any(|b| b.is_ascii_uppercase())
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
+        if !defined && !looks_like_macro {
+            continue;
+        }
+        let prev = codes[..i].iter().rev().find(|c| is_code(c));
+        let after_template = match prev {
+            None => false,
+            Some(None) => continue,
+            Some(Some(p)) if p.starts_with('#') => false,
+            Some(Some(p)) => match p.chars().last() {
+                Some(';' | '{' | '}' | ')' | ':') => false,
+                Some('>') => true,
+                _ => continue,
+            },
+        };
+        let next = codes[i + 1..].iter().find(|c| is_code(c));
+        let next_directive = match next {
+            Some(Some(n)) => {
+                let first = n.chars().next().unwrap_or(' ');
+                if "{.-+*/%&|^?:,)]<>=;([".contains(first) {
+                    continue;
+                }
+                first == '#'
+            }
+            Some(None) => continue,
+            None => false,
+        };
+        let (start, end) = lines[i];
+        let Some(at) = (start..end).find(|&j| !text[j].is_ascii_whitespace()) else {
+            continue;
+        };
+        let call_end = at + code.len().min(end - at);
+        if !has_args && !defined || after_template {
+            blank(text, at, call_end);
+            continue;
+        }
+        let spot = (call_end..end)
+            .find(|&j| matches!(text[j], b' ' | b'\t' | b'\r'))
+            .or_else(|| (call_end == end && end < text.len() && !next_directive).then_some(end));
+        if let Some(j) =
+            spot.filter(|&j| j == call_end || text[call_end..j].iter().all(u8::is_ascii_whitespace))
+        {
+            text[j] = b';';
+        }
+    }
+}
+
+/// `NAME` or `NAME(balanced args)` filling all of `code`: the name and
+/// whether it has arguments.
+fn lone_macro(code: &str) -> Option<(&str, bool)> {
+    let b = code.as_bytes();
+    if !b
+        .first()
+        .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+    {
+        return None;
+    }
+    let name_end = b
+        .iter()
+        .position(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
+        .unwrap_or(b.len());
+    let name = &code[..name_end];
+    let rest = code[name_end..].trim_start();
+    if rest.is_empty() {
+        return Some((name, false));
+    }
+    if !rest.starts_with('(') || !rest.ends_with(')') {
+        return None;
+    }
+    // The parenthesis opened first closes last.
+    let mut depth = 0i32;
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for (i, c) in rest.char_indices() {
+        if let Some(q) = quote {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == q {
+                quote = None;
+            }
+            continue;
+        }
+        match c {
+            '"' | '\'' => quote = Some(c),
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 && i + 1 != rest.len() {
+                    return None;
+                }
+            }
+            _ => {}
+        }
+    }
+    (depth == 0).then_some((name, true))
 }
 
 /// Whether a `/* … */` comment is open at the end of `line`.

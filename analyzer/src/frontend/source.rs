@@ -196,10 +196,14 @@ impl Source {
     pub fn close_open_braces(&mut self) {
         let n = open_braces(&self.text);
         if n > 0 {
+            // Line starts come from the text as read: a newline that the
+            // preprocessor turned into `;` still ends its line.
+            let end = self.text.len();
             self.text.push(b'\n');
             self.text.extend(std::iter::repeat_n(b'}', n));
             self.text.push(b'\n');
-            self.line_starts = line_starts(&self.text);
+            self.line_starts.push(end + 1);
+            self.line_starts.push(end + n + 2);
         }
         self.closed_braces = n;
     }
