@@ -471,3 +471,23 @@ fn lone_macro_lines_do_not_derail_the_kernel() {
     );
     assert!(b.program.notes.is_empty(), "{:?}", b.program.notes);
 }
+
+#[test]
+fn dimensions_through_aliases_sizeof_and_template_calls_are_dependent() {
+    let src = "template <typename T> __device__ constexpr int elemPerCopy() { return 16 / sizeof(T); }\ntemplate <typename MT, typename T>\n__global__ void k(float *a) {\n    using KV = typename MT::KV;\n    static constexpr int N_V = KV::D_NOPE / KV::TILE;\n    constexpr int E = sizeof(T) * 2;\n    constexpr int C = elemPerCopy<T>();\n    __shared__ float s[N_V][32];\n    __shared__ float t[E][33];\n    __shared__ float w[C][C];\n    __shared__ float u[NOT_HERE];\n    a[threadIdx.x] = s[threadIdx.x][0] + t[threadIdx.x][1] + u[threadIdx.x] + w[0][threadIdx.x];\n}\n";
+    let a = run(src);
+    let lines: Vec<u32> = a.program.notes.iter().map(|n| n.span.line).collect();
+    assert_eq!(lines, vec![11], "{:?}", a.program.notes);
+    assert_eq!(ways(find(&a, "s", Op::Load)), 32.0);
+    // `w`'s row length is unknown: its accesses say why instead of a cost.
+    let w = find(&a, "w", Op::Load);
+    assert!(w.cost.is_none());
+    assert!(
+        w.unknown_reason
+            .as_deref()
+            .unwrap_or("")
+            .contains("layout of `w`"),
+        "{:?}",
+        w.unknown_reason
+    );
+}

@@ -576,15 +576,40 @@ impl<'a, 't> Lowerer<'a, 't> {
         })
     }
 
-    /// The template type parameter without an instantiation that `scope`
-    /// (`T` or `T::Inner`) names, if any.
-    fn unbound_type_param(&self, scope: Node, src: &Src) -> Option<String> {
-        let text = src.text(scope);
-        let head = text.split("::").next().unwrap_or("").trim().to_string();
-        self.tscopes.iter().rev().find_map(|t| match t.get(&head) {
-            Some(Ty::Unknown(n)) if *n == head => Some(head.clone()),
-            _ => None,
-        })
+    /// The template type parameter without an instantiation that `text` (a
+    /// type, scope or call as written: `T`, `typename MT::KV`, `f<T>`)
+    /// depends on, directly or through a local alias, if any.
+    fn dependent_on(&self, text: &str) -> Option<String> {
+        self.dependent_on_at(text, 0)
+    }
+
+    fn dependent_on_at(&self, text: &str, depth: u32) -> Option<String> {
+        if depth > 4 {
+            return None;
+        }
+        text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .filter(|w| !w.is_empty())
+            .find_map(
+                |w| match self.tscopes.iter().rev().find_map(|t| t.get(w))? {
+                    Ty::Unknown(n) if n == w => Some(w.to_string()),
+                    Ty::Unknown(n) => self.dependent_on_at(n, depth + 1),
+                    _ => None,
+                },
+            )
+    }
+
+    /// `sizeof(...)` of a type not known here: dependent when it names a
+    /// template parameter without an instantiation.
+    fn sizeof_unknown(&mut self, n: Node, src: &Src) -> Val {
+        let text = src.text(n);
+        let reason = format!("`{text}`");
+        match self.dependent_on(&text) {
+            Some(p) => Val::Int(self.k.add_dependent(
+                format!("{reason}, which depends on template parameter `{p}`"),
+                Some(Expr::konst(0)),
+            )),
+            None => self.unknown_val(reason),
+        }
     }
 
     fn lookup(&self, name: &str) -> Option<&Binding> {
@@ -791,7 +816,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 if let Some(v) = scope.and_then(|scope| self.static_member(scope, src, &name)) {
                     return Val::Int(Expr::konst(v));
                 }
-                if let Some(param) = scope.and_then(|s| self.unbound_type_param(s, src)) {
+                if let Some(param) = scope.and_then(|s| self.dependent_on(&src.text(s))) {
                     let text = src.text(n);
                     return Val::Int(self.k.add_dependent(
                         format!("`{text}`, a member of template parameter `{param}`, which no launch instantiates"),
@@ -975,7 +1000,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                     let ty = self.type_descriptor(t, src);
                     return match self.elem_size(&ty) {
                         Some(s) => Val::Int(Expr::konst(s as i64)),
-                        None => self.unknown_val(format!("`{}`", src.text(n))),
+                        None => self.sizeof_unknown(n, src),
                     };
                 }
                 if let Some(v) = n.child_by_field_name("value") {
@@ -996,7 +1021,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                         }
                     }
                 }
-                self.unknown_val(format!("`{}`", src.text(n)))
+                self.sizeof_unknown(n, src)
             }
             "alignof_expression" => {
                 let ty = n
@@ -1520,7 +1545,22 @@ impl<'a, 't> Lowerer<'a, 't> {
             (0, _) => Some(Expr::konst(0)),
             _ => None,
         };
-        Val::Int(self.unknown(format!("the result of `{short}()`"), witness))
+        let reason = format!("the result of `{short}()`");
+        // `elemPerCopy<T>()`, defined in the file, with a template
+        // parameter that no launch instantiates.
+        let dependent = self
+            .tu
+            .functions
+            .contains_key(&short)
+            .then(|| self.dependent_on(&src.text(f)))
+            .flatten();
+        match dependent {
+            Some(p) => Val::Int(self.k.add_dependent(
+                format!("{reason}, which depends on template parameter `{p}`"),
+                witness,
+            )),
+            None => Val::Int(self.unknown(reason, witness)),
+        }
     }
 
     fn inline_call(
