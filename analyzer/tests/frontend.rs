@@ -491,3 +491,19 @@ fn dimensions_through_aliases_sizeof_and_template_calls_are_dependent() {
         w.unknown_reason
     );
 }
+
+#[test]
+fn function_like_specifier_macros_expand_in_place() {
+    // `SAMPLING_LAUNCH_BOUNDS(n)` stands for `__launch_bounds__(n)`
+    // (written in place, as it fits, so the kernel keeps its bounds);
+    // `ATTR(x)` expands to nothing.
+    let src = "#define SAMPLING_LAUNCH_BOUNDS(block_threads) __launch_bounds__(block_threads)\n#define ATTR(x)\n__global__ SAMPLING_LAUNCH_BOUNDS(128) void k(float *a) {\n  a[threadIdx.x * 2] = 0;\n}\n__global__ ATTR(1) void j(float *b) { b[threadIdx.x] = 0; }\n";
+    let a = run(src);
+    assert!(a.program.notes.is_empty(), "{:?}", a.program.notes);
+    let k = a.program.kernels.iter().find(|k| k.name == "k").expect("k");
+    assert_eq!(k.launch_bounds, Some(128));
+    let store = find(&a, "a", Op::Store);
+    assert_eq!(store.block, [128, 1, 1]);
+    assert_eq!(sectors(store), 8.0);
+    assert_eq!(sectors(find(&a, "b", Op::Store)), 4.0);
+}

@@ -244,6 +244,9 @@ fn eval_node(
 pub(crate) struct Conditionals<'a> {
     parser: Parser,
     pub defines: Defines,
+    /// Parameters and body of function-like macros (for specifier macros
+    /// such as `LAUNCH_BOUNDS(n)`).
+    functions: HashMap<String, (Vec<String>, String)>,
     headers: Vec<(&'a str, &'a mut Source, bool)>,
     pub notes: Vec<Note>,
 }
@@ -260,6 +263,7 @@ impl<'a> Conditionals<'a> {
         Some(Conditionals {
             parser,
             defines,
+            functions: HashMap::new(),
             headers: headers.into_iter().map(|(n, s)| (n, s, false)).collect(),
             notes: Vec::new(),
         })
@@ -348,6 +352,7 @@ impl<'a> Conditionals<'a> {
                 "define" => self.define(&arg),
                 "undef" => {
                     self.defines.remove(arg.trim());
+                    self.functions.remove(arg.trim());
                 }
                 "include" => {
                     let inc = arg.trim().trim_matches(['"', '<', '>']).to_string();
@@ -366,18 +371,6 @@ impl<'a> Conditionals<'a> {
     /// replaced in place by `__global__` (when the macro says so and the
     /// name is long enough) or blanked; offsets do not move.
     fn replace_specifiers(&self, text: &mut [u8], start: usize, end: usize) {
-        const SPECIFIERS: &[&str] = &[
-            "__device__",
-            "__host__",
-            "__global__",
-            "__forceinline__",
-            "__noinline__",
-            "__inline__",
-            "inline",
-            "static",
-            "extern",
-            "constexpr",
-        ];
         let mut i = start;
         while i < end {
             let c = text[i];
@@ -406,6 +399,10 @@ impl<'a> Conditionals<'a> {
                 i += 1;
             }
             let word = String::from_utf8_lossy(&text[s..i]).into_owned();
+            if let Some((params, body)) = self.functions.get(&word) {
+                i = expand_specifier_call(text, s, i, end, params, body).unwrap_or(i);
+                continue;
+            }
             let Some(Some(body)) = self.defines.get(&word) else {
                 continue;
             };
@@ -444,7 +441,12 @@ impl<'a> Conditionals<'a> {
             return;
         }
         let rest = &arg[name_end..];
-        if rest.starts_with('(') {
+        if let Some(params) = rest.strip_prefix('(') {
+            if let Some((params, body)) = params.split_once(')') {
+                let params = params.split(',').map(|p| p.trim().to_string()).collect();
+                self.functions
+                    .insert(name.clone(), (params, body.trim().to_string()));
+            }
             self.defines.insert(name, None);
         } else {
             self.defines.insert(name, Some(rest.trim().to_string()));
@@ -474,6 +476,91 @@ impl<'a> Conditionals<'a> {
             ),
         });
     }
+}
+
+/// Declaration specifiers that a macro may stand for.
+const SPECIFIERS: &[&str] = &[
+    "__device__",
+    "__host__",
+    "__global__",
+    "__forceinline__",
+    "__noinline__",
+    "__inline__",
+    "inline",
+    "static",
+    "extern",
+    "constexpr",
+];
+
+/// A use `NAME(args)` at `s..name_end` of a function-like macro whose body
+/// is declaration specifiers and `__launch_bounds__(...)`
+/// (`#define LAUNCH_BOUNDS(n) __launch_bounds__(n)`): the expansion is
+/// written in place when it fits, else the use is blanked. Returns the end
+/// of the use.
+fn expand_specifier_call(
+    text: &mut [u8],
+    s: usize,
+    name_end: usize,
+    end: usize,
+    params: &[String],
+    body: &str,
+) -> Option<usize> {
+    let open = (name_end..end).find(|&j| !text[j].is_ascii_whitespace())?;
+    if text[open] != b'(' {
+        return None;
+    }
+    let mut depth = 0;
+    let mut close = None;
+    for (j, &b) in text.iter().enumerate().take(end).skip(open) {
+        match b {
+            b'(' => depth += 1,
+            b')' => {
+                depth -= 1;
+                if depth == 0 {
+                    close = Some(j);
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let close = close?;
+    let args: Vec<String> = String::from_utf8_lossy(&text[open + 1..close])
+        .split(',')
+        .map(|a| a.trim().to_string())
+        .collect();
+    // The body with the arguments in place of the parameters.
+    let mut out = String::new();
+    let mut word = String::new();
+    for c in body.chars().chain(std::iter::once(' ')) {
+        if c.is_alphanumeric() || c == '_' {
+            word.push(c);
+            continue;
+        }
+        match params.iter().position(|p| *p == word) {
+            Some(k) => out.push_str(args.get(k).map(String::as_str).unwrap_or("")),
+            None => out.push_str(&word),
+        }
+        word.clear();
+        out.push(c);
+    }
+    let out = out.trim().to_string();
+    // Only specifiers once launch bounds are set aside.
+    let mut rest = out.clone();
+    while let Some(at) = rest.find("__launch_bounds__") {
+        let tail = &rest[at..];
+        let stop = tail.find(')').map(|k| at + k + 1).unwrap_or(rest.len());
+        rest.replace_range(at..stop, " ");
+    }
+    if !rest.split_whitespace().all(|t| SPECIFIERS.contains(&t)) {
+        return None;
+    }
+    let span = close + 1 - s;
+    blank(text, s, close + 1);
+    if out.len() <= span && !out.contains('\n') {
+        text[s..s + out.len()].copy_from_slice(out.as_bytes());
+    }
+    Some(close + 1)
 }
 
 /// A line that is one macro use, `NAME` or `NAME(args)`, standing where a
