@@ -1060,7 +1060,16 @@ impl<'a, 't> Lowerer<'a, 't> {
             "ERROR" => self.unknown_val("code that could not be parsed"),
             other => {
                 let kind = other.replace('_', " ");
-                self.unknown_val(format!("a {kind}"))
+                let text = src.text(n);
+                // `cosize_v<Layout>` and the like with a template parameter
+                // that no launch instantiates.
+                match self.dependent_on(&text) {
+                    Some(p) => Val::Int(self.k.add_dependent(
+                        format!("`{text}`, which depends on template parameter `{p}`"),
+                        None,
+                    )),
+                    None => self.unknown_val(format!("a {kind}")),
+                }
             }
         }
     }
