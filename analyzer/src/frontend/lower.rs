@@ -690,7 +690,20 @@ impl<'a, 't> Lowerer<'a, 't> {
             "warpSize" => Val::Int(Expr::konst(32)),
             "true" => Val::Int(Expr::konst(1)),
             "false" | "NULL" | "nullptr" => Val::Int(Expr::konst(0)),
-            _ => self.unknown_val(format!("`{name}`, which is not declared in this file")),
+            _ => {
+                // `detail::STAGES_v<T>` with a template parameter that no
+                // launch instantiates.
+                let text = src.text(n);
+                match self.dependent_on(&text) {
+                    Some(p) => Val::Int(self.k.add_dependent(
+                        format!("`{text}`, which depends on template parameter `{p}`"),
+                        None,
+                    )),
+                    None => {
+                        self.unknown_val(format!("`{name}`, which is not declared in this file"))
+                    }
+                }
+            }
         }
     }
 
