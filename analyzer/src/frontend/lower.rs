@@ -246,10 +246,8 @@ impl<'a, 't> Lowerer<'a, 't> {
 
     fn named_type(&mut self, name: &str) -> Ty {
         let short = name.rsplit("::").next().unwrap_or(name).to_string();
-        for s in self.tscopes.iter().rev() {
-            if let Some(t) = s.get(&short) {
-                return t.clone();
-            }
+        if let Some(t) = self.scoped_type(&short) {
+            return t.clone();
         }
         if let Some(t) = self.tu.typedefs.get(&short) {
             return t.clone();
@@ -589,27 +587,38 @@ impl<'a, 't> Lowerer<'a, 't> {
         }
         text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
             .filter(|w| !w.is_empty())
-            .find_map(
-                |w| match self.tscopes.iter().rev().find_map(|t| t.get(w))? {
-                    Ty::Unknown(n) if n == w => Some(w.to_string()),
-                    Ty::Unknown(n) => self.dependent_on_at(n, depth + 1),
-                    _ => None,
-                },
-            )
+            .find_map(|w| match self.scoped_type(w)? {
+                Ty::Unknown(n) if n == w => Some(w.to_string()),
+                Ty::Unknown(n) => self.dependent_on_at(n, depth + 1),
+                _ => None,
+            })
     }
 
-    /// `sizeof(...)` of a type not known here: dependent when it names a
-    /// template parameter without an instantiation.
+    /// The type a template parameter or local alias `name` stands for.
+    fn scoped_type(&self, name: &str) -> Option<&Ty> {
+        self.tscopes.iter().rev().find_map(|t| t.get(name))
+    }
+
+    /// An unknown for `text` when it spells a template parameter without an
+    /// instantiation (see [`Unknown::dependent`](crate::ir::Unknown)), with
+    /// the reason `message(parameter)`; `None` when it does not.
+    fn dependent_unknown(
+        &mut self,
+        text: &str,
+        witness: Option<Expr>,
+        message: impl FnOnce(&str) -> String,
+    ) -> Option<Val> {
+        let p = self.dependent_on(text)?;
+        Some(Val::Int(self.k.add_dependent(message(&p), witness)))
+    }
+
+    /// `sizeof(...)` of a type not known here.
     fn sizeof_unknown(&mut self, n: Node, src: &Src) -> Val {
         let text = src.text(n);
-        let reason = format!("`{text}`");
-        match self.dependent_on(&text) {
-            Some(p) => Val::Int(self.k.add_dependent(
-                format!("{reason}, which depends on template parameter `{p}`"),
-                Some(Expr::konst(0)),
-            )),
-            None => self.unknown_val(reason),
-        }
+        self.dependent_unknown(&text, Some(Expr::konst(0)), |p| {
+            format!("`{text}`, which depends on template parameter `{p}`")
+        })
+        .unwrap_or_else(|| self.unknown_val(format!("`{text}`")))
     }
 
     fn lookup(&self, name: &str) -> Option<&Binding> {
@@ -694,15 +703,12 @@ impl<'a, 't> Lowerer<'a, 't> {
                 // `detail::STAGES_v<T>` with a template parameter that no
                 // launch instantiates.
                 let text = src.text(n);
-                match self.dependent_on(&text) {
-                    Some(p) => Val::Int(self.k.add_dependent(
-                        format!("`{text}`, which depends on template parameter `{p}`"),
-                        None,
-                    )),
-                    None => {
-                        self.unknown_val(format!("`{name}`, which is not declared in this file"))
-                    }
-                }
+                self.dependent_unknown(&text, None, |p| {
+                    format!("`{text}`, which depends on template parameter `{p}`")
+                })
+                .unwrap_or_else(|| {
+                    self.unknown_val(format!("`{name}`, which is not declared in this file"))
+                })
             }
         }
     }
@@ -829,12 +835,14 @@ impl<'a, 't> Lowerer<'a, 't> {
                 if let Some(v) = scope.and_then(|scope| self.static_member(scope, src, &name)) {
                     return Val::Int(Expr::konst(v));
                 }
-                if let Some(param) = scope.and_then(|s| self.dependent_on(&src.text(s))) {
+                if let Some(scope) = scope {
                     let text = src.text(n);
-                    return Val::Int(self.k.add_dependent(
-                        format!("`{text}`, a member of template parameter `{param}`, which no launch instantiates"),
-                        None,
-                    ));
+                    let member = self.dependent_unknown(&src.text(scope), None, |p| {
+                        format!("`{text}`, a member of template parameter `{p}`, which no launch instantiates")
+                    });
+                    if let Some(v) = member {
+                        return v;
+                    }
                 }
                 self.ident(&name, n, src)
             }
@@ -1076,13 +1084,10 @@ impl<'a, 't> Lowerer<'a, 't> {
                 let text = src.text(n);
                 // `cosize_v<Layout>` and the like with a template parameter
                 // that no launch instantiates.
-                match self.dependent_on(&text) {
-                    Some(p) => Val::Int(self.k.add_dependent(
-                        format!("`{text}`, which depends on template parameter `{p}`"),
-                        None,
-                    )),
-                    None => self.unknown_val(format!("a {kind}")),
-                }
+                self.dependent_unknown(&text, None, |p| {
+                    format!("`{text}`, which depends on template parameter `{p}`")
+                })
+                .unwrap_or_else(|| self.unknown_val(format!("a {kind}")))
             }
         }
     }
@@ -1570,19 +1575,14 @@ impl<'a, 't> Lowerer<'a, 't> {
         let reason = format!("the result of `{short}()`");
         // `elemPerCopy<T>()`, defined in the file, with a template
         // parameter that no launch instantiates.
-        let dependent = self
-            .tu
-            .functions
-            .contains_key(&short)
-            .then(|| self.dependent_on(&src.text(f)))
-            .flatten();
-        match dependent {
-            Some(p) => Val::Int(self.k.add_dependent(
-                format!("{reason}, which depends on template parameter `{p}`"),
-                witness,
-            )),
-            None => Val::Int(self.unknown(reason, witness)),
-        }
+        let dependent = if self.tu.functions.contains_key(&short) {
+            self.dependent_unknown(&src.text(f), witness.clone(), |p| {
+                format!("{reason}, which depends on template parameter `{p}`")
+            })
+        } else {
+            None
+        };
+        dependent.unwrap_or_else(|| Val::Int(self.unknown(reason, witness)))
     }
 
     fn inline_call(
@@ -2483,8 +2483,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 // A template type parameter bound to a struct (`Ktraits::N`
                 // in `k<Traits>`).
                 let name = src.text(scope);
-                let bound = self.tscopes.iter().rev().find_map(|t| t.get(&name));
-                match bound {
+                match self.scoped_type(&name) {
                     Some(Ty::Struct(id)) => self.structs().get(*id)?.name.clone(),
                     _ => name,
                 }
