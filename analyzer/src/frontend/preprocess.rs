@@ -21,8 +21,17 @@ use super::source::Source;
 use crate::budget;
 use crate::ir::Note;
 
-/// Object-like macro bodies known so far (`None` for function-like ones).
-pub(crate) type Defines = HashMap<String, Option<String>>;
+/// A macro known to the preprocessor.
+pub(crate) enum Macro {
+    /// An object-like macro's body.
+    Object(String),
+    /// A function-like macro's parameters and body (`None`: a definition
+    /// that could not be read).
+    Function(Option<(Vec<String>, String)>),
+}
+
+/// The macros known so far, by name.
+pub(crate) type Defines = HashMap<String, Macro>;
 
 /// One open `#if` group.
 struct Group {
@@ -145,10 +154,10 @@ fn eval_node(
         "identifier" => {
             let name = text(n);
             match defines.get(&name) {
-                Some(Some(body)) if !body.trim().is_empty() => {
+                Some(Macro::Object(body)) if !body.trim().is_empty() => {
                     eval_condition(parser, body, defines, depth + 1)
                 }
-                Some(Some(_)) => Ok(0),
+                Some(Macro::Object(_)) => Ok(0),
                 _ => Err(name),
             }
         }
@@ -244,9 +253,6 @@ fn eval_node(
 pub(crate) struct Conditionals<'a> {
     parser: Parser,
     pub defines: Defines,
-    /// Parameters and body of function-like macros (for specifier macros
-    /// such as `LAUNCH_BOUNDS(n)`).
-    functions: HashMap<String, (Vec<String>, String)>,
     headers: Vec<(&'a str, &'a mut Source, bool)>,
     pub notes: Vec<Note>,
 }
@@ -263,7 +269,6 @@ impl<'a> Conditionals<'a> {
         Some(Conditionals {
             parser,
             defines,
-            functions: HashMap::new(),
             headers: headers.into_iter().map(|(n, s)| (n, s, false)).collect(),
             notes: Vec::new(),
         })
@@ -352,7 +357,6 @@ impl<'a> Conditionals<'a> {
                 "define" => self.define(&arg),
                 "undef" => {
                     self.defines.remove(arg.trim());
-                    self.functions.remove(arg.trim());
                 }
                 "include" => {
                     let inc = arg.trim().trim_matches(['"', '<', '>']).to_string();
@@ -399,12 +403,13 @@ impl<'a> Conditionals<'a> {
                 i += 1;
             }
             let word = String::from_utf8_lossy(&text[s..i]).into_owned();
-            if let Some((params, body)) = self.functions.get(&word) {
-                i = expand_specifier_call(text, s, i, end, params, body).unwrap_or(i);
-                continue;
-            }
-            let Some(Some(body)) = self.defines.get(&word) else {
-                continue;
+            let body = match self.defines.get(&word) {
+                Some(Macro::Object(body)) => body,
+                Some(Macro::Function(Some((params, body)))) => {
+                    i = expand_specifier_call(text, s, i, end, params, body).unwrap_or(i);
+                    continue;
+                }
+                _ => continue,
             };
             let tokens: Vec<&str> = body.split_whitespace().collect();
             if !tokens.iter().all(|t| SPECIFIERS.contains(t)) || SPECIFIERS.contains(&word.as_str())
@@ -441,16 +446,14 @@ impl<'a> Conditionals<'a> {
             return;
         }
         let rest = &arg[name_end..];
-        if let Some(params) = rest.strip_prefix('(') {
-            if let Some((params, body)) = params.split_once(')') {
+        let definition = match rest.strip_prefix('(') {
+            Some(params) => Macro::Function(params.split_once(')').map(|(params, body)| {
                 let params = params.split(',').map(|p| p.trim().to_string()).collect();
-                self.functions
-                    .insert(name.clone(), (params, body.trim().to_string()));
-            }
-            self.defines.insert(name, None);
-        } else {
-            self.defines.insert(name, Some(rest.trim().to_string()));
-        }
+                (params, body.trim().to_string())
+            })),
+            None => Macro::Object(rest.trim().to_string()),
+        };
+        self.defines.insert(name, definition);
     }
 
     fn include(&mut self, name: &str, depth: u32) {

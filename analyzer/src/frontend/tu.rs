@@ -141,7 +141,7 @@ pub(crate) fn build(input: &[u8], options: &Options) -> Program {
         let defines: preprocess::Defines = options
             .defines
             .iter()
-            .map(|(k, v)| (k.clone(), Some(v.clone())))
+            .map(|(k, v)| (k.clone(), preprocess::Macro::Object(v.clone())))
             .collect();
         let names: Vec<String> = header_sources
             .iter()
