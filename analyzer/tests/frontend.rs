@@ -507,3 +507,12 @@ fn function_like_specifier_macros_expand_in_place() {
     assert_eq!(sectors(store), 8.0);
     assert_eq!(sectors(find(&a, "b", Op::Store)), 4.0);
 }
+
+#[test]
+fn skipped_lines_are_the_inactive_ones_only() {
+    // A directive's continuation line and a macro line the preprocessor
+    // blanks (`CUTE_UNROLL`) are not left out by conditional compilation.
+    let src = "#if defined(NOT_SET) && \\\n  (1 > 0)\nint a;\n\nint b;\n#endif\n__global__ void k(float *x) {\n  CUTE_UNROLL\n  for (int i = 0; i < 2; ++i) x[i] = 0;\n}\n";
+    let a = run(src);
+    assert_eq!(a.program.skipped_lines, vec![(3, 5)]);
+}

@@ -255,6 +255,10 @@ pub(crate) struct Conditionals<'a> {
     pub defines: Defines,
     headers: Vec<(&'a str, &'a mut Source, bool)>,
     pub notes: Vec<Note>,
+    /// Lines of the file run at depth 0 (1-based, inclusive ranges) left
+    /// out as inactive; blank lines and directives between two left-out
+    /// lines join their ranges.
+    pub skipped: Vec<(u32, u32)>,
 }
 
 impl<'a> Conditionals<'a> {
@@ -271,6 +275,7 @@ impl<'a> Conditionals<'a> {
             defines,
             headers: headers.into_iter().map(|(n, s)| (n, s, false)).collect(),
             notes: Vec::new(),
+            skipped: Vec::new(),
         })
     }
 
@@ -280,6 +285,8 @@ impl<'a> Conditionals<'a> {
         let mut text = source.text.clone();
         let mut stack: Vec<Group> = Vec::new();
         let mut in_comment = false;
+        // Whether the last line with text outside directives was left out.
+        let mut skipping = false;
         for (start, end) in logical_lines(&text) {
             let active = stack.last().map(|g| g.active).unwrap_or(true);
             let line = String::from_utf8_lossy(&text[start..end]).into_owned();
@@ -287,6 +294,16 @@ impl<'a> Conditionals<'a> {
             in_comment = comment_state(&line, in_comment);
             let dir = if was_comment { None } else { directive(&line) };
             let Some((name, arg)) = dir else {
+                if depth == 0 && !text[start..end].iter().all(u8::is_ascii_whitespace) {
+                    if !active {
+                        let lines = (source.position(start).0, source.position(end).0);
+                        match self.skipped.last_mut() {
+                            Some((_, last)) if skipping => *last = lines.1,
+                            _ => self.skipped.push(lines),
+                        }
+                    }
+                    skipping = !active;
+                }
                 if !active {
                     blank(&mut text, start, end);
                 } else if !was_comment {

@@ -136,7 +136,6 @@ pub(crate) fn build(input: &[u8], options: &Options) -> Program {
         .collect();
     // #if/#ifdef/#else/#endif resolved before parsing (offsets unchanged).
     let mut pre_notes = Vec::new();
-    let unresolved = source.text.clone();
     {
         let defines: preprocess::Defines = options
             .defines
@@ -155,9 +154,9 @@ pub(crate) fn build(input: &[u8], options: &Options) -> Program {
         if let Some(mut c) = preprocess::Conditionals::new(defines, hs) {
             c.run(&mut source, 0);
             pre_notes = c.notes;
+            program.skipped_lines = c.skipped;
         }
     }
-    program.skipped_lines = skipped_lines(&unresolved, &source.text);
     source.close_open_braces();
     for h in &mut header_sources {
         h.close_open_braces();
@@ -767,33 +766,6 @@ fn launches_for(
         });
     }
     out
-}
-
-/// The lines with text in `input` that conditional compilation blanked in
-/// `resolved` (directive lines excluded), as inclusive 1-based ranges.
-fn skipped_lines(input: &[u8], resolved: &[u8]) -> Vec<(u32, u32)> {
-    let mut ranges: Vec<(u32, u32)> = Vec::new();
-    // Whether the last line with text (not a directive) was left out: blank
-    // lines and directives between two left-out lines join their ranges.
-    let mut open = false;
-    let lines = input
-        .split(|&b| b == b'\n')
-        .zip(resolved.split(|&b| b == b'\n'));
-    for (i, (before, after)) in lines.enumerate() {
-        let first = before.iter().find(|b| !b.is_ascii_whitespace());
-        if first.is_none_or(|&c| c == b'#') {
-            continue;
-        }
-        let line = i as u32 + 1;
-        let skipped = after.iter().all(|b| b.is_ascii_whitespace());
-        match ranges.last_mut() {
-            Some((_, end)) if skipped && open => *end = line,
-            _ if skipped => ranges.push((line, line)),
-            _ => {}
-        }
-        open = skipped;
-    }
-    ranges
 }
 
 /// The default argument of each template parameter, if any.
