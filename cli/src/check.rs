@@ -136,13 +136,9 @@ pub fn run(args: CheckArgs) -> std::process::ExitCode {
         };
         which.push(idx);
     }
-    let pool = match rayon::ThreadPoolBuilder::new()
-        .num_threads(args.jobs.unwrap_or(0))
-        .stack_size(64 << 20)
-        .build()
-    {
+    let pool = match crate::worker_pool(args.jobs) {
         Ok(p) => p,
-        Err(e) => return fail(&format!("could not start worker threads: {e}")),
+        Err(e) => return fail(&e),
     };
     let progress = crate::progress::Progress::new(inputs.len(), args.format);
     let outcomes: Vec<Outcome> = pool.install(|| {

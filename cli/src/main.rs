@@ -210,6 +210,16 @@ struct RuleArgs {
     output_format: String,
 }
 
+/// The threads files are analysed on (`-j N`, default one per core), with
+/// room on their stacks for deeply nested syntax.
+pub fn worker_pool(jobs: Option<usize>) -> Result<rayon::ThreadPool, String> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.unwrap_or(0))
+        .stack_size(64 << 20)
+        .build()
+        .map_err(|e| format!("could not start worker threads: {e}"))
+}
+
 pub fn fail(msg: &str) -> ExitCode {
     eprintln!("warplint: error: {msg}");
     ExitCode::from(2)
@@ -375,12 +385,9 @@ fn report_cmd(args: ReportArgs) -> ExitCode {
     for e in &errors {
         eprintln!("warplint: error: {e}");
     }
-    let pool = match rayon::ThreadPoolBuilder::new()
-        .num_threads(args.jobs.unwrap_or(0))
-        .build()
-    {
+    let pool = match worker_pool(args.jobs) {
         Ok(p) => p,
-        Err(e) => return fail(&format!("cannot start worker threads: {e}")),
+        Err(e) => return fail(&e),
     };
     let outcomes: Vec<Result<FileResult, String>> = pool.install(|| {
         use rayon::prelude::*;
