@@ -231,11 +231,9 @@ impl Vals {
     }
     /// Lanes whose value is known and non-zero.
     pub fn truthy(&self) -> u32 {
-        let mut m = 0;
+        let mut m = 0u32;
         for (l, v) in self.v.iter().enumerate() {
-            if *v != 0 {
-                m |= 1 << l;
-            }
+            m |= ((*v != 0) as u32) << l;
         }
         m & !self.err
     }
@@ -308,8 +306,10 @@ pub fn eval32(e: &Expr, env: &WarpEnv, reads: &mut Reads, work: &mut u64) -> Val
         },
         ExprKind::Un(op, a) => {
             let mut x = eval32(a, env, reads, work);
-            for v in x.v.iter_mut() {
-                *v = eval_un(*op, *v);
+            match op {
+                UnOp::Neg => x.v.iter_mut().for_each(|v| *v = v.wrapping_neg()),
+                UnOp::Not => x.v.iter_mut().for_each(|v| *v = (*v == 0) as i64),
+                UnOp::BitNot => x.v.iter_mut().for_each(|v| *v = !*v),
             }
             x
         }
@@ -331,6 +331,17 @@ pub fn eval32(e: &Expr, env: &WarpEnv, reads: &mut Reads, work: &mut u64) -> Val
                 return out;
             }
             let y = eval32(b, env, reads, work);
+            if (x.err | y.err) == 0 {
+                // Every lane has both values: one branch-free loop per op
+                // (a decided lane gets the same value the slow path gives).
+                if let Some(v) = bin_lanes(*op, &x.v, &y.v) {
+                    return Vals {
+                        v,
+                        err: 0,
+                        fail: merge_fail(&x, &y),
+                    };
+                }
+            }
             let mut out = Vals {
                 v: [0; WARP],
                 err: 0,
@@ -396,6 +407,141 @@ pub fn eval32(e: &Expr, env: &WarpEnv, reads: &mut Reads, work: &mut u64) -> Val
                 }
             }
             out
+        }
+    }
+}
+
+/// `x op y` lane by lane when every lane is defined; `None` when some lane
+/// divides by zero or shifts out of range (the caller's slow path says which).
+/// Same C semantics as [`eval_bin`], in loops the compiler can vectorise.
+fn bin_lanes(op: BinOp, x: &[i64; WARP], y: &[i64; WARP]) -> Option<[i64; WARP]> {
+    #[inline(always)]
+    fn map(x: &[i64; WARP], y: &[i64; WARP], f: impl Fn(i64, i64) -> i64) -> [i64; WARP] {
+        let mut out = [0i64; WARP];
+        for l in 0..WARP {
+            out[l] = f(x[l], y[l]);
+        }
+        out
+    }
+    let shift_ok = || y.iter().all(|s| (0..64).contains(s));
+    Some(match op {
+        BinOp::Add => map(x, y, i64::wrapping_add),
+        BinOp::Sub => map(x, y, i64::wrapping_sub),
+        BinOp::Mul => map(x, y, i64::wrapping_mul),
+        BinOp::Div | BinOp::Rem if y.contains(&0) => return None,
+        BinOp::Div => map(x, y, i64::wrapping_div),
+        BinOp::Rem => map(x, y, i64::wrapping_rem),
+        BinOp::Shl | BinOp::Shr if !shift_ok() => return None,
+        BinOp::Shl => map(x, y, |a, b| a.wrapping_shl(b as u32)),
+        BinOp::Shr => map(x, y, |a, b| a >> b),
+        BinOp::And => map(x, y, |a, b| a & b),
+        BinOp::Or => map(x, y, |a, b| a | b),
+        BinOp::Xor => map(x, y, |a, b| a ^ b),
+        BinOp::Lt => map(x, y, |a, b| (a < b) as i64),
+        BinOp::Le => map(x, y, |a, b| (a <= b) as i64),
+        BinOp::Gt => map(x, y, |a, b| (a > b) as i64),
+        BinOp::Ge => map(x, y, |a, b| (a >= b) as i64),
+        BinOp::Eq => map(x, y, |a, b| (a == b) as i64),
+        BinOp::Ne => map(x, y, |a, b| (a != b) as i64),
+        BinOp::LAnd => map(x, y, |a, b| (a != 0 && b != 0) as i64),
+        BinOp::LOr => map(x, y, |a, b| (a != 0 || b != 0) as i64),
+        BinOp::Min => map(x, y, i64::min),
+        BinOp::Max => map(x, y, i64::max),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::Dim;
+    use proptest::prelude::*;
+
+    const BIN: [BinOp; 20] = [
+        BinOp::Add,
+        BinOp::Sub,
+        BinOp::Mul,
+        BinOp::Div,
+        BinOp::Rem,
+        BinOp::Shl,
+        BinOp::Shr,
+        BinOp::And,
+        BinOp::Or,
+        BinOp::Xor,
+        BinOp::Lt,
+        BinOp::Le,
+        BinOp::Gt,
+        BinOp::Ge,
+        BinOp::Eq,
+        BinOp::Ne,
+        BinOp::LAnd,
+        BinOp::LOr,
+        BinOp::Min,
+        BinOp::Max,
+    ];
+
+    /// Expressions over a per-lane value (`threadIdx.x`), a loop variable
+    /// known in some lanes only, an unknown, and constants that hit the
+    /// edge cases (zero divisors, shifts of 63 and 64, negative values).
+    fn expr() -> impl Strategy<Value = Expr> {
+        let leaf = prop_oneof![
+            Just(Expr::builtin(Builtin::ThreadIdx(Dim::X))),
+            Just(Expr::atom(Atom::LoopVar(0))),
+            Just(Expr::atom(Atom::Unknown(0))),
+            prop::sample::select(vec![0i64, 1, -1, 2, 3, 31, 32, 63, 64, -7, i64::MIN])
+                .prop_map(Expr::konst),
+        ];
+        leaf.prop_recursive(5, 48, 3, |inner| {
+            prop_oneof![
+                (0..BIN.len(), inner.clone(), inner.clone())
+                    .prop_map(|(o, a, b)| Expr::bin(BIN[o], a, b)),
+                (0..3usize, inner.clone())
+                    .prop_map(|(o, a)| { Expr::un([UnOp::Neg, UnOp::Not, UnOp::BitNot][o], a) }),
+                (inner.clone(), inner.clone(), inner).prop_map(|(c, a, b)| Expr::select(c, a, b)),
+            ]
+        })
+    }
+
+    proptest! {
+        /// The whole-warp evaluator (with its branch-free fast paths) gives
+        /// every lane exactly what the one-lane evaluator gives it.
+        #[test]
+        fn warp_evaluation_matches_lane_by_lane(
+            e in expr(),
+            tids in prop::array::uniform32(-40i64..40),
+            loop_vals in prop::array::uniform32(-70i64..70),
+            loop_err in any::<u32>(),
+        ) {
+            let mut lv = Vals::splat(0);
+            lv.v = loop_vals;
+            lv.err = loop_err;
+            lv.fail = Fail::LoopVar(0);
+            let tid = [tids, [0; WARP], [0; WARP]];
+            let warp = WarpEnv {
+                tid: &tid,
+                bid: [0; 3],
+                block: [32, 1, 1],
+                grid: [1, 1, 1],
+                params: &[],
+                params_assumed: &[],
+                grid_assumed: false,
+                loop_vals: std::slice::from_ref(&lv),
+            };
+            let all = eval32(&e, &warp, &mut Reads::default(), &mut 0);
+            for (l, t) in tids.iter().enumerate() {
+                let lane_vals = [lv.get(l)];
+                let one = LaneEnv {
+                    tid: [*t, 0, 0],
+                    bid: [0; 3],
+                    block: [32, 1, 1],
+                    grid: [1, 1, 1],
+                    params: &[],
+                    params_assumed: &[],
+                    grid_assumed: false,
+                    loop_vals: &lane_vals,
+                };
+                let want = eval(&e, &one, &mut Reads::default());
+                prop_assert_eq!(all.get(l).ok(), want.ok(), "lane {}", l);
+            }
         }
     }
 }

@@ -278,9 +278,24 @@ struct Run<'a> {
     max_ways: f64,
     worst: Option<WarpSample>,
     assumptions: BTreeSet<String>,
+    /// Which assumptions are already recorded: each is worded once per
+    /// access, not once per warp and iteration.
+    noted: Vec<Said>,
     unknown: Option<String>,
     budget_hit: bool,
     coeff_cache: HashMap<Atom, Option<Expr>>,
+}
+
+/// The identity of an assumption the enumeration records (its text is
+/// built once, the first time).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Said {
+    Read(Assumed),
+    ActiveDespite(Fail),
+    TripDependsOn(u32, Fail),
+    FirstIterations(u32),
+    NoExit(u32),
+    KeepsAligned(u32),
 }
 
 fn fail_reason(k: &Kernel, f: Fail) -> String {
@@ -354,8 +369,16 @@ impl<'a> Run<'a> {
 
     fn note_reads(&mut self, reads: &Reads) {
         for r in &reads.assumed {
-            let text = self.assumed_text(*r);
-            self.assumptions.insert(text);
+            self.say(Said::Read(*r), |run| run.assumed_text(*r));
+        }
+    }
+
+    /// Records an assumption once; `text` runs only the first time.
+    fn say(&mut self, key: Said, text: impl FnOnce(&Self) -> String) {
+        if !self.noted.contains(&key) {
+            self.noted.push(key);
+            let t = text(self);
+            self.assumptions.insert(t);
         }
     }
 
@@ -395,10 +418,10 @@ impl<'a> Run<'a> {
             let truthy = v.truthy();
             let pass = if g.expect { truthy } else { !truthy & !v.err };
             if v.err & m != 0 {
-                let why = fail_reason(self.k, v.fail);
-                self.assumptions.insert(format!(
-                    "lanes assumed active where a condition depends on {why}"
-                ));
+                self.say(Said::ActiveDespite(v.fail), |run| {
+                    let why = fail_reason(run.k, v.fail);
+                    format!("lanes assumed active where a condition depends on {why}")
+                });
             }
             m &= pass | v.err;
         }
@@ -411,10 +434,12 @@ impl<'a> Run<'a> {
         let v = self.eval(cond);
         if v.err & mask != 0 {
             *unknown_trip = true;
-            let why = fail_reason(self.k, v.fail);
-            self.assumptions.insert(format!(
-                "the loop at line {line} runs a number of times that depends on {why}; one iteration analysed"
-            ));
+            self.say(Said::TripDependsOn(line, v.fail), |run| {
+                let why = fail_reason(run.k, v.fail);
+                format!(
+                    "the loop at line {line} runs a number of times that depends on {why}; one iteration analysed"
+                )
+            });
         }
         mask & (v.truthy() | v.err)
     }
@@ -448,9 +473,11 @@ impl<'a> Run<'a> {
                 return;
             }
             if k >= limit {
-                self.assumptions.insert(format!(
-                    "only the first {limit} iterations of the loop at line {line} are analysed"
-                ));
+                self.say(Said::FirstIterations(line), |_| {
+                    format!(
+                        "only the first {limit} iterations of the loop at line {line} are analysed"
+                    )
+                });
                 break;
             }
             if unknown_trip && k >= 1 {
@@ -501,9 +528,9 @@ impl<'a> Run<'a> {
             inside = stay;
             k += 1;
             if lp.pre_cond.is_none() && lp.post_cond.is_none() && lp.breaks.is_empty() {
-                self.assumptions.insert(format!(
-                    "the loop at line {line} has no visible exit; one iteration analysed"
-                ));
+                self.say(Said::NoExit(line), |_| {
+                    format!("the loop at line {line} has no visible exit; one iteration analysed")
+                });
                 break;
             }
         }
@@ -578,6 +605,9 @@ impl<'a> Run<'a> {
             return;
         }
         for r in reads.assumed {
+            if self.noted.contains(&Said::Read(r)) {
+                continue;
+            }
             let relevant = match r {
                 Assumed::Param(i) => !self.irrelevant(Atom::Param(i), active),
                 Assumed::BlockIdx => Dim::ALL
@@ -586,8 +616,7 @@ impl<'a> Run<'a> {
                 Assumed::GridDim => true,
             };
             if relevant {
-                let t = self.assumed_text(r);
-                self.assumptions.insert(t);
+                self.say(Said::Read(r), |run| run.assumed_text(r));
             }
         }
         if self.space == Space::Local {
@@ -713,10 +742,12 @@ impl<'a> Run<'a> {
                 return false;
             }
             if coeffs[0] % self.period != 0 {
-                self.assumptions.insert(format!(
-                    "the offset from {why} is assumed to keep the warp {}-byte aligned",
-                    self.period
-                ));
+                self.say(Said::KeepsAligned(u), |run| {
+                    format!(
+                        "the offset from {why} is assumed to keep the warp {}-byte aligned",
+                        run.period
+                    )
+                });
             }
         }
         for (l, lin) in lins.into_iter().enumerate() {
@@ -871,6 +902,7 @@ fn analyze_access(
         max_ways: 0.0,
         worst: None,
         assumptions: setup.assumptions.iter().cloned().collect(),
+        noted: Vec::new(),
         unknown: None,
         budget_hit: false,
         coeff_cache: HashMap::new(),
