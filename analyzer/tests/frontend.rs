@@ -269,6 +269,42 @@ int main() { k<<<4, 128>>>(0, 0, 0, 2, 77); }
     assert!(loads[2].cost.is_none());
 }
 
+/// A warp-uniform unknown chosen by a warp-uniform condition (`r == 0 ?
+/// 0 : counts[r - 1]`) still only shifts the warp; chosen by a per-lane
+/// condition it does not.
+#[test]
+fn uniform_unknowns_through_uniform_selects() {
+    let a = run(r#"
+__global__ void k(const int *counts, int *out, int *out2, const int *in) {
+    int r = blockIdx.x;
+    int start = r == 0 ? 0 : counts[r - 1];
+    out[start + threadIdx.x] = in[threadIdx.x];
+    int lane_start = threadIdx.x < 16 ? 0 : counts[r];
+    out2[lane_start + threadIdx.x] = 0;
+}
+int main() { k<<<4, 128>>>(0, 0, 0, 0); }
+"#);
+    let shifted = find(&a, "out", Op::Store);
+    assert_eq!(
+        shifted.status,
+        Status::Assumed,
+        "{:?}",
+        shifted.unknown_reason
+    );
+    assert_eq!(sectors(shifted), 4.0);
+    assert!(
+        shifted
+            .assumptions
+            .iter()
+            .any(|s| s.contains("keep the warp")),
+        "{:?}",
+        shifted.assumptions
+    );
+    let per_lane = find(&a, "out2", Op::Store);
+    assert_eq!(per_lane.status, Status::Unknown);
+    assert!(per_lane.cost.is_none());
+}
+
 #[test]
 fn parse_errors_become_notes_and_the_rest_is_analysed() {
     let a = run(r#"

@@ -42,3 +42,23 @@ pub fn coefficient(e: &Expr, a: Atom) -> Option<Expr> {
         _ => None,
     }
 }
+
+/// `e` with every atom in `atoms` replaced by zero (constants folded), so
+/// that `e == zeroed(e) + sum(coefficient(e, a) * a)` when `e` is linear in
+/// each of them.
+pub fn zeroed(e: &Expr, atoms: &[Atom]) -> Expr {
+    let mut any = false;
+    e.visit_atoms(&mut |x| any |= atoms.contains(&x));
+    if !any {
+        return e.clone();
+    }
+    match e.kind() {
+        ExprKind::Const(_) => e.clone(),
+        ExprKind::Atom(_) => Expr::konst(0),
+        ExprKind::Un(op, x) => Expr::un(*op, zeroed(x, atoms)),
+        ExprKind::Bin(op, x, y) => Expr::bin(*op, zeroed(x, atoms), zeroed(y, atoms)),
+        ExprKind::Select(c, x, y) => {
+            Expr::select(zeroed(c, atoms), zeroed(x, atoms), zeroed(y, atoms))
+        }
+    }
+}

@@ -284,6 +284,40 @@ struct Run<'a> {
     unknown: Option<String>,
     budget_hit: bool,
     coeff_cache: HashMap<Atom, Option<Expr>>,
+    /// The address as `base + sum(coeff * unknown)` over the unknowns in it,
+    /// worked out once per access (`None` inside: not linear in them).
+    linear_form: Option<Option<LinearForm>>,
+}
+
+/// An address split into its part free of unknowns and one coefficient
+/// expression per unknown it contains.
+struct LinearForm {
+    base: Expr,
+    terms: Vec<(u32, Expr)>,
+}
+
+impl LinearForm {
+    fn of(offset: &Expr) -> Option<LinearForm> {
+        let mut units: Vec<u32> = Vec::new();
+        offset.visit_atoms(&mut |a| {
+            if let Atom::Unknown(u) = a {
+                if !units.contains(&u) {
+                    units.push(u);
+                }
+            }
+        });
+        units.sort_unstable();
+        let atoms: Vec<Atom> = units.iter().map(|u| Atom::Unknown(*u)).collect();
+        let terms = units
+            .iter()
+            .zip(&atoms)
+            .map(|(u, a)| Some((*u, linear::coefficient(offset, *a)?)))
+            .collect::<Option<Vec<_>>>()?;
+        Some(LinearForm {
+            base: linear::zeroed(offset, &atoms),
+            terms,
+        })
+    }
 }
 
 /// The identity of an assumption the enumeration records (its text is
@@ -682,6 +716,9 @@ impl<'a> Run<'a> {
     /// coefficient in every lane only shifts the warp. Returns false (and
     /// records why) when the address cannot be known.
     fn resolve_unknowns(&mut self, active: u32, addrs: &mut Lanes) -> bool {
+        if let Some(done) = self.resolve_unknowns_warp(active, addrs) {
+            return done;
+        }
         let mut lins = Vec::new();
         for l in 0..WARP {
             if active & (1 << l) == 0 {
@@ -713,45 +750,98 @@ impl<'a> Run<'a> {
                 .flatten()
                 .map(|l| l.terms.iter().find(|t| t.0 == u).map(|t| t.1).unwrap_or(0))
                 .collect();
-            let same_coeff = coeffs.windows(2).all(|w| w[0] == w[1]);
-            let info = &self.k.unknowns[u as usize];
-            let why = info.reason.clone();
-            let uniform = match info.witness.clone() {
-                None => false,
-                Some(w) => {
-                    let v = self.eval(&w);
-                    let mut first = None;
-                    let mut same = v.err & active == 0;
-                    for l in 0..WARP {
-                        if active & (1 << l) == 0 {
-                            continue;
-                        }
-                        match first {
-                            None => first = Some(v.v[l]),
-                            Some(f) if f != v.v[l] => same = false,
-                            _ => {}
-                        }
-                    }
-                    same
-                }
-            };
-            if !(uniform && same_coeff) {
-                self.unknown = Some(format!(
-                    "the address depends on {why}, which differs between lanes"
-                ));
+            if !self.shifts_warp(u, &coeffs, active) {
                 return false;
-            }
-            if coeffs[0] % self.period != 0 {
-                self.say(Said::KeepsAligned(u), |run| {
-                    format!(
-                        "the offset from {why} is assumed to keep the warp {}-byte aligned",
-                        run.period
-                    )
-                });
             }
         }
         for (l, lin) in lins.into_iter().enumerate() {
             addrs[l] = lin.map(|x| x.c);
+        }
+        true
+    }
+
+    /// The same for the whole warp at once, through the address's linear
+    /// form: `None` when that form does not exist, or some lane's base or
+    /// coefficient fails, or the address is not known (the lane-by-lane
+    /// path then decides and says why).
+    fn resolve_unknowns_warp(&mut self, active: u32, addrs: &mut Lanes) -> Option<bool> {
+        if self.linear_form.is_none() {
+            self.linear_form = Some(LinearForm::of(&self.a.offset));
+        }
+        let form = self.linear_form.as_ref()?.as_ref()?;
+        let base = form.base.clone();
+        let terms = form.terms.clone();
+        // Reads of assumed values are judged by `execute` from the full
+        // address, as on the lane-by-lane path.
+        let (b, _) = self.eval_raw(&base);
+        if b.err & active != 0 {
+            return None;
+        }
+        let mut per_unit = Vec::with_capacity(terms.len());
+        for (u, c) in &terms {
+            let (v, _) = self.eval_raw(c);
+            if v.err & active != 0 {
+                return None;
+            }
+            let coeffs: Vec<i64> = (0..WARP)
+                .filter(|l| active & (1 << l) != 0)
+                .map(|l| v.v[l])
+                .collect();
+            per_unit.push((*u, coeffs));
+        }
+        for (u, coeffs) in per_unit {
+            if coeffs.iter().any(|c| *c != 0) && !self.shifts_warp(u, &coeffs, active) {
+                // The lane-by-lane path names the unknown a reader should
+                // look at first; it runs once, as the access stops here.
+                self.unknown = None;
+                return None;
+            }
+        }
+        for (l, slot) in addrs.iter_mut().enumerate() {
+            *slot = (active & (1 << l) != 0).then_some(b.v[l]);
+        }
+        Some(true)
+    }
+
+    /// True when unknown `u`, entering the active lanes' addresses with
+    /// coefficients `coeffs`, is one value for the whole warp with one
+    /// coefficient (it only shifts the warp); else records why not.
+    fn shifts_warp(&mut self, u: u32, coeffs: &[i64], active: u32) -> bool {
+        let same_coeff = coeffs.windows(2).all(|w| w[0] == w[1]);
+        let info = &self.k.unknowns[u as usize];
+        let why = info.reason.clone();
+        let uniform = match info.witness.clone() {
+            None => false,
+            Some(w) => {
+                let v = self.eval(&w);
+                let mut first = None;
+                let mut same = v.err & active == 0;
+                for l in 0..WARP {
+                    if active & (1 << l) == 0 {
+                        continue;
+                    }
+                    match first {
+                        None => first = Some(v.v[l]),
+                        Some(f) if f != v.v[l] => same = false,
+                        _ => {}
+                    }
+                }
+                same
+            }
+        };
+        if !(uniform && same_coeff) {
+            self.unknown = Some(format!(
+                "the address depends on {why}, which differs between lanes"
+            ));
+            return false;
+        }
+        if coeffs.first().is_some_and(|c| c % self.period != 0) {
+            self.say(Said::KeepsAligned(u), |run| {
+                format!(
+                    "the offset from {why} is assumed to keep the warp {}-byte aligned",
+                    run.period
+                )
+            });
         }
         true
     }
@@ -906,6 +996,7 @@ fn analyze_access(
         unknown: None,
         budget_hit: false,
         coeff_cache: HashMap::new(),
+        linear_form: None,
     };
     if space == Space::Local {
         run.assumptions.insert(format!(
