@@ -51,10 +51,21 @@ pub struct GlobalCost {
 /// Bytes the active lanes ask for (lanes reading one address share it),
 /// in 32-byte units rounded up: the ideal of every global model.
 pub(crate) fn ideal_sectors(lanes: &Lanes, width: u32) -> u32 {
-    let mut addrs: Vec<i64> = lanes.iter().flatten().copied().collect();
+    // At most 32 addresses: sorted in place on the stack, no allocation.
+    let mut addrs = [0i64; WARP];
+    let mut n = 0;
+    for a in lanes.iter().flatten() {
+        addrs[n] = *a;
+        n += 1;
+    }
+    let addrs = &mut addrs[..n];
     addrs.sort_unstable();
-    addrs.dedup();
-    ((addrs.len() as i64 * width.max(1) as i64 + 31) / 32) as u32
+    let distinct = addrs
+        .iter()
+        .enumerate()
+        .filter(|(i, a)| *i == 0 || addrs[i - 1] != **a)
+        .count();
+    ((distinct as i64 * width.max(1) as i64 + 31) / 32) as u32
 }
 
 /// How one bank of one group of lanes served together is used.

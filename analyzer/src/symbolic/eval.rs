@@ -425,12 +425,12 @@ fn bin_lanes(op: BinOp, x: &[i64; WARP], y: &[i64; WARP]) -> Option<[i64; WARP]>
     }
     let shift_ok = || y.iter().all(|s| (0..64).contains(s));
     Some(match op {
-        BinOp::Add => map(x, y, i64::wrapping_add),
-        BinOp::Sub => map(x, y, i64::wrapping_sub),
-        BinOp::Mul => map(x, y, i64::wrapping_mul),
+        BinOp::Add => map(x, y, |a, b| a.wrapping_add(b)),
+        BinOp::Sub => map(x, y, |a, b| a.wrapping_sub(b)),
+        BinOp::Mul => map(x, y, |a, b| a.wrapping_mul(b)),
         BinOp::Div | BinOp::Rem if y.contains(&0) => return None,
-        BinOp::Div => map(x, y, i64::wrapping_div),
-        BinOp::Rem => map(x, y, i64::wrapping_rem),
+        BinOp::Div => map(x, y, |a, b| a.wrapping_div(b)),
+        BinOp::Rem => map(x, y, |a, b| a.wrapping_rem(b)),
         BinOp::Shl | BinOp::Shr if !shift_ok() => return None,
         BinOp::Shl => map(x, y, |a, b| a.wrapping_shl(b as u32)),
         BinOp::Shr => map(x, y, |a, b| a >> b),
@@ -445,8 +445,8 @@ fn bin_lanes(op: BinOp, x: &[i64; WARP], y: &[i64; WARP]) -> Option<[i64; WARP]>
         BinOp::Ne => map(x, y, |a, b| (a != b) as i64),
         BinOp::LAnd => map(x, y, |a, b| (a != 0 && b != 0) as i64),
         BinOp::LOr => map(x, y, |a, b| (a != 0 || b != 0) as i64),
-        BinOp::Min => map(x, y, i64::min),
-        BinOp::Max => map(x, y, i64::max),
+        BinOp::Min => map(x, y, |a, b| a.min(b)),
+        BinOp::Max => map(x, y, |a, b| a.max(b)),
     })
 }
 

@@ -555,9 +555,16 @@ impl<'a> Run<'a> {
             if let Some(pc) = &lp.post_cond {
                 stay = self.loop_cond(pc, stay, line, &mut unknown_trip);
             }
-            let next: Vec<Vals> = lp.next.iter().map(|e| self.eval(e)).collect();
-            for (i, v) in lp.vars.iter().zip(next) {
-                self.loop_vals[*i as usize] = v;
+            if let ([var], [next]) = (&lp.vars[..], &lp.next[..]) {
+                // One variable (the common case): no buffer for the update.
+                let v = self.eval(next);
+                self.loop_vals[*var as usize] = v;
+            } else {
+                // Several: every update reads the old values.
+                let next: Vec<Vals> = lp.next.iter().map(|e| self.eval(e)).collect();
+                for (i, v) in lp.vars.iter().zip(next) {
+                    self.loop_vals[*i as usize] = v;
+                }
             }
             inside = stay;
             k += 1;
