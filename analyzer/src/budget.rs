@@ -35,11 +35,11 @@ pub const MAX_INSTANTIATIONS: usize = 64;
 /// Distinct launch configurations analysed per kernel instantiation.
 pub const MAX_LAUNCHES_PER_KERNEL: usize = 16;
 
-/// Iterations enumerated per loop, per entry into that loop. 256 covers
-/// every residue of the periods the hardware has (32 banks, 128-byte
-/// lines) many times over; the mean of a longer loop is taken over its
-/// first 256 iterations, and the result says so.
-pub const MAX_LOOP_ITERATIONS: u64 = 256;
+/// Iterations enumerated per loop, per entry into that loop. 128 covers
+/// a full period of every pattern the hardware has (32 banks; 128-byte
+/// lines, even at a 1-byte step); the mean of a longer loop is taken over
+/// its first 128 iterations, and the result says so.
+pub const MAX_LOOP_ITERATIONS: u64 = 128;
 
 /// Warp-level executions costed per access and launch configuration
 /// (warps x blocks x loop iterations). Past it the result says it was cut.
