@@ -552,3 +552,35 @@ fn skipped_lines_are_the_inactive_ones_only() {
     let a = run(src);
     assert_eq!(a.program.skipped_lines, vec![(3, 5)]);
 }
+
+/// The fix search's early stop: the first warp of `tile` past the limit
+/// ends the analysis (that access unknown, nothing after it analysed);
+/// under the limit the result is the full one.
+#[test]
+fn fix_search_stops_at_the_first_warp_past_the_limit() {
+    let src = r#"
+__global__ void k(float *out) {
+    __shared__ float tile[32][32];
+    __shared__ float other[64];
+    tile[threadIdx.x][0] = 1.0f;
+    other[threadIdx.x] = tile[0][threadIdx.x];
+    out[threadIdx.x] = other[threadIdx.x];
+}
+int main() { k<<<1, 64>>>(0); }
+"#;
+    let mut o = Options::default();
+    o.engine.stop_above_ways = Some(("tile".into(), 4.0));
+    let a = analyze(src.as_bytes(), &Modern, &o);
+    let first = &a.reports[0];
+    assert_eq!(first.array, "tile");
+    assert_eq!(first.status, Status::Unknown);
+    assert!(first
+        .unknown_reason
+        .as_deref()
+        .is_some_and(|r| r.contains("fix search stopped")));
+    assert_eq!(a.reports.len(), 1, "nothing analysed after the stop");
+    o.engine.stop_above_ways = Some(("tile".into(), 32.0));
+    let full = analyze(src.as_bytes(), &Modern, &o);
+    assert_eq!(ways(&full.reports[0]), 32.0);
+    assert_eq!(full.reports.len(), run(src).reports.len());
+}

@@ -78,6 +78,13 @@ pub fn find(ctx: &Context, kernel: usize, obj: usize, budget: &mut u32) -> Optio
     options.frontend.only_kernel = Some(k.name.clone());
     options.engine.only_array = Some(o.name.clone());
     let mut best: Option<(f64, u64)> = None;
+    // A candidate is kept only when it beats the best so far (at first,
+    // the array as written): the engine stops at the first warp that
+    // shows it cannot.
+    let stop_above = |best: Option<(f64, u64)>| {
+        let limit = best.map_or(before, |(w, _)| w) - 1e-9;
+        Some((o.name.clone(), limit))
+    };
     // Pads past one sweep of the 32 banks (128 bytes) repeat earlier ones.
     let max_pad = MAX_PAD.min((128 / o.elem_size.max(1)).max(1));
     for pad in 1..=max_pad {
@@ -86,6 +93,7 @@ pub fn find(ctx: &Context, kernel: usize, obj: usize, budget: &mut u32) -> Optio
         }
         *budget -= 1;
         let new_size = replacement(&size_text, pad);
+        options.engine.stop_above_ways = stop_above(best);
         let mut edited = Vec::with_capacity(ctx.source.len() + 8);
         edited.extend_from_slice(&ctx.source[..dim.start]);
         edited.extend_from_slice(new_size.as_bytes());
@@ -223,6 +231,10 @@ pub fn find_pitch(
         return None;
     }
     let others_before = all_shared_worst(ctx.analysis, &k.display_name, &o.name);
+    // Only a conflict-free candidate is kept: the engine stops analysing
+    // the array at the first warp that conflicts.
+    let mut options = ctx.options.clone();
+    options.engine.stop_above_ways = Some((o.name.clone(), 1.0 + 1e-9));
     let mut names = Vec::new();
     for a in k.accesses.iter().filter(|a| a.obj == obj) {
         for id in identifiers(&a.text) {
@@ -245,7 +257,7 @@ pub fn find_pitch(
             edited.extend_from_slice(&ctx.source[..c.start]);
             edited.extend_from_slice(value.as_bytes());
             edited.extend_from_slice(&ctx.source[c.end..]);
-            let after = analyze(&edited, ctx.model, ctx.options);
+            let after = analyze(&edited, ctx.model, &options);
             let Some(w) = worst_ways(&after, &k.display_name, &o.name) else {
                 continue;
             };

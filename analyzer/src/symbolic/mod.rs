@@ -37,6 +37,11 @@ pub struct EngineOptions {
     pub max_work: u64,
     /// Analyse only the accesses to arrays of this name (re-analysis for fixes).
     pub only_array: Option<String>,
+    /// Fix search: stop analysing an access to the shared array of this
+    /// name as soon as one warp's n-way degree exceeds the number (the
+    /// access becomes `unknown`): the search only needs to know that a
+    /// candidate does no better than the best so far.
+    pub stop_above_ways: Option<(String, f64)>,
 }
 
 impl Default for EngineOptions {
@@ -51,6 +56,7 @@ impl Default for EngineOptions {
             max_blocks: budget::MAX_BLOCKS_SAMPLED,
             max_work: budget::MAX_WORK_PER_ACCESS,
             only_array: None,
+            stop_above_ways: None,
         }
     }
 }
@@ -165,7 +171,12 @@ pub fn analyze_program(
                         continue;
                     }
                 }
-                out.push(analyze_access(k, ki, ai, li, &setup, model, opts));
+                let (r, stopped) = analyze_access(k, ki, ai, li, &setup, model, opts);
+                out.push(r);
+                if stopped {
+                    // The fix search has its answer for this candidate.
+                    return out;
+                }
             }
         }
     }
@@ -283,6 +294,8 @@ struct Run<'a> {
     noted: Vec<Said>,
     unknown: Option<String>,
     budget_hit: bool,
+    /// Stopped by [`EngineOptions::stop_above_ways`].
+    stopped: bool,
     coeff_cache: HashMap<Atom, Option<Expr>>,
     /// The address as `base + sum(coeff * unknown)` over the unknowns in it,
     /// worked out once per access (`None` inside: not linear in them).
@@ -706,6 +719,18 @@ impl<'a> Run<'a> {
         if ways > self.max_ways {
             self.max_ways = ways;
         }
+        if let Some((array, limit)) = &self.opts.stop_above_ways {
+            if self.space == Space::Shared
+                && ways > *limit
+                && self.k.objects[self.a.obj].name == *array
+            {
+                self.unknown = Some(format!(
+                    "the fix search stopped: a warp is {ways}-way, no better than {limit}"
+                ));
+                self.budget_hit = true;
+                self.stopped = true;
+            }
+        }
         if cost > self.max_cost || self.worst.is_none() {
             self.max_cost = self.max_cost.max(cost);
             self.worst = Some(WarpSample {
@@ -969,7 +994,7 @@ fn analyze_access(
     setup: &Setup,
     model: &dyn MemoryModel,
     opts: &EngineOptions,
-) -> AccessReport {
+) -> (AccessReport, bool) {
     let a = &k.accesses[ai];
     let obj = &k.objects[a.obj];
     let space = obj.space;
@@ -1002,6 +1027,7 @@ fn analyze_access(
         noted: Vec::new(),
         unknown: None,
         budget_hit: false,
+        stopped: false,
         coeff_cache: HashMap::new(),
         linear_form: None,
     };
@@ -1095,7 +1121,8 @@ fn analyze_access(
         })
     };
     let c = |v: [i64; 3]| [v[0] as u64, v[1] as u64, v[2] as u64];
-    AccessReport {
+    let stopped = run.stopped;
+    let report = AccessReport {
         kernel: ki,
         access: ai,
         launch: li,
@@ -1118,7 +1145,8 @@ fn analyze_access(
         } else {
             run.worst
         },
-    }
+    };
+    (report, stopped)
 }
 
 impl From<SharedStats> for Cost {
