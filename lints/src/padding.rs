@@ -4,7 +4,7 @@
 //! minimises the worst), found by editing the declaration and re-running
 //! the whole analysis on the edited source.
 
-use warplint_analyzer::ir::{Space, Span};
+use warplint_analyzer::ir::{Kernel, Space, Span};
 use warplint_analyzer::symbolic::Cost;
 use warplint_analyzer::{analyze, Status};
 
@@ -51,6 +51,22 @@ fn worst_ways(a: &warplint_analyzer::FileAnalysis, kernel: &str, array: &str) ->
     any.then_some(worst)
 }
 
+/// Candidate pads up to `max`, in elements: multiples of the widest access
+/// to the array, so that a vector access (`float4`, 16-byte casts) stays
+/// aligned: a pad that misaligns it is not a fix.
+fn pads(k: &Kernel, obj: usize, max: u64) -> impl Iterator<Item = u64> {
+    let elem = k.objects.get(obj).map_or(1, |o| o.elem_size.max(1));
+    let widest = k
+        .accesses
+        .iter()
+        .filter(|a| a.obj == obj)
+        .map(|a| u64::from(a.width))
+        .max()
+        .unwrap_or(1);
+    let step = (widest / elem).max(1);
+    (1..=max / step).map(move |i| i * step)
+}
+
 fn replacement(size_text: &str, pad: u64) -> String {
     match size_text.trim().parse::<u64>() {
         Ok(n) => (n + pad).to_string(),
@@ -87,7 +103,7 @@ pub fn find(ctx: &Context, kernel: usize, obj: usize, budget: &mut u32) -> Optio
     };
     // Pads past one sweep of the 32 banks (128 bytes) repeat earlier ones.
     let max_pad = MAX_PAD.min((128 / o.elem_size.max(1)).max(1));
-    for pad in 1..=max_pad {
+    for pad in pads(k, obj, max_pad) {
         if *budget == 0 {
             return None;
         }
@@ -247,7 +263,7 @@ pub fn find_pitch(
         let Some(c) = find_constant(ctx.source, &name) else {
             continue;
         };
-        for pad in 1..=MAX_PAD {
+        for pad in pads(k, obj, MAX_PAD) {
             if *budget == 0 {
                 return None;
             }
