@@ -208,23 +208,65 @@ pub fn find_constant(source: &[u8], name: &str) -> Option<NamedConstant> {
     None
 }
 
-fn identifiers(text: &str) -> Vec<String> {
+/// Names that multiply something in the subscripts of `array` in `text`
+/// (`s[r * PITCH + c]`): the candidates for a pitch. The access's text can
+/// be a whole statement (`s[i] = f(RADIUS)`); a name outside the brackets,
+/// or one that is only added (`s[i + RADIUS]`), is not a pitch, and
+/// raising it would change what the kernel computes.
+fn pitch_names(text: &str, array: &str) -> Vec<String> {
     let mut out = Vec::new();
-    let mut cur = String::new();
-    for c in text.chars().chain(std::iter::once(' ')) {
-        if c.is_alphanumeric() || c == '_' {
-            cur.push(c);
-        } else {
-            if !cur.is_empty()
-                && !cur.starts_with(|c: char| c.is_ascii_digit())
-                && !out.contains(&cur)
-            {
-                out.push(cur.clone());
-            }
-            cur.clear();
+    let mut rest = text;
+    while let Some(at) = rest.find(array) {
+        let before_ok = rest[..at]
+            .chars()
+            .next_back()
+            .is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
+        let after = rest[at + array.len()..].trim_start();
+        rest = &rest[at + array.len()..];
+        if !before_ok || !after.starts_with('[') {
+            continue;
         }
+        let mut depth = 0usize;
+        let mut end = after.len();
+        for (i, c) in after.char_indices() {
+            match c {
+                '[' => depth += 1,
+                ']' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = i;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        multiplied_names(&after[1..end.max(1)], &mut out);
     }
     out
+}
+
+/// Identifiers in `subscript` with a `*` right before or after them.
+fn multiplied_names(subscript: &str, out: &mut Vec<String>) {
+    let b = subscript.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i] as char;
+        if c.is_ascii_alphabetic() || c == '_' {
+            let start = i;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                i += 1;
+            }
+            let prev = subscript[..start].trim_end().ends_with('*');
+            let next = subscript[i..].trim_start().starts_with('*');
+            let name = &subscript[start..i];
+            if (prev || next) && !out.iter().any(|n| n == name) {
+                out.push(name.to_string());
+            }
+        } else {
+            i += 1;
+        }
+    }
 }
 
 /// A new pitch for a 1-D array indexed as `r * PITCH + c`: the smallest
@@ -253,8 +295,8 @@ pub fn find_pitch(
     options.engine.stop_above_ways = Some((o.name.clone(), 1.0 + 1e-9));
     let mut names = Vec::new();
     for a in k.accesses.iter().filter(|a| a.obj == obj) {
-        for id in identifiers(&a.text) {
-            if id != o.name && !names.contains(&id) {
+        for id in pitch_names(&a.text, &o.name) {
+            if !names.contains(&id) {
                 names.push(id);
             }
         }
@@ -355,5 +397,22 @@ fn line_col(source: &[u8], start: usize, end: usize) -> Span {
         column,
         end_line,
         end_column,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pitch_names;
+
+    #[test]
+    fn pitch_names_multiply_inside_the_subscript() {
+        assert_eq!(pitch_names("s[r * PITCH + c]", "s"), ["r", "PITCH"]);
+        assert_eq!(
+            pitch_names("s[(ty) * W + tx] = in[tx * RADIUS]", "s"),
+            ["W"]
+        );
+        assert!(pitch_names("s[i + RADIUS] = f(2 * RADIUS)", "s").is_empty());
+        assert!(pitch_names("sum[k * N]", "s").is_empty());
+        assert_eq!(pitch_names("x = s [a * B][c]", "s"), ["a", "B"]);
     }
 }
