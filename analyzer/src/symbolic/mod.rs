@@ -294,12 +294,17 @@ struct Run<'a> {
     noted: Vec<Said>,
     unknown: Option<String>,
     budget_hit: bool,
-    /// Stopped by [`EngineOptions::stop_above_ways`].
+    /// [`EngineOptions::stop_above_ways`]'s limit, when it names this
+    /// access's (shared) array.
+    stop_above: Option<f64>,
+    /// Stopped by that limit.
     stopped: bool,
     coeff_cache: HashMap<Atom, Option<Expr>>,
     /// The address as `base + sum(coeff * unknown)` over the unknowns in it,
     /// worked out once per access (`None` inside: not linear in them).
     linear_form: Option<Option<LinearForm>>,
+    /// Scratch for the linear form's coefficients, reused from warp to warp.
+    coeff_vals: Vec<Vals>,
 }
 
 /// An address split into its part free of unknowns and one coefficient
@@ -719,11 +724,8 @@ impl<'a> Run<'a> {
         if ways > self.max_ways {
             self.max_ways = ways;
         }
-        if let Some((array, limit)) = &self.opts.stop_above_ways {
-            if self.space == Space::Shared
-                && ways > *limit
-                && self.k.objects[self.a.obj].name == *array
-            {
+        if let Some(limit) = self.stop_above {
+            if ways > limit {
                 self.unknown = Some(format!(
                     "the fix search stopped: a warp is {ways}-way, no better than {limit}"
                 ));
@@ -797,32 +799,53 @@ impl<'a> Run<'a> {
     /// coefficient fails, or the address is not known (the lane-by-lane
     /// path then decides and says why).
     fn resolve_unknowns_warp(&mut self, active: u32, addrs: &mut Lanes) -> Option<bool> {
-        if self.linear_form.is_none() {
-            self.linear_form = Some(LinearForm::of(&self.a.offset));
-        }
-        let form = self.linear_form.as_ref()?.as_ref()?;
-        let base = form.base.clone();
-        let terms = form.terms.clone();
+        let form = match self.linear_form.take() {
+            Some(form) => form,
+            None => LinearForm::of(&self.a.offset),
+        };
+        let mut coeffs = std::mem::take(&mut self.coeff_vals);
+        coeffs.clear();
+        let done = form
+            .as_ref()
+            .and_then(|f| self.resolve_through(f, &mut coeffs, active, addrs));
+        self.coeff_vals = coeffs;
+        self.linear_form = Some(form);
+        done
+    }
+
+    /// [`Self::resolve_unknowns_warp`] with the linear form at hand;
+    /// `coeffs` is an empty buffer kept from warp to warp.
+    fn resolve_through(
+        &mut self,
+        form: &LinearForm,
+        coeffs: &mut Vec<Vals>,
+        active: u32,
+        addrs: &mut Lanes,
+    ) -> Option<bool> {
         // Reads of assumed values are judged by `execute` from the full
         // address, as on the lane-by-lane path.
-        let (b, _) = self.eval_raw(&base);
+        let (b, _) = self.eval_raw(&form.base);
         if b.err & active != 0 {
             return None;
         }
-        let mut per_unit = Vec::with_capacity(terms.len());
-        for (u, c) in &terms {
+        // Every coefficient first (any failing lane sends the access to the
+        // lane-by-lane path before anything is recorded), then the checks.
+        for (_, c) in &form.terms {
             let (v, _) = self.eval_raw(c);
             if v.err & active != 0 {
                 return None;
             }
-            let coeffs: Vec<i64> = (0..WARP)
-                .filter(|l| active & (1 << l) != 0)
-                .map(|l| v.v[l])
-                .collect();
-            per_unit.push((*u, coeffs));
+            coeffs.push(v);
         }
-        for (u, coeffs) in per_unit {
-            if coeffs.iter().any(|c| *c != 0) && !self.shifts_warp(u, &coeffs, active) {
+        for ((u, _), v) in form.terms.iter().zip(coeffs.iter()) {
+            let mut lane_coeffs = [0i64; WARP];
+            let mut n = 0;
+            for l in (0..WARP).filter(|l| active & (1 << l) != 0) {
+                lane_coeffs[n] = v.v[l];
+                n += 1;
+            }
+            let lane_coeffs = &lane_coeffs[..n];
+            if lane_coeffs.iter().any(|c| *c != 0) && !self.shifts_warp(*u, lane_coeffs, active) {
                 // The lane-by-lane path names the unknown a reader should
                 // look at first; it runs once, as the access stops here.
                 self.unknown = None;
@@ -840,12 +863,12 @@ impl<'a> Run<'a> {
     /// coefficient (it only shifts the warp); else records why not.
     fn shifts_warp(&mut self, u: u32, coeffs: &[i64], active: u32) -> bool {
         let same_coeff = coeffs.windows(2).all(|w| w[0] == w[1]);
-        let info = &self.k.unknowns[u as usize];
-        let why = info.reason.clone();
-        let uniform = match info.witness.clone() {
+        let k = self.k;
+        let why = &k.unknowns[u as usize].reason;
+        let uniform = match k.unknowns[u as usize].witness.as_ref() {
             None => false,
             Some(w) => {
-                let v = self.eval(&w);
+                let v = self.eval(w);
                 let mut first = None;
                 let mut same = v.err & active == 0;
                 for l in 0..WARP {
@@ -1027,9 +1050,15 @@ fn analyze_access(
         noted: Vec::new(),
         unknown: None,
         budget_hit: false,
+        stop_above: opts
+            .stop_above_ways
+            .as_ref()
+            .filter(|(array, _)| space == Space::Shared && obj.name == *array)
+            .map(|(_, limit)| *limit),
         stopped: false,
         coeff_cache: HashMap::new(),
         linear_form: None,
+        coeff_vals: Vec::new(),
     };
     if space == Space::Local {
         run.assumptions.insert(format!(
