@@ -143,12 +143,42 @@ pub fn run(args: CheckArgs) -> std::process::ExitCode {
     let progress = crate::progress::Progress::new(inputs.len(), args.format);
     let outcomes: Vec<Outcome> = pool.install(|| {
         use rayon::prelude::*;
+        let headers: Vec<Vec<warplint_analyzer::Header>> = inputs
+            .par_iter()
+            .zip(&which)
+            .map(|(input, &i)| {
+                crate::includes::headers_for(
+                    Path::new(&input.path),
+                    &input.bytes,
+                    &table[i].1.include_dirs,
+                )
+            })
+            .collect();
+        // A header that another file of the run includes is analysed through
+        // that file (its macros, its launches), not on its own with an
+        // assumed block shape. `--fix`/`--diff` still edit it on its own.
+        let included = if args.fix || args.diff {
+            Default::default()
+        } else {
+            crate::includes::included_by_others(
+                &headers.iter().map(Vec::as_slice).collect::<Vec<_>>(),
+            )
+        };
         inputs
             .into_par_iter()
             .zip(which)
-            .map(|(input, i)| {
+            .zip(headers)
+            .filter(|((input, _), _)| {
+                let keep = input.stdin
+                    || !included.contains(&crate::includes::canonical(Path::new(&input.abs)));
+                if !keep {
+                    progress.tick();
+                }
+                keep
+            })
+            .map(|((input, i), headers)| {
                 let (_, s, sel, model) = &table[i];
-                let o = check_one(input, &args, s, model.as_ref(), sel);
+                let o = check_one(input, headers, &args, s, model.as_ref(), sel);
                 progress.tick();
                 o
             })
@@ -324,6 +354,7 @@ fn gather_inputs(
 
 fn check_one(
     input: Input,
+    headers: Vec<warplint_analyzer::Header>,
     args: &CheckArgs,
     settings: &Settings,
     model: &dyn MemoryModel,
@@ -346,8 +377,7 @@ fn check_one(
         headers: Vec::new(),
     };
     let mut options = settings.options.clone();
-    options.frontend.headers =
-        crate::includes::headers_for(Path::new(&path), &bytes, &settings.include_dirs);
+    options.frontend.headers = headers;
     let (analysis, mut diagnostics) = lint(
         &bytes,
         &options,

@@ -299,12 +299,12 @@ fn report_file(
         Box<dyn warplint_analyzer::MemoryModel>,
     )],
     options: &warplint_analyzer::Options,
-    include_dirs: &[PathBuf],
-) -> Result<FileResult, String> {
+    bytes: &[u8],
+    headers: Vec<warplint_analyzer::Header>,
+) -> FileResult {
     let path = f.display().to_string();
-    let bytes = std::fs::read(f).map_err(|e| format!("{path}: {e}"))?;
     let mut file_options = options.clone();
-    file_options.frontend.headers = includes::headers_for(f, &bytes, include_dirs);
+    file_options.frontend.headers = headers;
     let header_paths = file_options
         .frontend
         .headers
@@ -321,7 +321,7 @@ fn report_file(
         summary: warplint_analyzer::Summary::default(),
     };
     for (i, (a, model)) in models.iter().enumerate() {
-        let analysis = analyze(&bytes, model.as_ref(), &file_options);
+        let analysis = analyze(bytes, model.as_ref(), &file_options);
         let s = analysis.summary();
         if i == 0 {
             result.summary = s;
@@ -362,7 +362,7 @@ fn report_file(
             reports: analysis.reports,
         });
     }
-    Ok(result)
+    result
 }
 
 fn report_cmd(args: ReportArgs) -> ExitCode {
@@ -391,9 +391,29 @@ fn report_cmd(args: ReportArgs) -> ExitCode {
     };
     let outcomes: Vec<Result<FileResult, String>> = pool.install(|| {
         use rayon::prelude::*;
+        // Read every file and the headers it reaches first: a header that
+        // another file of the run includes is analysed through that file.
+        let read: Vec<Result<(Vec<u8>, Vec<warplint_analyzer::Header>), String>> = files
+            .par_iter()
+            .map(|f| {
+                let bytes = std::fs::read(f).map_err(|e| format!("{}: {e}", f.display()))?;
+                let headers = includes::headers_for(f, &bytes, &settings.include_dirs);
+                Ok((bytes, headers))
+            })
+            .collect();
+        let included = includes::included_by_others(
+            &read
+                .iter()
+                .filter_map(|r| r.as_ref().ok().map(|(_, h)| h.as_slice()))
+                .collect::<Vec<_>>(),
+        );
         files
             .par_iter()
-            .map(|f| report_file(f, &models, &options, &settings.include_dirs))
+            .zip(read)
+            .filter(|(f, _)| !included.contains(&includes::canonical(f)))
+            .map(|(f, r)| {
+                r.map(|(bytes, headers)| report_file(f, &models, &options, &bytes, headers))
+            })
             .collect()
     });
     let mut results = Vec::new();

@@ -248,3 +248,63 @@ fn report_lists_kernels_and_nvcc_version_macros_are_defined() {
         .iter()
         .any(|n| n["file"].as_str().unwrap().ends_with("h.cuh")));
 }
+
+#[test]
+fn a_header_included_by_a_file_of_the_run_is_analysed_through_it() {
+    let dir = std::env::temp_dir().join(format!("warplint-cli-through-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("q.cuh"),
+        "__global__ void q(short *p, int s) {\n    p[(blockIdx.y * 8 + threadIdx.y) * s + blockIdx.x * 8 + threadIdx.x] = 1;\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("main.cu"),
+        "#include \"q.cuh\"\nvoid run(short *p) { q<<<dim3(4, 4), dim3(8, 8)>>>(p, 1024); }\n",
+    )
+    .unwrap();
+    let blocks = |args: &[&str]| -> Vec<serde_json::Value> {
+        let mut all = vec!["report", "--isolated", "--format", "json"];
+        all.extend_from_slice(args);
+        let doc: serde_json::Value = serde_json::from_str(&stdout(&warplint(&all))).unwrap();
+        doc["accesses"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["block"].clone())
+            .collect()
+    };
+    // The folder: the header's kernel once, with the launch of `main.cu`.
+    assert_eq!(
+        blocks(&[dir.to_str().unwrap()]),
+        vec![serde_json::json!([8, 8, 1])]
+    );
+    // The header on its own has no launch: the block is assumed.
+    assert_eq!(
+        blocks(&[dir.join("q.cuh").to_str().unwrap()]),
+        vec![serde_json::json!([32, 8, 1])]
+    );
+    // `check` sees the same: the assumed 32-wide block straddles sectors
+    // (GM002), the launched 8x8 one does not.
+    let codes = |path: &std::path::Path| -> Vec<String> {
+        let out = warplint(&[
+            "check",
+            "--isolated",
+            "--output-format",
+            "json",
+            path.to_str().unwrap(),
+        ]);
+        let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        doc.as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["code"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(codes(&dir.join("q.cuh")).contains(&"GM002".to_string()));
+    assert!(
+        !codes(&dir).contains(&"GM002".to_string()),
+        "{:?}",
+        codes(&dir)
+    );
+}
