@@ -291,6 +291,9 @@ fn rule_cmd(a: RuleArgs) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// A file's bytes and the headers it reaches.
+type ReadFile = (Vec<u8>, Vec<warplint_analyzer::Header>);
+
 /// Analyses one file on every architecture for `report`.
 fn report_file(
     f: &std::path::Path,
@@ -393,7 +396,7 @@ fn report_cmd(args: ReportArgs) -> ExitCode {
         use rayon::prelude::*;
         // Read every file and the headers it reaches first: a header that
         // another file of the run includes is analysed through that file.
-        let read: Vec<Result<(Vec<u8>, Vec<warplint_analyzer::Header>), String>> = files
+        let read: Vec<Result<ReadFile, String>> = files
             .par_iter()
             .map(|f| {
                 let bytes = std::fs::read(f).map_err(|e| format!("{}: {e}", f.display()))?;
