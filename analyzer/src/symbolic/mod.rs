@@ -153,6 +153,11 @@ pub struct AccessReport {
     pub unknown_reason: Option<String>,
     pub cost: Option<Cost>,
     pub worst: Option<WarpSample>,
+    /// The lowest byte offset from the array's base that an analysed lane
+    /// touched, over the warps whose address needed no assumption (beyond
+    /// which blocks run). Below zero, the pointer cannot be the start of an
+    /// allocation (`g_s[threadIdx.x - 1]`), so its alignment is not known.
+    pub min_offset: Option<i64>,
 }
 
 /// Analyses every access of every kernel under each of its launches.
@@ -288,6 +293,8 @@ struct Run<'a> {
     max_cost: u32,
     max_ways: f64,
     worst: Option<WarpSample>,
+    /// [`AccessReport::min_offset`].
+    min_offset: Option<i64>,
     assumptions: BTreeSet<String>,
     /// Which assumptions are already recorded: each is worded once per
     /// access, not once per warp and iteration.
@@ -658,6 +665,13 @@ impl<'a> Run<'a> {
         for (l, slot) in addrs.iter_mut().enumerate() {
             if active & (1 << l) != 0 && v.err & (1 << l) == 0 {
                 *slot = Some(v.v[l]);
+            }
+        }
+        // Below the base with nothing assumed but which blocks run: the
+        // code itself says the pointer is not the start of an allocation.
+        if v.err & active == 0 && reads.assumed.iter().all(|r| matches!(r, Assumed::BlockIdx)) {
+            if let Some(low) = addrs.iter().flatten().min() {
+                self.min_offset = Some(self.min_offset.map_or(*low, |m| m.min(*low)));
             }
         }
         if v.err & active != 0 && !self.resolve_unknowns(active, &mut addrs) {
@@ -1046,6 +1060,7 @@ fn analyze_access(
         max_cost: 0,
         max_ways: 0.0,
         worst: None,
+        min_offset: None,
         assumptions: setup.assumptions.iter().cloned().collect(),
         noted: Vec::new(),
         unknown: None,
@@ -1174,6 +1189,7 @@ fn analyze_access(
         } else {
             run.worst
         },
+        min_offset: run.min_offset,
     };
     (report, stopped)
 }
