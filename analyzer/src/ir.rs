@@ -389,6 +389,8 @@ pub struct MemObject {
     /// Spelling of the element type, as declared (`float`, `struct xyz3`).
     pub elem_type: String,
     pub elem_size: u64,
+    /// The element type's alignment in bytes (1 when unknown).
+    pub elem_align: u64,
     /// Dimensions outermost first; `None` for an unsized (`extern`, pointer) one.
     pub dims: Vec<Option<u64>>,
     pub decl: Span,
@@ -421,6 +423,19 @@ pub struct Access {
     pub span: Span,
     /// Source text of the access expression.
     pub text: String,
+    /// Accesses with different numbers have something between them that
+    /// certainly keeps nvcc from merging them (a barrier or fence, a call to
+    /// a math function whose implementation branches); see
+    /// `frontend/fuse.rs`.
+    pub region: u32,
+    /// Branches, loops and calls the engine cannot see into, counted up to
+    /// this access: a different count means one lies between two accesses,
+    /// and whether nvcc still merges them is not known (an `if` may become
+    /// a select, a constant loop may unroll).
+    pub undecided: u32,
+    /// Set when the cost cannot be known for a reason found before the
+    /// engine runs (whether nvcc merges it with a neighbour).
+    pub unknown: Option<String>,
 }
 
 /// A loop with its carried variables: at iteration `k` every lane's state

@@ -117,6 +117,54 @@ pub(crate) struct Lowerer<'a, 't> {
     inlined: u32,
     expanding: Vec<String>,
     launches: Option<Vec<LaunchSite>>,
+    /// [`Access::region`] of the next access.
+    region: u32,
+    /// [`Access::undecided`] of the next access.
+    undecided: u32,
+}
+
+/// An `if` that nvcc turns into a select: it only assigns values (no
+/// memory access, loop, jump or call other than a branch-free math
+/// function) and is small. `if (d > 0) cnd = 1.0f - cnd;` in BlackScholes
+/// leaves the field reads around it merged (measured).
+fn if_converts(n: Node, src: &Src) -> bool {
+    if n.kind() != "if_statement" {
+        return false;
+    }
+    let mut stack = vec![n];
+    let mut seen = 0;
+    while let Some(x) = stack.pop() {
+        seen += 1;
+        if seen > 64 {
+            return false;
+        }
+        let ok = match x.kind() {
+            "subscript_expression"
+            | "for_statement"
+            | "while_statement"
+            | "do_statement"
+            | "switch_statement"
+            | "return_statement"
+            | "break_statement"
+            | "continue_statement"
+            | "goto_statement"
+            | "labeled_statement"
+            | "declaration"
+            | "ERROR" => false,
+            "pointer_expression" => src.text(x).trim_start().starts_with('&'),
+            "field_expression" => !src.text(x).contains("->"),
+            "call_expression" => x
+                .child_by_field_name("function")
+                .is_some_and(|f| super::fuse::MERGES.contains(&src.text(f).as_str())),
+            _ => true,
+        };
+        if !ok {
+            return false;
+        }
+        let mut c = x.walk();
+        stack.extend(x.named_children(&mut c));
+    }
+    true
 }
 
 fn and(a: Expr, b: Expr) -> Expr {
@@ -187,6 +235,8 @@ impl<'a, 't> Lowerer<'a, 't> {
             inlined: 0,
             expanding: Vec::new(),
             launches: None,
+            region: 0,
+            undecided: 0,
         }
     }
 
@@ -506,6 +556,9 @@ impl<'a, 't> Lowerer<'a, 't> {
                 loops: self.open_loops.clone(),
                 span,
                 text: text.clone(),
+                region: self.region,
+                undecided: self.undecided,
+                unknown: None,
             });
         }
     }
@@ -651,11 +704,13 @@ impl<'a, 't> Lowerer<'a, 't> {
             t = *e;
         }
         let elem_size = self.elem_size(&t).unwrap_or(0);
+        let elem_align = align_of(&t, self.structs()).unwrap_or(1);
         self.k.objects.push(MemObject {
             name: name.to_string(),
             space,
             elem_type: elem_text,
             elem_size,
+            elem_align,
             dims,
             decl,
             decl_text,
@@ -1494,6 +1549,8 @@ impl<'a, 't> Lowerer<'a, 't> {
                 for a in &args {
                     self.rv(*a, src);
                 }
+                // A barrier or fence orders memory: nothing merges across it.
+                self.region += 1;
                 return Val::Void;
             }
             _ => {}
@@ -1566,6 +1623,11 @@ impl<'a, 't> Lowerer<'a, 't> {
             if first.is_none() {
                 first = Some(v);
             }
+        }
+        if super::fuse::SPLITS.contains(&short.as_str()) {
+            self.region += 1;
+        } else if !super::fuse::MERGES.contains(&short.as_str()) {
+            self.undecided += 1;
         }
         let witness = match (args.len(), first) {
             (1, Some(Val::Int(e))) => Some(e),
@@ -1830,7 +1892,23 @@ impl<'a, 't> Lowerer<'a, 't> {
             return;
         }
         self.depth += 1;
+        // Control flow between two field accesses may or may not keep nvcc
+        // from merging them (if-conversion, unrolling): on the way in and out.
+        let branches = !if_converts(n, src)
+            && matches!(
+                n.kind(),
+                "if_statement"
+                    | "for_statement"
+                    | "while_statement"
+                    | "do_statement"
+                    | "for_range_loop"
+                    | "switch_statement"
+                    | "labeled_statement"
+                    | "goto_statement"
+            );
+        self.undecided += branches as u32;
         self.stmt_inner(n, src);
+        self.undecided += branches as u32;
         self.depth -= 1;
     }
 

@@ -6,7 +6,9 @@
 //! - [`lower`]: kernel bodies to the IR: values, places, accesses, guards,
 //!   loops, inlining of `__device__` functions and macro expansion.
 //! - [`types`]: sizes, alignments and struct layout.
+//! - `fuse`: neighbouring field accesses of one element that nvcc merges.
 
+pub(crate) mod fuse;
 pub(crate) mod lower;
 pub(crate) mod preprocess;
 pub mod source;

@@ -677,7 +677,8 @@ impl<'t> Tu<'t> {
             for targs in insts {
                 let (mut kernel, notes) = {
                     let mut lw = Lowerer::new(self);
-                    let k = lw.lower_kernel(def, &targs);
+                    let mut k = lw.lower_kernel(def, &targs);
+                    super::fuse::fuse_fields(&mut k);
                     (k, lw.notes)
                 };
                 self.notes.extend(notes);

@@ -1063,7 +1063,7 @@ fn analyze_access(
         min_offset: None,
         assumptions: setup.assumptions.iter().cloned().collect(),
         noted: Vec::new(),
-        unknown: None,
+        unknown: a.unknown.clone(),
         budget_hit: false,
         stop_above: opts
             .stop_above_ways
@@ -1091,6 +1091,12 @@ fn analyze_access(
         vec![[0, 0, 0]]
     };
     let nblocks = block_list.len() as f64;
+    // Known to be unknown before any warp runs (see `Access::unknown`).
+    let block_list = if run.unknown.is_some() {
+        Vec::new()
+    } else {
+        block_list
+    };
     'outer: for bid in block_list {
         run.bid = bid;
         for w in 0..nwarps {

@@ -1,0 +1,342 @@
+//! What nvcc does to neighbouring field accesses of one vector element.
+//!
+//! `in[i].x` then `in[i].y` are two 4-byte accesses in the source, but
+//! nvcc's load/store vectorizer merges accesses to adjacent bytes of one
+//! element into a single wider one when nothing between them stops it.
+//! Measured on the H200 (nvcc 13.0, `-O3 -arch=sm_90`;
+//! `fixtures/groundtruth/sm_90/fields_of_vectors.cu` and `README.md`):
+//! - the four fields of a `uint4`/`float4`, read one after the other (also
+//!   through a `const uint4 &`), are one `LDG.E.128`;
+//! - `.x` and `.y` of a `float4` are one `LDG.E.64`; `.y` and `.z` are two
+//!   loads (8 bytes at offset 4 are not 8-byte aligned);
+//! - `.x`, `.y`, `.z` of a `uchar4` read are one 32-bit load (a load may
+//!   cover a byte it does not use); written, they are a 16-bit and an 8-bit
+//!   store (a store may not);
+//! - a store to another array between two field reads keeps them apart
+//!   unless both pointers are `__restrict__`, and so does a call to a math
+//!   function whose implementation branches (`logf`, the [`SPLITS`] list);
+//!   a `?:`, arithmetic, a small `__device__` function or a branch-free
+//!   math function (`expf`, [`MERGES`]) does not;
+//! - an `if` that only assigns is if-converted and does not split them
+//!   (`if (d > 0) cnd = 1.0f - cnd;`, BlackScholes); another `if` or a loop
+//!   may (a one-trip loop unrolled away did not; an `if` around a `logf`
+//!   did).
+//!
+//! Each merged group becomes one access (the first in source order, widened)
+//! and the others are dropped: the hardware runs one instruction for them.
+//! Where a branch, a loop or a call the engine cannot see into (a function
+//! in neither list) lies between two fields, whether they merge is not
+//! known and each of them is `unknown`, with that reason.
+
+use crate::ir::{Access, BinOp, Expr, ExprKind, Kernel, MemObject, Op, Space};
+
+/// Math functions whose libdevice implementation branches: nvcc does not
+/// merge field accesses across a call to one (measured, nvcc 13.0).
+pub const SPLITS: &[&str] = &[
+    "logf", "log2f", "log10f", "log1pf", "sinf", "cosf", "tanf", "atanf", "atan2f", "erff",
+    "normcdff", "lgammaf", "tgammaf", "sinpif", "powf", "fmodf", "log", "sin", "cos", "erf", "pow",
+    "atan2",
+];
+
+/// Math functions that compile to straight-line code: field accesses on
+/// both sides of a call still merge (measured, nvcc 13.0).
+pub const MERGES: &[&str] = &[
+    "expf",
+    "exp2f",
+    "exp10f",
+    "expm1f",
+    "sqrtf",
+    "rsqrtf",
+    "cbrtf",
+    "asinf",
+    "acosf",
+    "sinhf",
+    "coshf",
+    "tanhf",
+    "erfcf",
+    "fabsf",
+    "floorf",
+    "ceilf",
+    "truncf",
+    "roundf",
+    "rintf",
+    "__expf",
+    "__logf",
+    "__sinf",
+    "__cosf",
+    "__log2f",
+    "__powf",
+    "__fsqrt_rn",
+    "__frcp_rn",
+    "__saturatef",
+    "__fdividef",
+    "fdividef",
+    "fminf",
+    "fmaxf",
+    "hypotf",
+    "copysignf",
+    "exp",
+    "sqrt",
+    "fabs",
+    "tanh",
+];
+
+/// `e` as `rest + c`, peeling constant addends off the top.
+fn split_const(e: &Expr) -> (Expr, i64) {
+    let mut rest = e.clone();
+    let mut c: i64 = 0;
+    loop {
+        let next = match rest.kind() {
+            ExprKind::Const(v) => {
+                c = c.wrapping_add(*v);
+                Expr::konst(0)
+            }
+            ExprKind::Bin(BinOp::Add, a, b) if b.as_const().is_some() => {
+                c = c.wrapping_add(b.as_const().unwrap_or(0));
+                a.clone()
+            }
+            ExprKind::Bin(BinOp::Add, a, b) if a.as_const().is_some() => {
+                c = c.wrapping_add(a.as_const().unwrap_or(0));
+                b.clone()
+            }
+            ExprKind::Bin(BinOp::Sub, a, b) if b.as_const().is_some() => {
+                c = c.wrapping_sub(b.as_const().unwrap_or(0));
+                a.clone()
+            }
+            _ => return (rest, c),
+        };
+        if next.as_const() == Some(0) {
+            return (next, c);
+        }
+        rest = next;
+    }
+}
+
+fn same_place(a: &Access, b: &Access) -> bool {
+    a.obj == b.obj
+        && a.loops == b.loops
+        && a.guards.len() == b.guards.len()
+        && a.guards
+            .iter()
+            .zip(&b.guards)
+            .all(|(x, y)| x.expect == y.expect && x.cond.same(&y.cond))
+}
+
+fn restrict(o: &MemObject) -> bool {
+    o.decl_text.contains("restrict")
+}
+
+/// The aligned power-of-two pieces nvcc splits the bytes `[lo, hi)` into.
+fn pieces(lo: u64, hi: u64, align: u64) -> Vec<(u64, u64)> {
+    let mut out = Vec::new();
+    let mut s = lo;
+    while s < hi {
+        let mut p = 16u64.min(align.max(1));
+        while p > 1 && (!s.is_multiple_of(p) || s + p > hi) {
+            p /= 2;
+        }
+        out.push((s, p));
+        s += p;
+    }
+    out
+}
+
+/// A group of field accesses of one element: `(access, byte in element)`.
+struct Chain {
+    members: Vec<(usize, u64)>,
+    /// Why merging is not known (a call lies between two members).
+    unsure: Option<String>,
+}
+
+/// Later accesses of the same element as access `i`, up to whatever keeps
+/// nvcc from merging them.
+fn chain(k: &Kernel, i: usize, done: &[bool]) -> Option<Chain> {
+    let a = &k.accesses[i];
+    let obj = &k.objects[a.obj];
+    if obj.space != Space::Global || a.op == Op::Atomic || a.unknown.is_some() {
+        return None;
+    }
+    let e = obj.elem_size;
+    if e < 2 || a.width as u64 >= e || e > 16 {
+        return None; // not a field of a vector-sized element
+    }
+    let (rest, c) = split_const(&a.offset);
+    let base = c.div_euclid(e as i64) * e as i64;
+    let mut members = vec![(i, (c - base) as u64)];
+    let mut unsure = None;
+    let mut last_calls = a.undecided;
+    // Bytes of the element that a load chain's later members must not
+    // touch (written in between).
+    let mut written: Vec<(i64, i64)> = Vec::new();
+    let overlaps = |x: (i64, i64), y: (i64, i64)| x.0 < y.1 && y.0 < x.1;
+    for (j, b) in k.accesses.iter().enumerate().skip(i + 1) {
+        if b.region != a.region {
+            break;
+        }
+        let other = &k.objects[b.obj];
+        let (r, d) = split_const(&b.offset);
+        let bytes = (d, d + b.width as i64);
+        let in_element =
+            b.obj == a.obj && r.same(&rest) && bytes.0 >= base && bytes.1 <= base + e as i64;
+        if in_element && !done[j] && b.op == a.op && b.unknown.is_none() && same_place(a, b) {
+            if written.iter().any(|w| overlaps(*w, bytes)) {
+                break;
+            }
+            if b.undecided != last_calls && unsure.is_none() {
+                unsure = Some(format!(
+                    "whether nvcc merges `{}` and `{}` into one wider access: it depends on the \
+                     branch or call between them",
+                    a.text, b.text
+                ));
+            }
+            last_calls = b.undecided;
+            members.push((j, (d - base) as u64));
+            continue;
+        }
+        if other.space != Space::Global || (a.op == Op::Load && b.op == Op::Load) {
+            continue;
+        }
+        if in_element {
+            // Another access to the element: a load chain may not move a
+            // later read above a write of its bytes; a store chain may not
+            // move an earlier write below an access to its bytes.
+            if a.op == Op::Load {
+                written.push(bytes);
+                continue;
+            }
+            let clash = members.iter().any(|&(m, at)| {
+                let lo = base + at as i64;
+                overlaps((lo, lo + k.accesses[m].width as i64), bytes)
+            });
+            if clash {
+                break;
+            }
+            continue;
+        }
+        // Another element or another array: it may alias, unless both
+        // pointers are `__restrict__` (or it is provably another element).
+        let elsewhere = b.obj == a.obj && r.same(&rest);
+        if elsewhere || (b.obj != a.obj && restrict(obj) && restrict(other)) {
+            continue;
+        }
+        break;
+    }
+    (members.len() > 1).then_some(Chain { members, unsure })
+}
+
+/// Merges the field accesses nvcc merges (see the module doc).
+pub fn fuse_fields(k: &mut Kernel) {
+    let n = k.accesses.len();
+    let mut done = vec![false; n];
+    let mut drop = vec![false; n];
+    for i in 0..n {
+        if done[i] {
+            continue;
+        }
+        let Some(ch) = chain(k, i, &done) else {
+            continue;
+        };
+        for &(m, _) in &ch.members {
+            done[m] = true;
+        }
+        let a = &k.accesses[i];
+        let obj = &k.objects[a.obj];
+        let align = obj.elem_align.clamp(1, 16);
+        let (rest, c) = split_const(&a.offset);
+        let base = c.div_euclid(obj.elem_size as i64) * obj.elem_size as i64;
+        let op = a.op;
+        let lo = ch.members.iter().map(|&(_, at)| at).min().unwrap_or(0);
+        let hi = ch
+            .members
+            .iter()
+            .map(|&(m, at)| at + k.accesses[m].width as u64)
+            .max()
+            .unwrap_or(0);
+        // A load may read bytes it does not use (the whole aligned span);
+        // a store writes only contiguous runs of what it was given.
+        let span = (hi - lo).next_power_of_two();
+        let groups: Vec<(u64, u64)> =
+            if op == Op::Load && lo.is_multiple_of(span) && span <= align && span <= 16 {
+                vec![(lo, span)]
+            } else {
+                let mut covered: Vec<(u64, u64)> = ch
+                    .members
+                    .iter()
+                    .map(|&(m, at)| (at, at + k.accesses[m].width as u64))
+                    .collect();
+                covered.sort_unstable();
+                let mut runs: Vec<(u64, u64)> = Vec::new();
+                for (s, t) in covered {
+                    match runs.last_mut() {
+                        Some(r) if s <= r.1 => r.1 = r.1.max(t),
+                        _ => runs.push((s, t)),
+                    }
+                }
+                runs.into_iter()
+                    .flat_map(|(s, t)| pieces(s, t, align))
+                    .collect()
+            };
+        for (start, width) in groups {
+            let inside: Vec<usize> = ch
+                .members
+                .iter()
+                .filter(|&&(m, at)| at >= start && at + k.accesses[m].width as u64 <= start + width)
+                .map(|&(m, _)| m)
+                .collect();
+            // A merged load issues where its first field was read, a
+            // merged store where its last field is written.
+            let lead = if op == Op::Store {
+                inside.last()
+            } else {
+                inside.first()
+            };
+            let Some(&lead) = lead else {
+                continue;
+            };
+            if inside.len() == 1 && k.accesses[lead].width as u64 == width {
+                continue; // nothing merges
+            }
+            if let Some(why) = &ch.unsure {
+                for &m in &inside {
+                    k.accesses[m].unknown = Some(why.clone());
+                }
+                continue;
+            }
+            let l = &mut k.accesses[lead];
+            l.width = width as u32;
+            l.offset = Expr::plus(rest.clone(), Expr::konst(base + start as i64));
+            for &m in &inside {
+                drop[m] = m != lead;
+            }
+        }
+    }
+    let mut i = 0;
+    k.accesses.retain(|_| {
+        i += 1;
+        !drop[i - 1]
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pieces_are_aligned_powers_of_two() {
+        assert_eq!(pieces(0, 3, 4), vec![(0, 2), (2, 1)]);
+        assert_eq!(pieces(4, 12, 16), vec![(4, 4), (8, 4)]);
+        assert_eq!(pieces(0, 16, 16), vec![(0, 16)]);
+        assert_eq!(pieces(0, 16, 4), vec![(0, 4), (4, 4), (8, 4), (12, 4)]);
+    }
+
+    #[test]
+    fn constants_are_peeled_off_the_top() {
+        let x = Expr::atom(crate::ir::Atom::Param(0));
+        let e = Expr::plus(Expr::plus(x.clone(), Expr::konst(8)), Expr::konst(4));
+        let (r, c) = split_const(&e);
+        assert!(r.same(&x));
+        assert_eq!(c, 12);
+        let (r, c) = split_const(&Expr::konst(7));
+        assert_eq!((r.as_const(), c), (Some(0), 7));
+    }
+}
