@@ -35,6 +35,11 @@ pub const MAX_INSTANTIATIONS: usize = 64;
 /// Distinct launch configurations analysed per kernel instantiation.
 pub const MAX_LAUNCHES_PER_KERNEL: usize = 16;
 
+/// Accesses looked at after a field access for neighbours nvcc would merge
+/// with it (`frontend/fuse.rs`); past this window it stands alone. nvcc's
+/// vectorizer also looks only at nearby instructions.
+pub const MAX_FUSE_WINDOW: usize = 64;
+
 /// Iterations enumerated per loop, per entry into that loop. 128 covers
 /// a full period of every pattern the hardware has (32 banks; 128-byte
 /// lines, even at a 1-byte step); the mean of a longer loop is taken over

@@ -169,7 +169,8 @@ fn chain(k: &Kernel, i: usize, done: &[bool]) -> Option<Chain> {
     // touch (written in between).
     let mut written: Vec<(i64, i64)> = Vec::new();
     let overlaps = |x: (i64, i64), y: (i64, i64)| x.0 < y.1 && y.0 < x.1;
-    for (j, b) in k.accesses.iter().enumerate().skip(i + 1) {
+    let window = k.accesses.iter().enumerate().skip(i + 1);
+    for (j, b) in window.take(crate::budget::MAX_FUSE_WINDOW) {
         if b.region != a.region {
             break;
         }
