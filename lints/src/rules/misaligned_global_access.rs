@@ -70,7 +70,7 @@ impl Lint for MisalignedGlobalAccess {
                 continue;
             }
             let Some(sample) = &r.worst else { continue };
-            let Some(off) = unit_stride_misaligned(&sample.lanes, r.width) else {
+            let Some(off) = unit_stride_misaligned(ctx.model, &sample.lanes, r.width) else {
                 continue;
             };
             let (_, _, obj) = ctx.site_of(r);

@@ -14,11 +14,25 @@ pub static LINTS: &[&dyn Lint] = &[
 ];
 
 /// A warp whose active lanes touch consecutive elements in lane order,
-/// starting off a sector boundary: the shape GM002 owns (GM001 leaves it).
+/// starting off a sector boundary, where that offset itself costs sectors
+/// (the same warp moved back to the boundary needs fewer): the shape GM002
+/// owns (GM001 leaves it). The offset into the sector. Half the lanes of a
+/// stride-2 pattern starting one element in are not it: aligned, they need
+/// as many sectors.
 pub(crate) fn unit_stride_misaligned(
+    model: &dyn warplint_analyzer::MemoryModel,
     lanes: &warplint_analyzer::hardware::Lanes,
     width: u32,
 ) -> Option<i64> {
+    let off = unit_stride_offset(lanes, width)?;
+    let mut aligned = *lanes;
+    for a in aligned.iter_mut().flatten() {
+        *a -= off;
+    }
+    (model.global(&aligned, width).sectors < model.global(lanes, width).sectors).then_some(off)
+}
+
+fn unit_stride_offset(lanes: &warplint_analyzer::hardware::Lanes, width: u32) -> Option<i64> {
     let active: Vec<(usize, i64)> = lanes
         .iter()
         .enumerate()

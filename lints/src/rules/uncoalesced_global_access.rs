@@ -66,7 +66,7 @@ impl Lint for UncoalescedGlobalAccess {
                 continue;
             }
             if let Some(s) = &r.worst {
-                if unit_stride_misaligned(&s.lanes, r.width).is_some() {
+                if unit_stride_misaligned(ctx.model, &s.lanes, r.width).is_some() {
                     continue; // GM002's
                 }
             }
