@@ -493,6 +493,10 @@ pub struct Launch {
     pub block: Option<[u64; 3]>,
     /// Values of scalar parameters known at the launch site.
     pub params: Vec<Option<i64>>,
+    /// Per parameter: the launch passes a pointer moved off its allocation
+    /// (`buf + padding`, `&buf[k]`, or a variable the host function sets
+    /// to one), so that pointer's alignment is not known.
+    pub offset_args: Vec<bool>,
     pub span: Option<Span>,
     /// Where the block shape came from, in words.
     pub origin: LaunchOrigin,

@@ -167,6 +167,79 @@ fn if_converts(n: Node, src: &Src) -> bool {
     true
 }
 
+/// Whether a launch argument is a pointer moved off its allocation:
+/// `buf + k`, `&buf[k]`, or a name the host function initialises or
+/// assigns with one (`float *src = bufferIn + padding;`).
+fn offset_pointer(arg: Node, src: &Src) -> bool {
+    fn moved(e: Node, src: &Src) -> bool {
+        let mut e = e;
+        for _ in 0..8 {
+            match e.kind() {
+                "parenthesized_expression" => e = e.named_child(0).unwrap_or(e),
+                "cast_expression" => match e.child_by_field_name("value") {
+                    Some(v) => e = v,
+                    None => return false,
+                },
+                _ => break,
+            }
+        }
+        match e.kind() {
+            "binary_expression" => e
+                .child_by_field_name("operator")
+                .is_some_and(|o| matches!(o.kind(), "+" | "-")),
+            "pointer_expression" => {
+                src.text(e).trim_start().starts_with('&')
+                    && e.child_by_field_name("argument")
+                        .is_some_and(|a| a.kind() == "subscript_expression")
+            }
+            _ => false,
+        }
+    }
+    if moved(arg, src) {
+        return true;
+    }
+    if arg.kind() != "identifier" {
+        return false;
+    }
+    // The enclosing function's body.
+    let mut host = arg.parent();
+    while let Some(h) = host {
+        if h.kind() == "function_definition" {
+            break;
+        }
+        host = h.parent();
+    }
+    let Some(body) = host.and_then(|h| h.child_by_field_name("body")) else {
+        return false;
+    };
+    let name = src.text(arg);
+    let mut stack = vec![body];
+    let mut seen = 0usize;
+    while let Some(x) = stack.pop() {
+        seen += 1;
+        if seen > 20_000 {
+            return false;
+        }
+        let value = match x.kind() {
+            "init_declarator" => x
+                .child_by_field_name("declarator")
+                .filter(|d| src.text(*d).trim_start_matches('*').trim() == name)
+                .and_then(|_| x.child_by_field_name("value")),
+            "assignment_expression" => x
+                .child_by_field_name("left")
+                .filter(|l| src.text(*l) == name)
+                .and_then(|_| x.child_by_field_name("right")),
+            _ => None,
+        };
+        if value.is_some_and(|v| moved(v, src)) {
+            return true;
+        }
+        let mut c = x.walk();
+        stack.extend(x.named_children(&mut c));
+    }
+    false
+}
+
 fn and(a: Expr, b: Expr) -> Expr {
     Expr::bin(BinOp::LAnd, a, b)
 }
@@ -1807,6 +1880,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 _ => None,
             });
         }
+        let offset_args = args.iter().map(|a| offset_pointer(*a, src)).collect();
         let span = self.span(n, src);
         if let Some(l) = self.launches.as_mut() {
             l.push(LaunchSite {
@@ -1815,6 +1889,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 grid,
                 block,
                 args: vals,
+                offset_args,
                 span,
             });
         }

@@ -62,6 +62,8 @@ pub(crate) struct LaunchSite {
     pub grid: Option<[u64; 3]>,
     pub block: Option<[u64; 3]>,
     pub args: Vec<Option<i64>>,
+    /// [`crate::ir::Launch::offset_args`].
+    pub offset_args: Vec<bool>,
     pub span: Span,
 }
 
@@ -713,6 +715,7 @@ fn launches_for(
                 grid: ov.grid,
                 block: ov.block,
                 params,
+                offset_args: Vec::new(),
                 span: None,
                 origin: LaunchOrigin::Config,
             }];
@@ -733,6 +736,7 @@ fn launches_for(
             grid: s.grid,
             block: s.block,
             params,
+            offset_args: s.offset_args.clone(),
             span: Some(s.span),
             origin: if s.block.is_some() {
                 LaunchOrigin::LaunchSite
@@ -762,6 +766,7 @@ fn launches_for(
             grid: ov.and_then(|o| o.grid),
             block,
             params,
+            offset_args: Vec::new(),
             span: None,
             origin,
         });

@@ -39,7 +39,9 @@ Alignment is counted from the pointer the kernel receives, assumed to be
 the start of an allocation. A kernel that reads below that pointer
 (`g_s[threadIdx.x - 1]`, lane 0 at index -1) shows it is not one (the host
 passes `base + 1`): that array's alignment is unknown and the rule says
-nothing about it."#,
+nothing about it. So does a launch that passes a moved pointer
+(`bufferIn + padding`, `&buf[k]`, or a variable the launching function sets
+to one, as FDTD3d does to bring its halo back onto a boundary)."#,
 };
 
 impl Lint for MisalignedGlobalAccess {
@@ -58,8 +60,19 @@ impl Lint for MisalignedGlobalAccess {
             .filter(|r| r.space == Space::Global && r.min_offset.is_some_and(|m| m < 0))
             .map(|r| (r.kernel, r.launch, r.array.as_str()))
             .collect();
+        // So is a pointer the launch passes moved (`buf + padding`).
+        let moved = |r: &warplint_analyzer::AccessReport| {
+            let k = &ctx.analysis.program.kernels[r.kernel];
+            let param = k.params.iter().position(|p| p.name == r.array);
+            match (k.launches.get(r.launch), param) {
+                (Some(l), Some(i)) => l.offset_args.get(i).copied().unwrap_or(false),
+                _ => false,
+            }
+        };
         let global = ctx.known_reports().filter(|r| {
-            r.space == Space::Global && !offset.contains(&(r.kernel, r.launch, r.array.as_str()))
+            r.space == Space::Global
+                && !offset.contains(&(r.kernel, r.launch, r.array.as_str()))
+                && !moved(r)
         });
         for site in sites(global, waste) {
             let r = site.worst;
