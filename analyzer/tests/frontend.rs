@@ -584,3 +584,26 @@ int main() { k<<<1, 64>>>(0); }
     assert_eq!(ways(&full.reports[0]), 32.0);
     assert_eq!(full.reports.len(), run(src).reports.len());
 }
+
+#[test]
+fn dim3_fields_assigned_on_the_host_set_the_launch() {
+    // dwtHaar1D: `dim3 block_size;` then `block_size.x = ...` in branches.
+    let src = |else_value: &str| {
+        format!(
+            "__global__ void k(float *a) {{ __shared__ float s[1024]; s[2 * threadIdx.x] = a[threadIdx.x]; }}\n\
+             void host(float *a, int n) {{\n    dim3 block;\n    dim3 grid;\n    if (n < 512) {{\n        block.x = 64;\n    }} else {{\n        block.x = {else_value};\n    }}\n    grid.x = 4;\n    k<<<grid, block>>>(a);\n}}\n"
+        )
+    };
+    // Both branches agree: the block is known.
+    let a = run(&src("64"));
+    let r = find(&a, "s", Op::Store);
+    assert_eq!((r.block, r.grid), ([64, 1, 1], [4, 1, 1]));
+    assert_eq!(r.status, Status::Exact);
+    assert_eq!(ways(r), 2.0);
+    // They differ (one is only known at run time): the block is assumed,
+    // never the default-constructed 1x1x1.
+    let a = run(&src("n"));
+    let r = find(&a, "s", Op::Store);
+    assert_ne!(r.block, [1, 1, 1]);
+    assert_eq!(r.status, Status::Assumed);
+}

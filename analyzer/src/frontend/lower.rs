@@ -1240,6 +1240,15 @@ impl<'a, 't> Lowerer<'a, 't> {
                 pointee: p.pointee,
             }),
             (Val::Place(p), Val::Place(q)) if p.obj == q.obj && p.off.same(&q.off) => Val::Place(p),
+            (Val::Dim3(x), Val::Dim3(y)) => {
+                let [x0, x1, x2] = x;
+                let [y0, y1, y2] = y;
+                Val::Dim3([
+                    Expr::select(cond.clone(), x0, y0),
+                    Expr::select(cond.clone(), x1, y1),
+                    Expr::select(cond, x2, y2),
+                ])
+            }
             (Val::Void, Val::Void) => Val::Void,
             _ => self.unknown_val("a value that depends on the branch taken"),
         }
@@ -1419,6 +1428,42 @@ impl<'a, 't> Lowerer<'a, 't> {
             match t.named_child(0) {
                 Some(i) => t = i,
                 None => break,
+            }
+        }
+        // `block.x = n` on a `dim3` variable.
+        if t.kind() == "field_expression" {
+            let base = t.child_by_field_name("argument");
+            let field = t.child_by_field_name("field").map(|f| src.text(f));
+            let dot = t
+                .child_by_field_name("operator")
+                .is_none_or(|o| o.kind() == ".");
+            if let (Some(base), Some(field), true) = (base, field, dot) {
+                let i = match field.as_str() {
+                    "x" => Some(0),
+                    "y" => Some(1),
+                    "z" => Some(2),
+                    _ => None,
+                };
+                let name = src.text(base);
+                if let (Some(i), Some(Val::Dim3(d))) =
+                    (i, self.lookup(&name).map(|b| b.val.clone()))
+                {
+                    let old = d[i].clone();
+                    let new = match (op, rhs) {
+                        (None, Some(v)) => self.as_int(v),
+                        (Some(o), r) => {
+                            let r = self.as_int(r.unwrap_or(Val::Int(Expr::konst(1))));
+                            Expr::bin(o, old.clone(), r)
+                        }
+                        (None, None) => old.clone(),
+                    };
+                    let mut d = d;
+                    d[i] = new.clone();
+                    if let Some(b) = self.lookup_mut(&name) {
+                        b.val = Val::Dim3(d);
+                    }
+                    return (Val::Int(old), Val::Int(new));
+                }
             }
         }
         if t.kind() == "identifier" {
@@ -2243,7 +2288,8 @@ impl<'a, 't> Lowerer<'a, 't> {
                     (Val::Int(a), Val::Int(b)) => a.same(b),
                     (Val::Ptr(a), Val::Ptr(b)) => a.obj == b.obj && a.off.same(&b.off),
                     (Val::Place(a), Val::Place(b)) => a.obj == b.obj && a.off.same(&b.off),
-                    (Val::Dim3(_), Val::Dim3(_)) | (Val::Void, Val::Void) => true,
+                    (Val::Dim3(a), Val::Dim3(b)) => a.iter().zip(b).all(|(x, y)| x.same(y)),
+                    (Val::Void, Val::Void) => true,
                     _ => false,
                 };
                 if same {
