@@ -469,6 +469,25 @@ fn check_one(
             diagnostics.retain(|d| !rules.iter().any(|r| crate::suppress::matches(r, d)));
         }
     }
+    // A label in another file than its diagnostic (a kernel's parameter
+    // declared in the .cu, the access in a header it includes) cannot be
+    // drawn in that file's snippet: it becomes a note naming its file.
+    let paths: Vec<&str> = std::iter::once(path.as_str())
+        .chain(options.frontend.headers.iter().map(|h| h.path.as_str()))
+        .collect();
+    for d in &mut diagnostics {
+        let (here, elsewhere): (Vec<_>, Vec<_>) = std::mem::take(&mut d.related)
+            .into_iter()
+            .partition(|r| r.span.file == d.span.file);
+        d.related = here;
+        for r in elsewhere {
+            let file = paths.get(r.span.file as usize).copied().unwrap_or("?");
+            d.notes.insert(
+                0,
+                format!("{} at {file}:{}:{}", r.message, r.span.line, r.span.column),
+            );
+        }
+    }
     // Diagnostics in included headers are reported against the header.
     let (mine, theirs): (Vec<Diagnostic>, Vec<Diagnostic>) =
         diagnostics.into_iter().partition(|d| d.span.file == 0);

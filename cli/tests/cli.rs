@@ -308,3 +308,29 @@ fn a_header_included_by_a_file_of_the_run_is_analysed_through_it() {
         codes(&dir)
     );
 }
+
+#[test]
+fn a_declaration_in_another_file_is_named_not_drawn_in_the_wrong_one() {
+    // Rodinia myocyte: the access is in a header, the kernel parameter in
+    // the .cu that includes it. The label used to quote the header's text
+    // at the parameter's offset.
+    let dir = std::env::temp_dir().join(format!("warplint-cli-elsewhere-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("body.cuh"),
+        "// a long comment line that sits where the parameter is in main.cu\n__device__ void body(float *p) {\n    p[threadIdx.x * 64] = 1.0f;\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("main.cu"),
+        "#include \"body.cuh\"\n__global__ void k(float *values) { body(values); }\nvoid run(float *v) { k<<<4, 128>>>(v); }\n",
+    )
+    .unwrap();
+    let out = warplint(&["check", "--isolated", dir.to_str().unwrap()]);
+    let text = stdout(&out);
+    assert!(text.contains("body.cuh:3:5"), "{text}");
+    let main = dir.join("main.cu");
+    let want = format!("`values` declared here at {}:2:19", main.display());
+    assert!(text.contains(&want), "{text}");
+    assert!(!text.contains("(line 2)"), "{text}");
+}
