@@ -61,6 +61,11 @@ struct Outcome {
     summary: warplint_analyzer::Summary,
     /// Diagnostics in headers the file includes.
     headers: Vec<FileDiagnostics>,
+    /// Kernels this file's analysis lowered from headers: (canonical header
+    /// path, byte extent in the header).
+    covered: Vec<(PathBuf, usize, usize)>,
+    /// Kernels defined in the file itself: (display name, byte offset).
+    own_kernels: Vec<(String, usize)>,
 }
 
 struct Input {
@@ -154,28 +159,10 @@ pub fn run(args: CheckArgs) -> std::process::ExitCode {
                 )
             })
             .collect();
-        // A header that another file of the run includes is analysed through
-        // that file (its macros, its launches), not on its own with an
-        // assumed block shape. `--fix`/`--diff` still edit it on its own.
-        let included = if args.fix || args.diff {
-            Default::default()
-        } else {
-            crate::includes::included_by_others(
-                &headers.iter().map(Vec::as_slice).collect::<Vec<_>>(),
-            )
-        };
         inputs
             .into_par_iter()
             .zip(which)
             .zip(headers)
-            .filter(|((input, _), _)| {
-                let keep = input.stdin
-                    || !included.contains(&crate::includes::canonical(Path::new(&input.abs)));
-                if !keep {
-                    progress.tick();
-                }
-                keep
-            })
             .map(|((input, i), headers)| {
                 let (_, s, sel, model) = &table[i];
                 let o = check_one(input, headers, &args, s, model.as_ref(), sel);
@@ -185,6 +172,36 @@ pub fn run(args: CheckArgs) -> std::process::ExitCode {
             .collect()
     });
     progress.finish();
+    // A kernel in a header that a file of the run includes and analyses
+    // (with its launches and macros) is reported from there only: the
+    // header's own analysis, with an assumed launch, keeps just the kernels
+    // no including file reached.
+    let mut covered: std::collections::HashMap<PathBuf, Vec<(usize, usize)>> =
+        std::collections::HashMap::new();
+    for o in &outcomes {
+        for (p, start, end) in &o.covered {
+            covered.entry(p.clone()).or_default().push((*start, *end));
+        }
+    }
+    let mut outcomes = outcomes;
+    for o in &mut outcomes {
+        let Some(f) = o.file.as_mut() else { continue };
+        let Some(ranges) = covered.get(&crate::includes::canonical(Path::new(&f.abs_path))) else {
+            continue;
+        };
+        // Kernels defined in this file that an including file analysed.
+        let gone: Vec<&String> = o
+            .own_kernels
+            .iter()
+            .filter(|(_, at)| ranges.iter().any(|(a, b)| a <= at && at < b))
+            .map(|(name, _)| name)
+            .collect();
+        let keep = |d: &Diagnostic| !gone.contains(&&d.facts.kernel);
+        f.diagnostics.retain(keep);
+        for h in &mut o.headers {
+            h.diagnostics.retain(keep);
+        }
+    }
     let mut results = Vec::new();
     let mut unknowns = Vec::new();
     let mut diffs = String::new();
@@ -375,6 +392,8 @@ fn check_one(
         errors: Vec::new(),
         summary: Default::default(),
         headers: Vec::new(),
+        covered: Vec::new(),
+        own_kernels: Vec::new(),
     };
     let mut options = settings.options.clone();
     options.frontend.headers = headers;
@@ -387,6 +406,21 @@ fn check_one(
         selected,
     );
     o.summary = analysis.summary();
+    for k in &analysis.program.kernels {
+        if k.extent.file == 0 {
+            o.own_kernels.push((k.display_name.clone(), k.extent.start));
+        }
+        if let Some(h) = (k.extent.file as usize)
+            .checked_sub(1)
+            .and_then(|i| options.frontend.headers.get(i))
+        {
+            o.covered.push((
+                crate::includes::canonical(Path::new(&h.path)),
+                k.extent.start,
+                k.extent.end,
+            ));
+        }
+    }
     if settings.archs.len() > 1 {
         diagnostics = across_archs(&bytes, &options, settings, selected, diagnostics);
     }

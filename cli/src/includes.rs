@@ -78,18 +78,6 @@ pub fn headers_for(file: &Path, bytes: &[u8], include_dirs: &[PathBuf]) -> Vec<H
     out
 }
 
-/// The files of a run that another file of the same run includes (by
-/// canonical path). Such a header is analysed through the files that
-/// include it, with their macros and their launches, instead of on its own
-/// with an assumed block shape: clang-tidy's model of a header.
-pub fn included_by_others(headers: &[&[Header]]) -> std::collections::HashSet<PathBuf> {
-    headers
-        .iter()
-        .flat_map(|hs| hs.iter())
-        .map(|h| canonical(Path::new(&h.path)))
-        .collect()
-}
-
 /// `path` with links and `..` resolved where it exists.
 pub fn canonical(path: &Path) -> PathBuf {
     std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())

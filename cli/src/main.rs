@@ -291,9 +291,6 @@ fn rule_cmd(a: RuleArgs) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// A file's bytes and the headers it reaches.
-type ReadFile = (Vec<u8>, Vec<warplint_analyzer::Header>);
-
 /// Analyses one file on every architecture for `report`.
 fn report_file(
     f: &std::path::Path,
@@ -394,28 +391,12 @@ fn report_cmd(args: ReportArgs) -> ExitCode {
     };
     let outcomes: Vec<Result<FileResult, String>> = pool.install(|| {
         use rayon::prelude::*;
-        // Read every file and the headers it reaches first: a header that
-        // another file of the run includes is analysed through that file.
-        let read: Vec<Result<ReadFile, String>> = files
+        files
             .par_iter()
             .map(|f| {
                 let bytes = std::fs::read(f).map_err(|e| format!("{}: {e}", f.display()))?;
                 let headers = includes::headers_for(f, &bytes, &settings.include_dirs);
-                Ok((bytes, headers))
-            })
-            .collect();
-        let included = includes::included_by_others(
-            &read
-                .iter()
-                .filter_map(|r| r.as_ref().ok().map(|(_, h)| h.as_slice()))
-                .collect::<Vec<_>>(),
-        );
-        files
-            .par_iter()
-            .zip(read)
-            .filter(|(f, _)| !included.contains(&includes::canonical(f)))
-            .map(|(f, r)| {
-                r.map(|(bytes, headers)| report_file(f, &models, &options, &bytes, headers))
+                Ok(report_file(f, &models, &options, &bytes, headers))
             })
             .collect()
     });

@@ -250,7 +250,7 @@ fn report_lists_kernels_and_nvcc_version_macros_are_defined() {
 }
 
 #[test]
-fn a_header_included_by_a_file_of_the_run_is_analysed_through_it() {
+fn a_kernel_in_a_header_is_checked_through_the_file_that_launches_it() {
     let dir = std::env::temp_dir().join(format!("warplint-cli-through-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(
@@ -274,18 +274,17 @@ fn a_header_included_by_a_file_of_the_run_is_analysed_through_it() {
             .map(|a| a["block"].clone())
             .collect()
     };
-    // The folder: the header's kernel once, with the launch of `main.cu`.
-    assert_eq!(
-        blocks(&[dir.to_str().unwrap()]),
-        vec![serde_json::json!([8, 8, 1])]
-    );
+    // The folder's report has the header's kernel with the launch of
+    // `main.cu` (and, as a record of the header on its own, the assumed one).
+    assert!(blocks(&[dir.to_str().unwrap()]).contains(&serde_json::json!([8, 8, 1])));
     // The header on its own has no launch: the block is assumed.
     assert_eq!(
         blocks(&[dir.join("q.cuh").to_str().unwrap()]),
         vec![serde_json::json!([32, 8, 1])]
     );
-    // `check` sees the same: the assumed 32-wide block straddles sectors
-    // (GM002), the launched 8x8 one does not.
+    // `check` reports the kernel from the file that includes and launches
+    // it: the assumed 32-wide block straddles sectors (GM002), the launched
+    // 8x8 one does not, and the header's own analysis gives way.
     let codes = |path: &std::path::Path| -> Vec<String> {
         let out = warplint(&[
             "check",
