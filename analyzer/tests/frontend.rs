@@ -607,3 +607,11 @@ fn dim3_fields_assigned_on_the_host_set_the_launch() {
     assert_ne!(r.block, [1, 1, 1]);
     assert_eq!(r.status, Status::Assumed);
 }
+
+#[test]
+fn alternative_operator_words_in_conditions() {
+    // flashinfer's deep_gemm: `#if (defined(__CUDA_ARCH__) and (__CUDA_ARCH__ == 900))`.
+    let a = run("#define ARCH 900\n#if (defined(ARCH) and (ARCH >= 800)) and not defined(NO_STRIDE)\n#define STRIDE 2\n#else\n#define STRIDE 1\n#endif\n__global__ void k(float *a) { a[threadIdx.x * STRIDE] = 0; }\nint main() { k<<<1, 32>>>(0); }\n");
+    assert!(a.program.notes.is_empty(), "{:?}", a.program.notes);
+    assert_eq!(sectors(find(&a, "a", Op::Store)), 8.0);
+}

@@ -111,6 +111,41 @@ pub(crate) fn strip_comments(s: &str) -> String {
         .to_string()
 }
 
+/// C++'s alternative tokens (`and`, `or`, `not`, …) spelled as operators:
+/// they are keywords, never macro names, and the grammar's `#if` does not
+/// know them (`#if defined(__CUDA_ARCH__) and (__CUDA_ARCH__ == 900)`).
+fn operator_words(text: &str) -> String {
+    const WORDS: &[(&str, &str)] = &[
+        ("and", "&&"),
+        ("or", "||"),
+        ("not", "!"),
+        ("not_eq", "!="),
+        ("bitand", "&"),
+        ("bitor", "|"),
+        ("xor", "^"),
+        ("compl", "~"),
+    ];
+    let mut out = String::with_capacity(text.len());
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        match WORDS.iter().find(|(w, _)| *w == word.as_str()) {
+            Some((_, op)) => out.push_str(&format!(" {op} ")),
+            None => out.push_str(word),
+        }
+        word.clear();
+    };
+    for c in text.chars() {
+        if c.is_ascii_alphanumeric() || c == '_' {
+            word.push(c);
+        } else {
+            flush(&mut word, &mut out);
+            out.push(c);
+        }
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
 /// Evaluates a condition; `Err(name)` names the first macro not defined.
 fn eval_condition(
     parser: &mut Parser,
@@ -121,7 +156,7 @@ fn eval_condition(
     if depth > budget::MAX_MACRO_DEPTH {
         return Err("(nested too deeply)".into());
     }
-    let snippet = format!("#if {text}\n#endif\n");
+    let snippet = format!("#if {}\n#endif\n", operator_words(text));
     let tree = parser
         .parse(&snippet, None)
         .ok_or_else(|| text.to_string())?;
