@@ -615,3 +615,32 @@ fn alternative_operator_words_in_conditions() {
     assert!(a.program.notes.is_empty(), "{:?}", a.program.notes);
     assert_eq!(sectors(find(&a, "a", Op::Store)), 8.0);
 }
+
+#[test]
+fn members_of_local_aliases_and_full_specialisations() {
+    // ThunderKittens: `using K = fwd_attend_ker_tile_dims<D>;` then
+    // `K::stages`, with a `template <> struct …<64>` specialisation.
+    let src = "template <int D> struct Dims { static constexpr int stages = 2; };\n\
+               template <> struct Dims<64> { static constexpr int stages = 4; };\n\
+               template <int D> __global__ void k(float *a) {\n\
+                   using K = Dims<D>;\n\
+                   __shared__ float s[32][K::stages * 8];\n\
+                   s[threadIdx.x][0] = a[threadIdx.x];\n\
+               }\n\
+               int main() { k<64><<<1, 32>>>(0); k<128><<<1, 32>>>(0); }\n";
+    let a = run(src);
+    assert!(a.program.notes.is_empty(), "{:?}", a.program.notes);
+    let mut by_kernel: Vec<(String, f64)> = a
+        .reports
+        .iter()
+        .filter(|r| r.array == "s")
+        .map(|r| (r.kernel_name.clone(), ways(r)))
+        .collect();
+    by_kernel.sort_by(|x, y| x.0.cmp(&y.0));
+    // k<64>: the specialisation, a 32-word row (32-way); k<128>: the
+    // primary template, a 16-word row (16-way).
+    assert_eq!(
+        by_kernel,
+        vec![("k<128>".to_string(), 16.0), ("k<64>".to_string(), 32.0)]
+    );
+}

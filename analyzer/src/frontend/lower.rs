@@ -117,6 +117,9 @@ pub(crate) struct Lowerer<'a, 't> {
     inlined: u32,
     expanding: Vec<String>,
     launches: Option<Vec<LaunchSite>>,
+    /// `using K = Name<args>;` in the function being lowered, innermost
+    /// last (see `scope_struct`).
+    local_aliases: Vec<HashMap<String, (String, Vec<TArg>)>>,
     /// [`Access::region`] of the next access.
     region: u32,
     /// [`Access::undecided`] of the next access.
@@ -308,6 +311,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             inlined: 0,
             expanding: Vec::new(),
             launches: None,
+            local_aliases: vec![HashMap::new()],
             region: 0,
             undecided: 0,
         }
@@ -2036,11 +2040,13 @@ impl<'a, 't> Lowerer<'a, 't> {
         match n.kind() {
             "compound_statement" | "declaration_list" => {
                 self.scopes.push(Scope::new());
+                self.local_aliases.push(HashMap::new());
                 let mut c = n.walk();
                 let kids: Vec<Node> = n.named_children(&mut c).collect();
                 for k in kids {
                     self.stmt(k, src);
                 }
+                self.local_aliases.pop();
                 self.scopes.pop();
             }
             "declaration" => self.local_decl(n, src),
@@ -2138,6 +2144,21 @@ impl<'a, 't> Lowerer<'a, 't> {
                             })
                             .collect()
                     };
+                    // `using K = Dims<D>;`: `K::stages` reads the struct
+                    // with these arguments.
+                    if n.kind() == "alias_declaration" {
+                        let tt = t
+                            .child_by_field_name("type")
+                            .filter(|x| x.kind() == "template_type");
+                        let name = n.child_by_field_name("name").map(|x| src.text(x));
+                        if let (Some(tt), Some(name)) = (tt, name) {
+                            if let Some(found) = self.template_type_args(tt, src) {
+                                if let Some(m) = self.local_aliases.last_mut() {
+                                    m.insert(name, found);
+                                }
+                            }
+                        }
+                    }
                     if let Some(s) = self.tscopes.last_mut() {
                         for (name, t) in names {
                             s.insert(name, t);
@@ -2665,30 +2686,102 @@ impl<'a, 't> Lowerer<'a, 't> {
         if self.depth >= budget::MAX_SYNTAX_DEPTH {
             return None;
         }
-        // The struct and the template_type naming it (with its file).
-        let (tt, tsrc): (Option<Node>, Src) = match scope.kind() {
-            "template_type" => (Some(scope), *src),
-            _ => {
-                let name = src.text(scope);
-                match self.tu.template_aliases.get(&name) {
-                    Some((t, s)) => (Some(*t), Src::of(s)),
-                    None => (None, *src),
-                }
+        let (struct_name, args) = self.scope_struct(scope, src)?;
+        self.member_value(&struct_name, &args, member)
+    }
+
+    /// The struct a scope names and its template arguments: a
+    /// `template_type` (`Dims<D>`), an alias in the function (`using K =
+    /// Dims<D>;`) or the file, a template type parameter bound to a struct
+    /// (`Ktraits::N` in `k<Traits>`), or the struct's own name.
+    fn scope_struct(&mut self, scope: Node, src: &Src) -> Option<(String, Vec<TArg>)> {
+        if scope.kind() == "template_type" {
+            return self.template_type_args(scope, src);
+        }
+        let name = src.text(scope);
+        if let Some(found) = self.local_aliases.iter().rev().find_map(|m| m.get(&name)) {
+            return Some(found.clone());
+        }
+        if let Some((t, s)) = self.tu.template_aliases.get(&name).copied() {
+            return self.template_type_args(t, &Src::of(s));
+        }
+        match self.scoped_type(&name) {
+            Some(Ty::Struct(id)) => Some((self.structs().get(*id)?.name.clone(), Vec::new())),
+            _ => Some((name, Vec::new())),
+        }
+    }
+
+    /// `Name<args>` with each argument resolved (a type, or an integer;
+    /// `None` for an integer not known here).
+    fn template_type_args(&mut self, tt: Node, src: &Src) -> Option<(String, Vec<TArg>)> {
+        let name = src.text(tt.child_by_field_name("name")?);
+        let mut args = Vec::new();
+        if let Some(a) = tt.child_by_field_name("arguments") {
+            let mut c = a.walk();
+            let nodes: Vec<Node> = a.named_children(&mut c).collect();
+            for n in nodes {
+                // `Dims<D>` parses `D` as a type; a bound value parameter
+                // is a value.
+                let bound = match self.lookup(&src.text(n)).map(|b| &b.val) {
+                    Some(Val::Int(e)) => e.as_const(),
+                    _ => None,
+                };
+                let arg = if let Some(v) = bound {
+                    TArg::Value(v)
+                } else if n.kind() == "type_descriptor" {
+                    TArg::Type(self.type_descriptor(n, src))
+                } else {
+                    match self.int(n, src).as_const() {
+                        Some(v) => TArg::Value(v),
+                        None => TArg::Unknown(src.text(n)),
+                    }
+                };
+                args.push(arg);
             }
-        };
-        let struct_name = match tt {
-            Some(t) => tsrc.text(t.child_by_field_name("name")?),
-            None => {
-                // A template type parameter bound to a struct (`Ktraits::N`
-                // in `k<Traits>`).
-                let name = src.text(scope);
-                match self.scoped_type(&name) {
-                    Some(Ty::Struct(id)) => self.structs().get(*id)?.name.clone(),
-                    _ => name,
-                }
+        }
+        Some((name, args))
+    }
+
+    /// `Name<args>::member` for a `static constexpr` member: a full
+    /// specialisation whose arguments match (`template <> struct
+    /// Dims<64>`) before the primary template.
+    fn member_value(&mut self, struct_name: &str, args: &[TArg], member: &str) -> Option<i64> {
+        let prefix = format!("{struct_name}<");
+        let keys: Vec<String> = self
+            .tu
+            .struct_nodes
+            .keys()
+            .filter(|k| k.starts_with(&prefix))
+            .cloned()
+            .collect();
+        let mut chosen = None;
+        for key in keys {
+            let Some((tparams, node, ssrc)) = self.tu.struct_nodes.get(&key).cloned() else {
+                continue;
+            };
+            if !tparams.is_empty() {
+                continue; // a partial specialisation: not matched
             }
+            let Some((_, sargs)) = node
+                .child_by_field_name("name")
+                .and_then(|t| self.template_type_args(t, &Src::of(ssrc)))
+            else {
+                continue;
+            };
+            let same = |a: &TArg, b: &TArg| match (a, b) {
+                (TArg::Value(x), TArg::Value(y)) => x == y,
+                (TArg::Type(x), TArg::Type(y)) => x == y,
+                _ => false,
+            };
+            if sargs.len() == args.len() && sargs.iter().zip(args).all(|(a, b)| same(a, b)) {
+                chosen = Some((tparams, node, ssrc));
+                break;
+            }
+        }
+        let (tparams, node, ssrc) = match chosen {
+            Some(c) => c,
+            None => self.tu.struct_nodes.get(struct_name)?.clone(),
         };
-        let (tparams, node, ssrc) = self.tu.struct_nodes.get(&struct_name)?.clone();
         let body = node.child_by_field_name("body")?;
         let mut c = body.walk();
         let init = body.named_children(&mut c).find_map(|f| {
@@ -2698,29 +2791,22 @@ impl<'a, 't> Lowerer<'a, 't> {
                 .flatten()
         })?;
         // Bind the template's parameters to the arguments.
-        let args: Vec<Node> = match tt.and_then(|t| t.child_by_field_name("arguments")) {
-            Some(a) => {
-                let mut c = a.walk();
-                a.named_children(&mut c).collect()
-            }
-            None => Vec::new(),
-        };
         let mut tscope = HashMap::new();
         let mut scope_vals = Scope::new();
-        for (p, a) in tparams.iter().zip(&args) {
-            match p {
-                TParam::Type(n) => {
-                    let t = if a.kind() == "type_descriptor" {
-                        self.type_descriptor(*a, &tsrc)
-                    } else {
-                        self.resolve_type(*a, &tsrc)
-                    };
-                    tscope.insert(n.clone(), t);
+        for (p, a) in tparams.iter().zip(args) {
+            match (p, a) {
+                (TParam::Type(n), TArg::Type(t)) => {
+                    tscope.insert(n.clone(), t.clone());
                 }
-                TParam::Value(n) => {
-                    let v = self.int(*a, &tsrc);
-                    scope_vals.insert(n.clone(), Binding { val: Val::Int(v) });
+                (TParam::Value(n), TArg::Value(v)) => {
+                    scope_vals.insert(
+                        n.clone(),
+                        Binding {
+                            val: Val::Int(Expr::konst(*v)),
+                        },
+                    );
                 }
+                _ => {}
             }
         }
         self.tscopes.push(tscope);
