@@ -644,3 +644,24 @@ fn members_of_local_aliases_and_full_specialisations() {
         vec![("k<128>".to_string(), 16.0), ("k<64>".to_string(), 32.0)]
     );
 }
+
+#[test]
+fn three_template_closers_are_not_a_launch() {
+    // ThunderKittens: `al.allocate<col_vec<st_fl<CHUNK_SIZE, ATTN_D>>>()`.
+    let src = "#define CH 64\n#define AD 128\n\
+               template <class T> struct col_vec {}; template <int A, int B> struct st_fl {};\n\
+               struct Al { template <class T> T &allocate(); };\n\
+               template <class T> __global__ void k(float *a) {\n\
+               \x20   Al al;\n\
+               \x20   col_vec<st_fl<CH, AD>> (&q) = al.allocate<col_vec<st_fl<CH, AD>>>();\n\
+               \x20   a[threadIdx.x * 2] = 0;\n\
+               }\n\
+               int main() { k<col_vec<st_fl<1, 2>>><<<1, 32>>>(0); }\n";
+    let a = run(src);
+    assert!(a.program.notes.is_empty(), "{:?}", a.program.notes);
+    let r = find(&a, "a", Op::Store);
+    // The launch is still read (block 32), and the access is where it was.
+    assert_eq!(r.block, [32, 1, 1]);
+    assert_eq!((r.span.line, r.span.column), (8, 5));
+    assert_eq!(sectors(r), 8.0);
+}

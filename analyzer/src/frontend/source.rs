@@ -190,6 +190,70 @@ impl Source {
         }
     }
 
+    /// `a.allocate<col_vec<st_fl<N, D>>>()`: three template closers read as
+    /// the launch token `>>>`, which the grammar cannot parse there. A
+    /// `>>>` that closes no `<<<` of its statement becomes `> >>` by moving
+    /// the nearest space before it on its line (one next to punctuation, so
+    /// no two tokens join): `, D>>>` reads `,D> >>`. Only the bytes between
+    /// that space and the `>` move, by one; lines and everything outside
+    /// stay where they were. Run before parsing.
+    pub fn split_template_closers(&mut self) {
+        let t = &mut self.text;
+        let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+        let mut launches = 0usize;
+        let mut line_start = 0usize;
+        let mut i = 0usize;
+        while i < t.len() {
+            match t[i] {
+                b'\n' => line_start = i + 1,
+                b'/' if t.get(i + 1) == Some(&b'/') => {
+                    while i < t.len() && t[i] != b'\n' {
+                        i += 1;
+                    }
+                    continue;
+                }
+                b'/' if t.get(i + 1) == Some(&b'*') => {
+                    i += 2;
+                    while i + 1 < t.len() && !(t[i] == b'*' && t[i + 1] == b'/') {
+                        if t[i] == b'\n' {
+                            line_start = i + 1;
+                        }
+                        i += 1;
+                    }
+                    i += 2;
+                    continue;
+                }
+                q @ (b'"' | b'\'') => {
+                    i += 1;
+                    while i < t.len() && t[i] != q && t[i] != b'\n' {
+                        i += if t[i] == b'\\' { 2 } else { 1 };
+                    }
+                }
+                b';' | b'{' | b'}' => launches = 0,
+                b'<' if t[i..].starts_with(b"<<<") => {
+                    launches += 1;
+                    i += 3;
+                    continue;
+                }
+                b'>' if t[i..].starts_with(b">>>") => {
+                    if launches > 0 {
+                        launches -= 1;
+                    } else if let Some(sp) = (line_start..i).rev().find(|&s| {
+                        matches!(t[s], b' ' | b'\t')
+                            && !(s > 0 && ident(t[s - 1]) && s + 1 < t.len() && ident(t[s + 1]))
+                    }) {
+                        t.copy_within(sp + 1..=i, sp);
+                        t[i] = b' ';
+                    }
+                    i += 3;
+                    continue;
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+    }
+
     /// A truncated file: close what it left open so the parser keeps the
     /// functions whole instead of one large error. Run after conditional
     /// compilation is resolved (braces of inactive branches do not count).

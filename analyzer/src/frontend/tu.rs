@@ -160,8 +160,10 @@ pub(crate) fn build(input: &[u8], options: &Options) -> Program {
         }
     }
     source.close_open_braces();
+    source.split_template_closers();
     for h in &mut header_sources {
         h.close_open_braces();
+        h.split_template_closers();
     }
     let Some(tree) = parser.parse(&source.text, None) else {
         program.notes.push(Note {
