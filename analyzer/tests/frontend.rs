@@ -665,3 +665,25 @@ fn three_template_closers_are_not_a_launch() {
     assert_eq!((r.span.line, r.span.column), (8, 5));
     assert_eq!(sectors(r), 8.0);
 }
+
+#[test]
+fn undefined_specifier_macros_in_parameter_lists() {
+    // CUTLASS: `CUTLASS_GRID_CONSTANT TmaA const tma_a`, the macro from a
+    // header that is not here. An ALL_CAPS type (`DWORD n`, `UINT32 const
+    // m`) and an expression (`MASK_BITS & x & y`) are left alone.
+    let src = "typedef int DWORD; typedef unsigned UINT32;\n\
+               template <class TmaA>\n\
+               __global__ void k(float *a, CUTLASS_GRID_CONSTANT TmaA const tma_a, DWORD n, UINT32 const m) {\n\
+               \x20   a[threadIdx.x * 2 + (MASK_BITS & n & m)] = n;\n\
+               }\n\
+               int main() { k<int><<<1, 32>>>(0, 0, 1, 2); }\n";
+    let a = run(src);
+    assert!(
+        a.program.notes.iter().all(|n| !n.message.contains("parse")),
+        "{:?}",
+        a.program.notes
+    );
+    let r = find(&a, "a", Op::Store);
+    assert_eq!((r.span.line, r.span.column), (4, 5));
+    assert_eq!(a.program.kernels[0].params.len(), 4);
+}

@@ -418,6 +418,7 @@ impl<'a> Conditionals<'a> {
             }
         }
         terminate_lone_macros(&mut text, &self.defines);
+        blank_parameter_specifiers(&mut text, &self.defines);
         source.text = text;
     }
 
@@ -628,6 +629,132 @@ fn expand_specifier_call(
 /// after it that is whitespace (the line's newline, where the next line is
 /// no directive: line numbers come from the text as read). Offsets never
 /// move.
+/// An undefined ALL_CAPS name that opens a parameter and is followed by a
+/// type and a name (`CUTLASS_GRID_CONSTANT TmaA const tma_a`, from a header
+/// that is not here) is a specifier macro: blanked, as a defined one would
+/// be replaced. A parameter whose type it is (`DWORD x`, `UINT32 const x`)
+/// has one name after it and is left alone.
+fn blank_parameter_specifiers(text: &mut [u8], defines: &Defines) {
+    let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let word_at = |t: &[u8], i: usize| {
+        let mut e = i;
+        while e < t.len() && ident(t[e]) {
+            e += 1;
+        }
+        e
+    };
+    let skip_ws = |t: &[u8], mut i: usize| {
+        while i < t.len() && t[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        i
+    };
+    let mut i = 0;
+    let mut line_start = true;
+    while i < text.len() {
+        let c = text[i];
+        if line_start && c == b'#' {
+            // A directive: to the end of its line.
+            while i < text.len() && text[i] != b'\n' {
+                i += 1;
+            }
+            continue;
+        }
+        if c == b'\n' {
+            line_start = true;
+            i += 1;
+            continue;
+        }
+        if !c.is_ascii_whitespace() {
+            line_start = false;
+        }
+        match c {
+            b'/' if text.get(i + 1) == Some(&b'/') => {
+                while i < text.len() && text[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            b'/' if text.get(i + 1) == Some(&b'*') => {
+                i += 2;
+                while i + 1 < text.len() && !(text[i] == b'*' && text[i + 1] == b'/') {
+                    i += 1;
+                }
+                i += 2;
+                continue;
+            }
+            b'"' | b'\'' => {
+                let q = c;
+                i += 1;
+                while i < text.len() && text[i] != q && text[i] != b'\n' {
+                    i += if text[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+                continue;
+            }
+            b'(' | b',' => {}
+            _ => {
+                i += 1;
+                continue;
+            }
+        }
+        let w = skip_ws(text, i + 1);
+        let we = word_at(text, w);
+        let word = &text[w..we];
+        let caps = word.len() >= 4
+            && word
+                .first()
+                .is_some_and(|b| b.is_ascii_uppercase() || *b == b'_')
+            && word.contains(&b'_')
+            && word
+                .iter()
+                .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || *b == b'_');
+        // Two names side by side are a declaration, never an expression.
+        let next = skip_ws(text, we);
+        let adjacent = next > we && text.get(next).is_some_and(|b| ident(*b));
+        if !caps || !adjacent || defines.contains_key(String::from_utf8_lossy(word).as_ref()) {
+            i += 1;
+            continue;
+        }
+        // Names after it, up to the end of the parameter (cv-qualifiers,
+        // pointers, references and template arguments not counted).
+        let mut names = 0;
+        let mut j = we;
+        let mut angle = 0i32;
+        for _ in 0..64 {
+            j = skip_ws(text, j);
+            let Some(&b) = text.get(j) else { break };
+            if ident(b) {
+                let e = word_at(text, j);
+                let tok = &text[j..e];
+                let cv = matches!(
+                    tok,
+                    b"const" | b"volatile" | b"__restrict__" | b"restrict" | b"__restrict"
+                );
+                if angle == 0 && !cv {
+                    names += 1;
+                }
+                j = e;
+                continue;
+            }
+            match b {
+                b'<' => angle += 1,
+                b'>' => angle -= 1,
+                b'*' | b'&' | b':' => {}
+                _ if angle > 0 => {}
+                _ => break,
+            }
+            j += 1;
+        }
+        if names >= 2 {
+            for b in &mut text[w..we] {
+                *b = b' ';
+            }
+        }
+        i = we.max(i + 1);
+    }
+}
+
 fn terminate_lone_macros(text: &mut [u8], defines: &Defines) {
     // The code of each line (comments stripped), or `None` for a line that
     // starts inside a block comment.
