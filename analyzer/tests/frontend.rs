@@ -673,7 +673,7 @@ fn undefined_specifier_macros_in_parameter_lists() {
     // m`) and an expression (`MASK_BITS & x & y`) are left alone.
     let src = "typedef int DWORD; typedef unsigned UINT32;\n\
                template <class TmaA>\n\
-               __global__ void k(float *a, CUTLASS_GRID_CONSTANT TmaA const tma_a, DWORD n, UINT32 const m) {\n\
+               __global__ void k(float *a, // a comment\n  CUTLASS_GRID_CONSTANT TmaA const tma_a, DWORD n, UINT32 const m) {\n\
                \x20   a[threadIdx.x * 2 + (MASK_BITS & n & m)] = n;\n\
                }\n\
                int main() { k<int><<<1, 32>>>(0, 0, 1, 2); }\n";
@@ -684,6 +684,6 @@ fn undefined_specifier_macros_in_parameter_lists() {
         a.program.notes
     );
     let r = find(&a, "a", Op::Store);
-    assert_eq!((r.span.line, r.span.column), (4, 5));
+    assert_eq!((r.span.line, r.span.column), (5, 5));
     assert_eq!(a.program.kernels[0].params.len(), 4);
 }

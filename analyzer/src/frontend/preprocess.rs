@@ -643,11 +643,24 @@ fn blank_parameter_specifiers(text: &mut [u8], defines: &Defines) {
         }
         e
     };
-    let skip_ws = |t: &[u8], mut i: usize| {
+    // Whitespace and comments.
+    let skip_ws = |t: &[u8], mut i: usize| loop {
         while i < t.len() && t[i].is_ascii_whitespace() {
             i += 1;
         }
-        i
+        if t[i..].starts_with(b"//") {
+            while i < t.len() && t[i] != b'\n' {
+                i += 1;
+            }
+        } else if t[i..].starts_with(b"/*") {
+            i += 2;
+            while i < t.len() && !t[i..].starts_with(b"*/") {
+                i += 1;
+            }
+            i = (i + 2).min(t.len());
+        } else {
+            return i;
+        }
     };
     let mut i = 0;
     let mut line_start = true;
