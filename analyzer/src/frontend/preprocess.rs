@@ -509,6 +509,12 @@ impl<'a> Conditionals<'a> {
         self.defines.insert(name, definition);
     }
 
+    /// Per header (in the order given): whether an active `#include`
+    /// entered it. A header no active line includes is never parsed.
+    pub fn entered(&self) -> Vec<bool> {
+        self.headers.iter().map(|h| h.2).collect()
+    }
+
     fn include(&mut self, name: &str, depth: u32) {
         if depth > 64 {
             return;

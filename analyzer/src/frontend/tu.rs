@@ -138,6 +138,7 @@ pub(crate) fn build(input: &[u8], options: &Options) -> Program {
         .collect();
     // #if/#ifdef/#else/#endif resolved before parsing (offsets unchanged).
     let mut pre_notes = Vec::new();
+    let mut entered = vec![true; header_sources.len()];
     {
         let defines: preprocess::Defines = options
             .defines
@@ -155,6 +156,7 @@ pub(crate) fn build(input: &[u8], options: &Options) -> Program {
             .collect();
         if let Some(mut c) = preprocess::Conditionals::new(defines, hs) {
             c.run(&mut source, 0);
+            entered = c.entered();
             pre_notes = c.notes;
             program.skipped_lines = c.skipped;
         }
@@ -172,9 +174,18 @@ pub(crate) fn build(input: &[u8], options: &Options) -> Program {
         });
         return program;
     };
+    // Only the headers an active `#include` entered: the others (behind an
+    // `#if` for another architecture, say) are not part of this file.
     let header_trees: Vec<Option<tree_sitter::Tree>> = header_sources
         .iter()
-        .map(|s| parser.parse(&s.text, None))
+        .zip(&entered)
+        .map(|(s, e)| {
+            if *e {
+                parser.parse(&s.text, None)
+            } else {
+                None
+            }
+        })
         .collect();
     program.files = options.headers.iter().map(|h| h.path.clone()).collect();
     let headers: Vec<Included> = header_sources
