@@ -10,6 +10,11 @@ pub const MAX_FILE_BYTES: usize = 16 << 20;
 /// Headers read per translation unit.
 pub const MAX_HEADERS: usize = 256;
 
+/// Header text whose parse trees a run keeps to share between the files
+/// that include it (`frontend/cache.rs`); past it, headers are parsed
+/// where they are included.
+pub const MAX_PARSE_CACHE_BYTES: usize = 64 << 20;
+
 /// Deepest syntax nesting the lowering recursion follows (parentheses,
 /// nested statements). Deeper subtrees become `unknown`.
 pub const MAX_SYNTAX_DEPTH: u32 = 256;

@@ -687,3 +687,44 @@ fn undefined_specifier_macros_in_parameter_lists() {
     assert_eq!((r.span.line, r.span.column), (5, 5));
     assert_eq!(a.program.kernels[0].params.len(), 4);
 }
+
+#[test]
+fn files_of_a_run_share_their_headers_parse_trees() {
+    use std::sync::Arc;
+    use warplint_analyzer::frontend::cache::ParseCache;
+    use warplint_analyzer::Header;
+    let header = Header {
+        name: "tile.cuh".into(),
+        path: "tile.cuh".into(),
+        text: b"#define PITCH 32\n__device__ void put(float *t, float v) { t[threadIdx.x * PITCH] = v; }\n"
+            .to_vec(),
+    };
+    let files = [
+        "#include \"tile.cuh\"\n__global__ void a(float *x) { __shared__ float t[1024]; put(t, x[threadIdx.x]); }\nint main() { a<<<1, 32>>>(0); }\n",
+        "#include \"tile.cuh\"\n__global__ void b(float *y) { __shared__ float t[2048]; put(t, y[threadIdx.x]); }\nint main() { b<<<1, 32>>>(0); }\n",
+    ];
+    let cache = Arc::new(ParseCache::new());
+    let with = |cache: Option<Arc<ParseCache>>, src: &str| {
+        let mut o = Options::default();
+        o.frontend.headers = vec![header.clone()];
+        o.frontend.parse_cache = cache;
+        let a = analyze(src.as_bytes(), &Modern, &o);
+        a.reports
+            .iter()
+            .map(|r| {
+                (
+                    r.span,
+                    r.array.clone(),
+                    r.cost.clone().map(|c| format!("{c:?}")),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    for src in files {
+        let shared = with(Some(Arc::clone(&cache)), src);
+        assert_eq!(shared, with(None, src));
+        assert!(shared.iter().any(|(s, a, _)| s.file == 1 && a == "t"));
+    }
+    // One header text, parsed once for both files.
+    assert_eq!(cache.len(), 1);
+}

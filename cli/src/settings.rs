@@ -165,6 +165,11 @@ pub fn resolve_with(
             },
             only_kernel: None,
             headers: Vec::new(),
+            // One per resolved configuration: the files of a run share
+            // their headers' parse trees.
+            parse_cache: Some(std::sync::Arc::new(
+                warplint_analyzer::frontend::cache::ParseCache::new(),
+            )),
         },
         engine: config.engine_options(),
     };

@@ -7,7 +7,9 @@
 //!   loops, inlining of `__device__` functions and macro expansion.
 //! - [`types`]: sizes, alignments and struct layout.
 //! - `fuse`: neighbouring field accesses of one element that nvcc merges.
+//! - [`cache`]: header parse trees shared by the files of a run.
 
+pub mod cache;
 pub(crate) mod fuse;
 pub(crate) mod lower;
 pub(crate) mod preprocess;
@@ -42,6 +44,8 @@ pub struct Options {
     /// Headers the file may include, read by the caller (the analyzer does
     /// no IO): `#include "name"` takes the first one of that name.
     pub headers: Vec<Header>,
+    /// Header parse trees shared by the files of one run.
+    pub parse_cache: Option<std::sync::Arc<cache::ParseCache>>,
 }
 
 /// A header's text, as the caller found it.

@@ -176,14 +176,16 @@ pub(crate) fn build(input: &[u8], options: &Options) -> Program {
     };
     // Only the headers an active `#include` entered: the others (behind an
     // `#if` for another architecture, say) are not part of this file.
-    let header_trees: Vec<Option<tree_sitter::Tree>> = header_sources
+    let header_trees: Vec<Option<std::sync::Arc<tree_sitter::Tree>>> = header_sources
         .iter()
         .zip(&entered)
         .map(|(s, e)| {
-            if *e {
-                parser.parse(&s.text, None)
-            } else {
-                None
+            if !*e {
+                return None;
+            }
+            match &options.parse_cache {
+                Some(c) => c.get_or_parse(&s.text, || parser.parse(&s.text, None)),
+                None => parser.parse(&s.text, None).map(std::sync::Arc::new),
             }
         })
         .collect();

@@ -1,0 +1,69 @@
+//! Parse trees shared by the files of one run: a header that many files
+//! include is parsed once per distinct text (its text after `#if`
+//! resolution, which is the same wherever the same macros are in force).
+//! The caller makes one cache per run and hands it to every file's
+//! analysis through [`super::Options::parse_cache`]; without one, every
+//! header is parsed where it is included.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use tree_sitter::Tree;
+
+use crate::budget;
+
+#[derive(Default)]
+pub struct ParseCache {
+    inner: Mutex<Inner>,
+}
+
+#[derive(Default)]
+struct Inner {
+    trees: HashMap<Vec<u8>, Arc<Tree>>,
+    /// Header text held, in bytes (bounded by `MAX_PARSE_CACHE_BYTES`).
+    bytes: usize,
+}
+
+impl std::fmt::Debug for ParseCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let n = self.inner.lock().map(|i| i.trees.len()).unwrap_or(0);
+        write!(f, "ParseCache({n} trees)")
+    }
+}
+
+impl ParseCache {
+    pub fn new() -> ParseCache {
+        ParseCache::default()
+    }
+
+    /// The tree of `text`, parsed by `parse` the first time it is seen.
+    /// Once the cache holds its budget of text, new trees are not kept.
+    pub(crate) fn get_or_parse(
+        &self,
+        text: &[u8],
+        parse: impl FnOnce() -> Option<Tree>,
+    ) -> Option<Arc<Tree>> {
+        if let Ok(inner) = self.inner.lock() {
+            if let Some(t) = inner.trees.get(text) {
+                return Some(Arc::clone(t));
+            }
+        }
+        let tree = Arc::new(parse()?);
+        if let Ok(mut inner) = self.inner.lock() {
+            if inner.bytes + text.len() <= budget::MAX_PARSE_CACHE_BYTES {
+                inner.bytes += text.len();
+                inner.trees.insert(text.to_vec(), Arc::clone(&tree));
+            }
+        }
+        Some(tree)
+    }
+
+    /// Distinct header texts parsed and kept.
+    pub fn len(&self) -> usize {
+        self.inner.lock().map(|i| i.trees.len()).unwrap_or(0)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
