@@ -10,6 +10,10 @@ pub const MAX_FILE_BYTES: usize = 16 << 20;
 /// Headers read per translation unit.
 pub const MAX_HEADERS: usize = 256;
 
+/// Parsed macro expansions kept per thread (by text) for reuse; the set
+/// is dropped and started again when full (or past 16 MiB of text).
+pub const MAX_SNIPPET_TREES: usize = 4096;
+
 /// Header text whose parse trees a run keeps to share between the files
 /// that include it (`frontend/cache.rs`); past it, headers are parsed
 /// where they are included.

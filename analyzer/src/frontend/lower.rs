@@ -273,10 +273,41 @@ pub(crate) fn parse_int(text: &str) -> Option<i64> {
     u64::from_str_radix(digits, radix).ok().map(|v| v as i64)
 }
 
-fn parse_snippet(text: &str) -> Option<tree_sitter::Tree> {
-    let mut p = Parser::new();
-    p.set_language(&tree_sitter_cuda::LANGUAGE.into()).ok()?;
-    p.parse(text, None)
+thread_local! {
+    /// A parser for macro expansions and the trees of recent ones, by text:
+    /// a macro used in a loop body, or a file re-analysed by the fix search,
+    /// parses each distinct expansion once per thread.
+    static SNIPPETS: std::cell::RefCell<Snippets> = std::cell::RefCell::new(Snippets::default());
+}
+
+#[derive(Default)]
+struct Snippets {
+    parser: Option<Parser>,
+    trees: HashMap<String, std::rc::Rc<tree_sitter::Tree>>,
+    bytes: usize,
+}
+
+fn parse_snippet(text: &str) -> Option<std::rc::Rc<tree_sitter::Tree>> {
+    SNIPPETS.with(|cell| {
+        let mut cell = cell.borrow_mut();
+        let s = &mut *cell;
+        if let Some(t) = s.trees.get(text) {
+            return Some(std::rc::Rc::clone(t));
+        }
+        if s.parser.is_none() {
+            let mut p = Parser::new();
+            p.set_language(&tree_sitter_cuda::LANGUAGE.into()).ok()?;
+            s.parser = Some(p);
+        }
+        let tree = std::rc::Rc::new(s.parser.as_mut()?.parse(text, None)?);
+        if s.trees.len() >= budget::MAX_SNIPPET_TREES || s.bytes + text.len() > 16 << 20 {
+            s.trees.clear();
+            s.bytes = 0;
+        }
+        s.bytes += text.len();
+        s.trees.insert(text.to_string(), std::rc::Rc::clone(&tree));
+        Some(tree)
+    })
 }
 
 const ATOMICS: &[&str] = &[
@@ -3125,4 +3156,20 @@ fn substitute(body: &str, params: &[String], args: &[String]) -> String {
         i += 1;
     }
     out.replace(" ## ", "").replace("##", "")
+}
+
+#[cfg(test)]
+mod snippet_tests {
+    use super::parse_snippet;
+    use std::rc::Rc;
+
+    #[test]
+    fn a_snippet_is_parsed_once_per_text() {
+        let a = parse_snippet("auto e = (x * 2\n);").unwrap();
+        let b = parse_snippet("auto e = (x * 2\n);").unwrap();
+        let c = parse_snippet("auto e = (x * 3\n);").unwrap();
+        assert!(Rc::ptr_eq(&a, &b));
+        assert!(!Rc::ptr_eq(&a, &c));
+        assert!(!c.root_node().has_error());
+    }
 }
