@@ -12,7 +12,9 @@ pub mod hardware;
 pub mod ir;
 pub mod symbolic;
 
-pub use frontend::{parse_program, Header, KernelOverride, Options as FrontendOptions};
+pub use frontend::{
+    parse_only, parse_program, Header, KernelOverride, Options as FrontendOptions, ParseStats,
+};
 pub use hardware::{Arch, MemoryModel};
 pub use symbolic::{analyze_program, AccessReport, EngineOptions, Status};
 

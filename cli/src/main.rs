@@ -42,6 +42,26 @@ enum Command {
     Report(ReportArgs),
     /// Explain a rule (`warplint rule SM001`) or list them all (`--all`).
     Rule(RuleArgs),
+    /// Tools for measuring warplint itself.
+    #[command(subcommand)]
+    Debug(DebugCommand),
+}
+
+#[derive(Subcommand)]
+enum DebugCommand {
+    /// Discover and parse every file (same walker and thread pool as
+    /// `check`), nothing else: the floor of the pipeline's cost.
+    ParseOnly(ParseOnlyArgs),
+}
+
+#[derive(clap::Args)]
+struct ParseOnlyArgs {
+    /// Files or folders (folders are searched for .cu and .cuh files).
+    #[arg(default_value = ".")]
+    paths: Vec<PathBuf>,
+    /// Files parsed in parallel (default: one per core).
+    #[arg(short, long)]
+    jobs: Option<usize>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -255,10 +275,58 @@ fn main() -> ExitCode {
             }),
             Command::Report(a) => report_cmd(a),
             Command::Rule(a) => rule_cmd(a),
+            Command::Debug(DebugCommand::ParseOnly(a)) => parse_only_cmd(a),
         });
     match handle.map(|h| h.join()) {
         Ok(Ok(code)) => code,
         _ => fail("internal error (the analysis thread stopped); please report this file"),
+    }
+}
+
+/// `warplint debug parse-only`: one line of counts on stdout.
+fn parse_only_cmd(a: ParseOnlyArgs) -> ExitCode {
+    let (files, errors) = discover::files(&a.paths);
+    for e in &errors {
+        eprintln!("warplint: error: {e}");
+    }
+    let pool = match worker_pool(a.jobs) {
+        Ok(p) => p,
+        Err(e) => return fail(&e),
+    };
+    let stats: Vec<Result<warplint_analyzer::ParseStats, String>> = pool.install(|| {
+        use rayon::prelude::*;
+        files
+            .par_iter()
+            .map(|f| {
+                std::fs::read(f)
+                    .map(|b| warplint_analyzer::parse_only(&b))
+                    .map_err(|e| format!("{}: {e}", f.display()))
+            })
+            .collect()
+    });
+    let (mut n, mut bytes, mut nodes, mut with_errors, mut unreadable) =
+        (0u64, 0u64, 0u64, 0u64, 0u64);
+    for s in stats {
+        match s {
+            Ok(s) => {
+                n += 1;
+                bytes += s.bytes;
+                nodes += s.nodes;
+                with_errors += s.has_error as u64;
+            }
+            Err(e) => {
+                eprintln!("warplint: error: {e}");
+                unreadable += 1;
+            }
+        }
+    }
+    println!(
+        "parsed {n} files, {bytes} bytes, {nodes} syntax nodes; {with_errors} with syntax errors"
+    );
+    if errors.is_empty() && unreadable == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(2)
     }
 }
 

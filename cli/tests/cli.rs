@@ -333,3 +333,30 @@ fn a_declaration_in_another_file_is_named_not_drawn_in_the_wrong_one() {
     assert!(text.contains(&want), "{text}");
     assert!(!text.contains("(line 2)"), "{text}");
 }
+
+#[test]
+fn debug_parse_only_counts_files_bytes_and_syntax_errors() {
+    let dir = std::env::temp_dir().join(format!("warplint-cli-parse-only-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    let good = "__global__ void k(float *a) { a[threadIdx.x] = 0; }\n";
+    let broken = "__global__ void k(float *a) { a[threadIdx.x = ; }\n";
+    std::fs::write(dir.join("good.cu"), good).unwrap();
+    std::fs::write(dir.join("sub/broken.cuh"), broken).unwrap();
+    std::fs::write(dir.join("notes.txt"), "not CUDA").unwrap();
+    let out = warplint(&["debug", "parse-only", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = stdout(&out);
+    let bytes = good.len() + broken.len();
+    assert!(
+        text.starts_with(&format!("parsed 2 files, {bytes} bytes, ")),
+        "{text}"
+    );
+    assert!(
+        text.trim_end().ends_with("; 1 with syntax errors"),
+        "{text}"
+    );
+    // A path that is not there is an error (exit 2), the rest still parsed.
+    let out = warplint(&["debug", "parse-only", dir.to_str().unwrap(), "/no/such/dir"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stdout(&out).starts_with("parsed 2 files"));
+}

@@ -58,6 +58,38 @@ pub struct Header {
     pub text: Vec<u8>,
 }
 
+/// What parsing alone saw in one file (`warplint debug parse-only`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ParseStats {
+    pub bytes: u64,
+    pub nodes: u64,
+    /// Whether the tree has an ERROR or MISSING node.
+    pub has_error: bool,
+}
+
+/// Parses `input` with tree-sitter-cuda and nothing else: no
+/// preprocessing, no headers, no lowering. The floor of the pipeline's
+/// cost, for benchmarks.
+pub fn parse_only(input: &[u8]) -> ParseStats {
+    let mut stats = ParseStats {
+        bytes: input.len() as u64,
+        ..ParseStats::default()
+    };
+    let mut parser = tree_sitter::Parser::new();
+    if parser
+        .set_language(&tree_sitter_cuda::LANGUAGE.into())
+        .is_err()
+    {
+        return stats;
+    }
+    if let Some(tree) = parser.parse(input, None) {
+        let root = tree.root_node();
+        stats.has_error = root.has_error();
+        stats.nodes = root.descendant_count() as u64;
+    }
+    stats
+}
+
 /// Parses one translation unit and lowers every kernel in it.
 pub fn parse_program(input: &[u8], options: &Options) -> Program {
     tu::build(input, options)
