@@ -15,9 +15,10 @@ pub const MAX_HEADERS: usize = 256;
 pub const MAX_SNIPPET_TREES: usize = 4096;
 
 /// Header text whose parse trees a run keeps to share between the files
-/// that include it (`frontend/cache.rs`); past it, headers are parsed
-/// where they are included.
-pub const MAX_PARSE_CACHE_BYTES: usize = 64 << 20;
+/// that include it (`frontend/cache.rs`); when full, the cache starts
+/// again. A tree takes about 17 times its text in memory, so this bounds
+/// the cache near 70 MiB.
+pub const MAX_PARSE_CACHE_BYTES: usize = 4 << 20;
 
 /// Deepest syntax nesting the lowering recursion follows (parentheses,
 /// nested statements). Deeper subtrees become `unknown`.

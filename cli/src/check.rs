@@ -543,7 +543,13 @@ fn check_one(
     o.file = Some(FileDiagnostics {
         path,
         abs_path: abs,
-        source: String::from_utf8_lossy(&bytes).into_owned(),
+        // Only a file with something to show keeps its text (a corpus run
+        // would otherwise hold every file's source until the end).
+        source: if mine.is_empty() {
+            String::new()
+        } else {
+            String::from_utf8_lossy(&bytes).into_owned()
+        },
         diagnostics: mine,
     });
     o

@@ -37,7 +37,7 @@ impl ParseCache {
     }
 
     /// The tree of `text`, parsed by `parse` the first time it is seen.
-    /// Once the cache holds its budget of text, new trees are not kept.
+    /// When the cache would pass its budget of text it is emptied first.
     pub(crate) fn get_or_parse(
         &self,
         text: &[u8],
@@ -50,7 +50,13 @@ impl ParseCache {
         }
         let tree = Arc::new(parse()?);
         if let Ok(mut inner) = self.inner.lock() {
-            if inner.bytes + text.len() <= budget::MAX_PARSE_CACHE_BYTES {
+            if inner.bytes + text.len() > budget::MAX_PARSE_CACHE_BYTES {
+                // Start a new generation: files are visited folder by
+                // folder, so the headers worth keeping are the recent ones.
+                inner.trees.clear();
+                inner.bytes = 0;
+            }
+            if text.len() <= budget::MAX_PARSE_CACHE_BYTES {
                 inner.bytes += text.len();
                 inner.trees.insert(text.to_vec(), Arc::clone(&tree));
             }
