@@ -225,6 +225,9 @@ pub fn run(args: CheckArgs) -> std::process::ExitCode {
         for h in o.headers {
             match results.iter_mut().find(|r| r.abs_path == h.abs_path) {
                 Some(r) => {
+                    if r.source.is_empty() {
+                        r.source = h.source;
+                    }
                     for d in h.diagnostics {
                         if !r
                             .diagnostics
