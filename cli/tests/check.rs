@@ -722,3 +722,43 @@ fn config_include_folders() {
     ]);
     assert!(stdout(&out).contains("tile.cuh:8:"), "{}", stdout(&out));
 }
+
+/// Every output format, every run: the same bytes with one worker or four,
+/// on all the fixtures (headers and includes too).
+#[test]
+fn every_format_is_identical_across_runs_and_worker_counts() {
+    let fixtures = root().join("fixtures");
+    let fixtures = fixtures.to_str().unwrap();
+    let run = |args: &[&str], jobs: &str| {
+        let mut all = args.to_vec();
+        all.extend_from_slice(&["-j", jobs, fixtures]);
+        let out = warplint(&all);
+        (out.status.code(), stdout(&out))
+    };
+    let mut checked = 0;
+    for format in ["full", "concise", "json", "json-lines", "sarif", "github"] {
+        let args = [
+            "check",
+            "--isolated",
+            "--output-format",
+            format,
+            "--statistics",
+        ];
+        let first = run(&args, "1");
+        assert!(!first.1.is_empty(), "{format}: no output");
+        assert_eq!(first, run(&args, "4"), "{format}: -j 1 and -j 4 differ");
+        assert_eq!(first, run(&args, "4"), "{format}: two -j 4 runs differ");
+        checked += 1;
+    }
+    for format in ["json", "table"] {
+        let args = ["report", "--isolated", "--format", format];
+        let first = run(&args, "1");
+        assert_eq!(
+            first,
+            run(&args, "3"),
+            "report {format}: -j 1 and -j 3 differ"
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, 8);
+}
