@@ -168,3 +168,42 @@ fn huge_grids_and_launch_bounds() {
     let s = doc["accesses"][0]["global"]["sectors"].as_f64().unwrap();
     assert!((12.0..=13.0).contains(&s), "{s}");
 }
+
+#[cfg(unix)]
+#[test]
+fn symlink_loops_end_and_the_rest_is_analysed() {
+    let dir =
+        std::env::temp_dir().join(format!("warplint-robustness-links-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("a/b")).unwrap();
+    std::fs::write(
+        dir.join("a/k.cu"),
+        "__global__ void k(float *x) { x[threadIdx.x * 2] = 0; }\nint main() { k<<<1, 32>>>(0); }\n",
+    )
+    .unwrap();
+    // A loop back to the top, a link to itself, and a link to nothing.
+    let _ = std::os::unix::fs::symlink(&dir, dir.join("a/b/up"));
+    let _ = std::os::unix::fs::symlink(dir.join("a/b/self"), dir.join("a/b/self"));
+    let _ = std::os::unix::fs::symlink(dir.join("gone.cu"), dir.join("a/dangling.cu"));
+    for cmd in [
+        &["check", "--isolated", "--output-format", "concise"][..],
+        &["debug", "parse-only"][..],
+    ] {
+        let mut args = cmd.to_vec();
+        let d = dir.to_string_lossy().into_owned();
+        args.push(&d);
+        let out = warplint(&args);
+        let err = stderr(&out);
+        assert!(
+            matches!(out.status.code(), Some(0) | Some(1) | Some(2)),
+            "{err}"
+        );
+        assert!(!err.contains("panicked"), "{err}");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        // The real file once, whatever the links.
+        if cmd[0] == "check" {
+            assert_eq!(text.matches("k.cu:1:").count(), 1, "{text}");
+        } else {
+            assert!(text.starts_with("parsed 1 files"), "{text}");
+        }
+    }
+}
