@@ -66,6 +66,7 @@ def main():
     jobs = ["-j", str(a.jobs)] if a.jobs else []
     print(f"corpus: {a.corpus}: {len(files)} files, {size / 1e6:.1f} MB; jobs: {a.jobs or 'one per core'}")
     results = {}
+    failed = []
     for name, cmd in [
         ("parse-only", [a.bin, "debug", "parse-only", *jobs, a.corpus]),
         ("check", [a.bin, "check", "--isolated", "--exit-zero", "--output-format", "concise", *jobs, a.corpus]),
@@ -73,6 +74,8 @@ def main():
         measure(cmd)  # warm the file cache
         wall, rss, code = measure(cmd)
         results[name] = wall
+        if code != 0:
+            failed.append(f"{name} exited {code}")
         print(f"{name:>11}: {wall:8.2f} s  {size / 1e6 / wall:8.2f} MB/s  peak RSS {rss:7.1f} MiB  (exit {code})")
     print(f"{'ratio':>11}: check / parse-only = {results['check'] / results['parse-only']:.2f}")
     single = a.single or nearest_500(files)
@@ -81,13 +84,18 @@ def main():
             lines = h.read().count(b"\n")
         cmd = [a.bin, "check", "--isolated", "--exit-zero", "--output-format", "concise", single]
         measure(cmd)
-        times = [measure(cmd)[0] * 1000 for _ in range(a.runs)]
+        runs = [measure(cmd) for _ in range(a.runs)]
+        failed.extend(f"check {single} exited {c}" for _, _, c in runs if c != 0)
+        times = [w * 1000 for w, _, _ in runs]
         sd = statistics.stdev(times) if len(times) > 1 else 0.0
         print(f"single file: {single} ({lines} lines), {a.runs} runs")
         print(
             f"  time (mean ± σ): {statistics.mean(times):7.1f} ms ± {sd:5.1f} ms   "
             f"median {statistics.median(times):7.1f} ms   range {min(times):.1f} … {max(times):.1f} ms"
         )
+
+    if failed:
+        sys.exit("failed: " + "; ".join(sorted(set(failed))))
 
 
 if __name__ == "__main__":
