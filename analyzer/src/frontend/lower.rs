@@ -120,6 +120,9 @@ pub(crate) struct Lowerer<'a, 't> {
     /// `using K = Name<args>;` in the function being lowered, innermost
     /// last (see `scope_struct`).
     local_aliases: Vec<HashMap<String, (String, Vec<TArg>)>>,
+    /// Names the current launching function sets to moved pointers, by
+    /// the function body's byte range (see `offset_pointer`).
+    moved: Option<((usize, usize), std::collections::HashSet<String>)>,
     /// [`Access::region`] of the next access.
     region: u32,
     /// [`Access::undecided`] of the next access.
@@ -173,74 +176,61 @@ fn if_converts(n: Node, src: &Src) -> bool {
 /// Whether a launch argument is a pointer moved off its allocation:
 /// `buf + k`, `&buf[k]`, or a name the host function initialises or
 /// assigns with one (`float *src = bufferIn + padding;`).
-fn offset_pointer(arg: Node, src: &Src) -> bool {
-    fn moved(e: Node, src: &Src) -> bool {
-        let mut e = e;
-        for _ in 0..8 {
-            match e.kind() {
-                "parenthesized_expression" => e = e.named_child(0).unwrap_or(e),
-                "cast_expression" => match e.child_by_field_name("value") {
-                    Some(v) => e = v,
-                    None => return false,
-                },
-                _ => break,
-            }
-        }
+/// `buf + k` or `&buf[k]` (through parentheses and casts).
+fn moved_pointer(e: Node, src: &Src) -> bool {
+    let mut e = e;
+    for _ in 0..8 {
         match e.kind() {
-            "binary_expression" => e
-                .child_by_field_name("operator")
-                .is_some_and(|o| matches!(o.kind(), "+" | "-")),
-            "pointer_expression" => {
-                src.text(e).trim_start().starts_with('&')
-                    && e.child_by_field_name("argument")
-                        .is_some_and(|a| a.kind() == "subscript_expression")
-            }
-            _ => false,
+            "parenthesized_expression" => e = e.named_child(0).unwrap_or(e),
+            "cast_expression" => match e.child_by_field_name("value") {
+                Some(v) => e = v,
+                None => return false,
+            },
+            _ => break,
         }
     }
-    if moved(arg, src) {
-        return true;
-    }
-    if arg.kind() != "identifier" {
-        return false;
-    }
-    // The enclosing function's body.
-    let mut host = arg.parent();
-    while let Some(h) = host {
-        if h.kind() == "function_definition" {
-            break;
+    match e.kind() {
+        "binary_expression" => e
+            .child_by_field_name("operator")
+            .is_some_and(|o| matches!(o.kind(), "+" | "-")),
+        "pointer_expression" => {
+            src.text(e).trim_start().starts_with('&')
+                && e.child_by_field_name("argument")
+                    .is_some_and(|a| a.kind() == "subscript_expression")
         }
-        host = h.parent();
+        _ => false,
     }
-    let Some(body) = host.and_then(|h| h.child_by_field_name("body")) else {
-        return false;
-    };
-    let name = src.text(arg);
+}
+
+/// The names a function body initialises or assigns with a moved pointer
+/// (`float *src = bufferIn + padding;`), found in one walk.
+fn moved_names(body: Node, src: &Src) -> std::collections::HashSet<String> {
+    let mut out = std::collections::HashSet::new();
     let mut stack = vec![body];
     let mut seen = 0usize;
     while let Some(x) = stack.pop() {
         seen += 1;
-        if seen > 20_000 {
-            return false;
+        if seen > 200_000 {
+            break;
         }
-        let value = match x.kind() {
+        let named = match x.kind() {
             "init_declarator" => x
                 .child_by_field_name("declarator")
-                .filter(|d| src.text(*d).trim_start_matches('*').trim() == name)
-                .and_then(|_| x.child_by_field_name("value")),
+                .zip(x.child_by_field_name("value")),
             "assignment_expression" => x
                 .child_by_field_name("left")
-                .filter(|l| src.text(*l) == name)
-                .and_then(|_| x.child_by_field_name("right")),
+                .zip(x.child_by_field_name("right")),
             _ => None,
         };
-        if value.is_some_and(|v| moved(v, src)) {
-            return true;
+        if let Some((name, value)) = named {
+            if moved_pointer(value, src) {
+                out.insert(src.text(name).trim_start_matches('*').trim().to_string());
+            }
         }
         let mut c = x.walk();
         stack.extend(x.named_children(&mut c));
     }
-    false
+    out
 }
 
 fn and(a: Expr, b: Expr) -> Expr {
@@ -343,6 +333,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             expanding: Vec::new(),
             launches: None,
             local_aliases: vec![HashMap::new()],
+            moved: None,
             region: 0,
             undecided: 0,
         }
@@ -1960,7 +1951,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 _ => None,
             });
         }
-        let offset_args = args.iter().map(|a| offset_pointer(*a, src)).collect();
+        let offset_args = args.iter().map(|a| self.offset_pointer(*a, src)).collect();
         let span = self.span(n, src);
         if let Some(l) = self.launches.as_mut() {
             l.push(LaunchSite {
@@ -1974,6 +1965,37 @@ impl<'a, 't> Lowerer<'a, 't> {
             });
         }
         Val::Void
+    }
+
+    /// Whether a launch argument is a pointer moved off its allocation:
+    /// `buf + k`, `&buf[k]`, or a name the launching function initialises
+    /// or assigns with one (`float *src = bufferIn + padding;`). The names
+    /// are found once per launching function.
+    fn offset_pointer(&mut self, arg: Node, src: &Src) -> bool {
+        if moved_pointer(arg, src) {
+            return true;
+        }
+        if arg.kind() != "identifier" {
+            return false;
+        }
+        let mut host = arg.parent();
+        while let Some(h) = host {
+            if h.kind() == "function_definition" {
+                break;
+            }
+            host = h.parent();
+        }
+        let Some(body) = host.and_then(|h| h.child_by_field_name("body")) else {
+            return false;
+        };
+        let key = (body.start_byte(), body.end_byte());
+        if self.moved.as_ref().is_none_or(|(k, _)| *k != key) {
+            self.moved = Some((key, moved_names(body, src)));
+        }
+        let name = src.text(arg);
+        self.moved
+            .as_ref()
+            .is_some_and(|(_, names)| names.contains(&name))
     }
 
     fn dim3(&self, v: Val) -> Option<[u64; 3]> {
