@@ -728,3 +728,37 @@ fn files_of_a_run_share_their_headers_parse_trees() {
     // One header text, parsed once for both files.
     assert_eq!(cache.len(), 1);
 }
+
+#[test]
+fn an_edited_copy_reparsed_incrementally_analyses_as_from_scratch() {
+    use warplint_analyzer::frontend::Reparse;
+    let src = "#define N 32\n__global__ void t(float *o, const float *i) {\n    __shared__ float tile[N][N];\n    tile[threadIdx.y][threadIdx.x] = i[threadIdx.y * N + threadIdx.x];\n    __syncthreads();\n    o[threadIdx.y * N + threadIdx.x] = tile[threadIdx.x][threadIdx.y];\n}\nint main() { t<<<1, dim3(32, 32)>>>(0, 0); }\n";
+    let first = run(src);
+    let base = first.program.parsed.clone().expect("the tree is kept");
+    let at = src.find("[N][N]").unwrap() + 4;
+    let summary = |a: &FileAnalysis| {
+        a.reports
+            .iter()
+            .map(|r| (r.span, r.array.clone(), format!("{:?}", r.cost)))
+            .collect::<Vec<_>>()
+    };
+    for (replacement, ways_after) in [("N + 1", 1.0), ("N + 2", 2.0), ("(N)", 32.0)] {
+        let edited = format!("{}{}{}", &src[..at], replacement, &src[at + 1..]);
+        let mut o = Options::default();
+        let scratch = analyze(edited.as_bytes(), &Modern, &o);
+        o.frontend.reparse = Some(Reparse {
+            base: base.clone(),
+            start: at,
+            old_end: at + 1,
+            new_end: at + replacement.len(),
+        });
+        let incremental = analyze(edited.as_bytes(), &Modern, &o);
+        assert_eq!(summary(&incremental), summary(&scratch), "{replacement}");
+        let load = incremental
+            .reports
+            .iter()
+            .find(|r| r.array == "tile" && r.op == Op::Load)
+            .unwrap();
+        assert_eq!(ways(load), ways_after, "{replacement}");
+    }
+}

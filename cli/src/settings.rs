@@ -170,6 +170,7 @@ pub fn resolve_with(
             parse_cache: Some(std::sync::Arc::new(
                 warplint_analyzer::frontend::cache::ParseCache::new(),
             )),
+            reparse: None,
         },
         engine: config.engine_options(),
     };

@@ -77,6 +77,22 @@ fn replacement(size_text: &str, pad: u64) -> String {
 /// Plans the padding of object `obj` of kernel `kernel` (indices into the
 /// analysed program), or `None` when the array is one-dimensional, its
 /// dimension is not written in the file, or no padding helps.
+/// The candidate replaces `start..end` of the file with `len` bytes: the
+/// front end reparses the analysed tree incrementally.
+fn reparse(
+    ctx: &Context,
+    start: usize,
+    end: usize,
+    len: usize,
+) -> Option<warplint_analyzer::frontend::Reparse> {
+    Some(warplint_analyzer::frontend::Reparse {
+        base: ctx.analysis.program.parsed.clone()?,
+        start,
+        old_end: end,
+        new_end: start + len,
+    })
+}
+
 pub fn find(ctx: &Context, kernel: usize, obj: usize, budget: &mut u32) -> Option<PaddingPlan> {
     let k = ctx.analysis.program.kernels.get(kernel)?;
     let o = k.objects.get(obj)?;
@@ -114,6 +130,7 @@ pub fn find(ctx: &Context, kernel: usize, obj: usize, budget: &mut u32) -> Optio
         edited.extend_from_slice(&ctx.source[..dim.start]);
         edited.extend_from_slice(new_size.as_bytes());
         edited.extend_from_slice(&ctx.source[dim.end..]);
+        options.frontend.reparse = reparse(ctx, dim.start, dim.end, new_size.len());
         let after = analyze(&edited, ctx.model, &options);
         let Some(w) = worst_ways(&after, &k.display_name, &o.name) else {
             continue;
@@ -315,6 +332,7 @@ pub fn find_pitch(
             edited.extend_from_slice(&ctx.source[..c.start]);
             edited.extend_from_slice(value.as_bytes());
             edited.extend_from_slice(&ctx.source[c.end..]);
+            options.frontend.reparse = reparse(ctx, c.start, c.end, value.len());
             let after = analyze(&edited, ctx.model, &options);
             let Some(w) = worst_ways(&after, &k.display_name, &o.name) else {
                 continue;

@@ -46,6 +46,67 @@ pub struct Options {
     pub headers: Vec<Header>,
     /// Header parse trees shared by the files of one run.
     pub parse_cache: Option<std::sync::Arc<cache::ParseCache>>,
+    /// The input is an earlier one with one edit (the fix search's
+    /// candidate padding): its tree is reused, tree-sitter reparses
+    /// incrementally.
+    pub reparse: Option<Reparse>,
+}
+
+/// The file as parsed (after preprocessing) and its tree, kept with the
+/// analysis so that an edited copy can be reparsed incrementally.
+pub struct ParsedMain {
+    pub text: Vec<u8>,
+    pub tree: tree_sitter::Tree,
+}
+
+impl std::fmt::Debug for ParsedMain {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ParsedMain({} bytes)", self.text.len())
+    }
+}
+
+/// An edit of a parsed file: bytes `start..old_end` of `base`'s input
+/// became `start..new_end`.
+#[derive(Clone, Debug)]
+pub struct Reparse {
+    pub base: std::sync::Arc<ParsedMain>,
+    pub start: usize,
+    pub old_end: usize,
+    pub new_end: usize,
+}
+
+/// `base`'s tree edited to match `text`, when `text` is `base`'s text
+/// with exactly the recorded edit (else `None`: parse from scratch).
+pub(crate) fn edited_tree(r: &Reparse, text: &[u8]) -> Option<tree_sitter::Tree> {
+    let old = &r.base.text;
+    let (start, old_end, new_end) = (r.start, r.old_end, r.new_end);
+    if start > old_end || old_end > old.len() || start > new_end || new_end > text.len() {
+        return None;
+    }
+    if old.len() - old_end != text.len() - new_end
+        || old[..start] != text[..start]
+        || old[old_end..] != text[new_end..]
+    {
+        return None;
+    }
+    let point = |t: &[u8], at: usize| {
+        let row = t[..at].iter().filter(|b| **b == b'\n').count();
+        let line_start = t[..at]
+            .iter()
+            .rposition(|b| *b == b'\n')
+            .map_or(0, |i| i + 1);
+        tree_sitter::Point::new(row, at - line_start)
+    };
+    let mut tree = r.base.tree.clone();
+    tree.edit(&tree_sitter::InputEdit {
+        start_byte: start,
+        old_end_byte: old_end,
+        new_end_byte: new_end,
+        start_position: point(old, start),
+        old_end_position: point(old, old_end),
+        new_end_position: point(text, new_end),
+    });
+    Some(tree)
 }
 
 /// A header's text, as the caller found it.

@@ -167,13 +167,21 @@ pub(crate) fn build(input: &[u8], options: &Options) -> Program {
         h.close_open_braces();
         h.split_template_closers();
     }
-    let Some(tree) = parser.parse(&source.text, None) else {
+    let prior = options
+        .reparse
+        .as_ref()
+        .and_then(|r| super::edited_tree(r, &source.text));
+    let Some(tree) = parser.parse(&source.text, prior.as_ref()) else {
         program.notes.push(Note {
             span: Span::default(),
             message: "the parser gave up on this file".into(),
         });
         return program;
     };
+    program.parsed = Some(std::sync::Arc::new(super::ParsedMain {
+        text: source.text.clone(),
+        tree: tree.clone(),
+    }));
     // Only the headers an active `#include` entered: the others (behind an
     // `#if` for another architecture, say) are not part of this file.
     let header_trees: Vec<Option<std::sync::Arc<tree_sitter::Tree>>> = header_sources
