@@ -762,3 +762,12 @@ fn an_edited_copy_reparsed_incrementally_analyses_as_from_scratch() {
         assert_eq!(ways(load), ways_after, "{replacement}");
     }
 }
+
+#[test]
+fn spaced_launch_chevrons_are_a_launch() {
+    // Rodinia particlefilter: `likelihood_kernel << < num_blocks, threads >> > (…)`.
+    let a = run("__global__ void k(float *a) { a[threadIdx.x * 2] = 0; }\nvoid host(float *a) {\n    int threads = 64;\n    k << < 4, threads >> > (a);\n}\n");
+    let r = find(&a, "a", Op::Store);
+    assert_eq!((r.block, r.grid), ([64, 1, 1], [4, 1, 1]));
+    assert_eq!(r.status, Status::Exact);
+}

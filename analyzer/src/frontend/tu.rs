@@ -252,7 +252,7 @@ pub(crate) fn build(input: &[u8], options: &Options) -> Program {
     tu.collect_errors(root);
     tu.collect(root, 0);
     tu.src = &source;
-    let launches = tu.find_launches();
+    let launches = tu.find_launches(options.only_kernel.as_deref());
     program.kernels = tu.lower_kernels(&launches, options);
     let mut notes = tu.notes;
     notes.sort_by(|a, b| {
@@ -644,16 +644,31 @@ impl<'t> Tu<'t> {
         if is_kernel {
             self.kernels.push(def.clone());
         }
-        if contains_launch(n) {
+        // A launch needs `<<<` (or `<< <`) in the function's text: the
+        // byte search spares the tree walk for almost every function.
+        let text = self
+            .src
+            .text
+            .get(n.start_byte()..n.end_byte())
+            .unwrap_or(&[]);
+        if launch_chevrons(text) && contains_launch(n) {
             self.launch_fns.push((n, self.src));
         }
         self.functions.entry(name).or_default().push(def);
     }
 
-    fn find_launches(&mut self) -> Vec<LaunchSite> {
+    /// Launch sites in the functions that launch (only those that name
+    /// `only` when the analysis is of one kernel).
+    fn find_launches(&mut self, only: Option<&str>) -> Vec<LaunchSite> {
         let mut out = Vec::new();
         let fns = std::mem::take(&mut self.launch_fns);
         for (f, source) in fns {
+            if let Some(name) = only {
+                let text = source.text.get(f.start_byte()..f.end_byte()).unwrap_or(&[]);
+                if !text.windows(name.len()).any(|w| w == name.as_bytes()) {
+                    continue;
+                }
+            }
             let mut lw = Lowerer::new(self);
             out.extend(lw.host_launches(f, source));
         }
@@ -884,6 +899,26 @@ fn function_name(decl: Node, src: &Src) -> Option<String> {
         }
     }
     None
+}
+
+/// Whether `text` has `<<` followed (after blanks) by `<`.
+fn launch_chevrons(text: &[u8]) -> bool {
+    let mut i = 0;
+    while i + 1 < text.len() {
+        if text[i] == b'<' && text[i + 1] == b'<' {
+            let mut j = i + 2;
+            while j < text.len() && text[j].is_ascii_whitespace() {
+                j += 1;
+            }
+            if text.get(j) == Some(&b'<') {
+                return true;
+            }
+            i += 2;
+            continue;
+        }
+        i += 1;
+    }
+    false
 }
 
 fn contains_launch(n: Node) -> bool {
