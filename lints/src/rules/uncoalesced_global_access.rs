@@ -97,7 +97,22 @@ impl Lint for UncoalescedGlobalAccess {
                 Some(d) if d != r.width as i64 && d != 0 => {
                     format!("neighbouring lanes are {d} bytes apart")
                 }
-                _ => "the lanes of a warp are spread over many sectors".to_string(),
+                _ => {
+                    // Idle lanes: the active ones are spaced out.
+                    let active: Vec<i64> = r
+                        .worst
+                        .as_ref()
+                        .map(|s| s.lanes.iter().flatten().copied().collect())
+                        .unwrap_or_default();
+                    match active.as_slice() {
+                        [a, b, ..] if active.len() < 32 => format!(
+                            "only {} of the warp's 32 lanes are active, {} bytes apart",
+                            active.len(),
+                            (b - a).abs()
+                        ),
+                        _ => "the lanes of a warp are spread over many sectors".to_string(),
+                    }
+                }
             };
             let message = format!(
                 "uncoalesced {} of `{}`: {} sectors per request, {} needed ({}% efficiency)",
