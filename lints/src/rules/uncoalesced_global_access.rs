@@ -38,6 +38,16 @@ odata[y * width + x] = v;          // threadIdx.x is the fastest-varying index
 or stage the tile through shared memory (the coalesced transpose), or turn
 an array of structures into a structure of arrays.
 
+## Fields of vector elements
+`in[i].x` then `in[i].y` are costed as nvcc compiles them: neighbouring
+fields of one element read (or written) in straight-line code merge into one
+wider access (the four fields of a `float4`: one 128-bit load, no finding),
+as measured on the H200. A store to another array between them, a math
+function whose code branches (`logf`, `sinf`, `powf`) or a barrier keeps
+them apart; another branch, loop or unknown call between them makes the
+access `unknown` (whether they merge is the compiler's choice), never a
+finding.
+
 ## Options
 `[lint.thresholds] global-efficiency-warning` (default 0.5) and
 `global-efficiency-error` (default 0.125): the sector efficiency (ideal /
