@@ -119,34 +119,35 @@ fn sm_90_ground_truth_matches_the_h200() {
     );
 }
 
-/// In a truth file that measures every line with a global access, a
-/// prediction on a line where the hardware ran no instruction is wrong:
-/// nvcc merged that field access into a neighbour's.
+/// In a truth file that measures every line with an access, a prediction
+/// on a line where the hardware ran no instruction is wrong: nvcc merged
+/// that field access into a neighbour's.
 #[test]
 fn merged_fields_leave_no_access_without_an_instruction() {
-    let truth: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(
-            root().join("fixtures/groundtruth/sm_90/fields_of_vectors.truth.json"),
-        )
-        .unwrap(),
-    )
-    .unwrap();
-    let measured: std::collections::BTreeSet<(u64, String)> = truth["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| {
-            (
-                c["line"].as_u64().unwrap(),
-                c["op"].as_str().unwrap().to_string(),
+    for name in ["fields_of_vectors", "shared_fields"] {
+        let truth: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(
+                root().join(format!("fixtures/groundtruth/sm_90/{name}.truth.json")),
             )
-        })
-        .collect();
-    let predicted: std::collections::BTreeSet<(u64, String)> =
-        predictions("fixtures/groundtruth/sm_90/fields_of_vectors.cu")
-            .into_keys()
-            .filter(|(_, space, _)| space == "global")
-            .map(|(line, _, op)| (line, op))
+            .unwrap(),
+        )
+        .unwrap();
+        let measured: std::collections::BTreeSet<(u64, String, String)> = truth["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                (
+                    c["line"].as_u64().unwrap(),
+                    c["space"].as_str().unwrap().to_string(),
+                    c["op"].as_str().unwrap().to_string(),
+                )
+            })
             .collect();
-    assert_eq!(predicted, measured);
+        let predicted: std::collections::BTreeSet<(u64, String, String)> =
+            predictions(&format!("fixtures/groundtruth/sm_90/{name}.cu"))
+                .into_keys()
+                .collect();
+        assert_eq!(predicted, measured, "{name}");
+    }
 }

@@ -22,6 +22,11 @@
 //!   may (a one-trip loop unrolled away did not; an `if` around a `logf`
 //!   did).
 //!
+//! - in shared memory the same holds (`LDS.64`/`LDS.128`, `STS.64`), and
+//!   an 8-byte struct of two floats merges too: the compiler places the
+//!   array, so each element is aligned to its size
+//!   (`fixtures/groundtruth/sm_90/shared_fields.cu`).
+//!
 //! Each merged group becomes one access (the first in source order, widened)
 //! and the others are dropped: the hardware runs one instruction for them.
 //! Where a branch, a loop or a call the engine cannot see into (a function
@@ -153,7 +158,10 @@ struct Chain {
 fn chain(k: &Kernel, i: usize, done: &[bool]) -> Option<Chain> {
     let a = &k.accesses[i];
     let obj = &k.objects[a.obj];
-    if obj.space != Space::Global || a.op == Op::Atomic || a.unknown.is_some() {
+    if !matches!(obj.space, Space::Global | Space::Shared)
+        || a.op == Op::Atomic
+        || a.unknown.is_some()
+    {
         return None;
     }
     let e = obj.elem_size;
@@ -194,7 +202,14 @@ fn chain(k: &Kernel, i: usize, done: &[bool]) -> Option<Chain> {
             members.push((j, (d - base) as u64));
             continue;
         }
-        if other.space != Space::Global || (a.op == Op::Load && b.op == Op::Load) {
+        // Global memory may alias any other global pointer; distinct
+        // `__shared__` arrays never alias, nor do the two spaces.
+        let may_alias = match (obj.space, other.space) {
+            (Space::Global, Space::Global) => true,
+            (Space::Shared, Space::Shared) => b.obj == a.obj,
+            _ => false,
+        };
+        if !may_alias || (a.op == Op::Load && b.op == Op::Load) {
             continue;
         }
         if in_element {
@@ -242,7 +257,13 @@ pub fn fuse_fields(k: &mut Kernel) {
         }
         let a = &k.accesses[i];
         let obj = &k.objects[a.obj];
-        let align = obj.elem_align.clamp(1, 16);
+        // A global pointer is as aligned as its type says; a `__shared__`
+        // array is placed by the compiler, which aligns each element to its
+        // size (an 8-byte struct of floats merges into one 64-bit access).
+        let align = match obj.space {
+            Space::Shared => 1u64 << obj.elem_size.max(1).trailing_zeros().min(4),
+            _ => obj.elem_align.clamp(1, 16),
+        };
         let (rest, c) = split_const(&a.offset);
         let base = c.div_euclid(obj.elem_size as i64) * obj.elem_size as i64;
         let op = a.op;
