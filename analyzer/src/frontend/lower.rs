@@ -2821,12 +2821,9 @@ impl<'a, 't> Lowerer<'a, 't> {
             else {
                 continue;
             };
-            let same = |a: &TArg, b: &TArg| match (a, b) {
-                (TArg::Value(x), TArg::Value(y)) => x == y,
-                (TArg::Type(x), TArg::Type(y)) => x == y,
-                _ => false,
-            };
-            if sargs.len() == args.len() && sargs.iter().zip(args).all(|(a, b)| same(a, b)) {
+            // Equal arguments, none of them unknown here.
+            let known = |a: &TArg| !matches!(a, TArg::Unknown(_));
+            if sargs.as_slice() == args && sargs.iter().all(known) {
                 chosen = Some((tparams, node, ssrc));
                 break;
             }

@@ -17,7 +17,7 @@ use std::collections::HashMap;
 
 use tree_sitter::{Node, Parser};
 
-use super::source::Source;
+use super::source::{comment_end, skip_comment_or_literal, Source};
 use crate::budget;
 use crate::ir::Note;
 
@@ -654,18 +654,9 @@ fn blank_parameter_specifiers(text: &mut [u8], defines: &Defines) {
         while i < t.len() && t[i].is_ascii_whitespace() {
             i += 1;
         }
-        if t[i..].starts_with(b"//") {
-            while i < t.len() && t[i] != b'\n' {
-                i += 1;
-            }
-        } else if t[i..].starts_with(b"/*") {
-            i += 2;
-            while i < t.len() && !t[i..].starts_with(b"*/") {
-                i += 1;
-            }
-            i = (i + 2).min(t.len());
-        } else {
-            return i;
+        match comment_end(t, i) {
+            Some(end) => i = end,
+            None => return i,
         }
     };
     let mut i = 0;
@@ -687,35 +678,13 @@ fn blank_parameter_specifiers(text: &mut [u8], defines: &Defines) {
         if !c.is_ascii_whitespace() {
             line_start = false;
         }
-        match c {
-            b'/' if text.get(i + 1) == Some(&b'/') => {
-                while i < text.len() && text[i] != b'\n' {
-                    i += 1;
-                }
-                continue;
-            }
-            b'/' if text.get(i + 1) == Some(&b'*') => {
-                i += 2;
-                while i + 1 < text.len() && !(text[i] == b'*' && text[i + 1] == b'/') {
-                    i += 1;
-                }
-                i += 2;
-                continue;
-            }
-            b'"' | b'\'' => {
-                let q = c;
-                i += 1;
-                while i < text.len() && text[i] != q && text[i] != b'\n' {
-                    i += if text[i] == b'\\' { 2 } else { 1 };
-                }
-                i += 1;
-                continue;
-            }
-            b'(' | b',' => {}
-            _ => {
-                i += 1;
-                continue;
-            }
+        if let Some(end) = skip_comment_or_literal(text, i) {
+            i = end;
+            continue;
+        }
+        if !matches!(c, b'(' | b',') {
+            i += 1;
+            continue;
         }
         let w = skip_ws(text, i + 1);
         let we = word_at(text, w);

@@ -117,34 +117,55 @@ fn line_starts(text: &[u8]) -> Vec<usize> {
     v
 }
 
+/// Where a comment starting at `i` ends (the byte after `*/`; a line
+/// comment ends at its newline, which it leaves), or `None` when none does.
+pub(crate) fn comment_end(t: &[u8], i: usize) -> Option<usize> {
+    if t.get(i) != Some(&b'/') {
+        return None;
+    }
+    match t.get(i + 1) {
+        Some(b'/') => Some(t[i..].iter().position(|b| *b == b'\n').map_or(t.len(), |n| i + n)),
+        Some(b'*') => Some(
+            t[i + 2..]
+                .windows(2)
+                .position(|w| w == b"*/")
+                .map_or(t.len(), |n| i + 2 + n + 2),
+        ),
+        _ => None,
+    }
+}
+
+/// Where a comment or a string or character literal starting at `i` ends
+/// (an unterminated literal ends at its newline), or `None` when none does.
+pub(crate) fn skip_comment_or_literal(t: &[u8], i: usize) -> Option<usize> {
+    if let Some(end) = comment_end(t, i) {
+        return Some(end);
+    }
+    let q = *t.get(i)?;
+    if q != b'"' && q != b'\'' {
+        return None;
+    }
+    let mut j = i + 1;
+    while j < t.len() && t[j] != q && t[j] != b'\n' {
+        j += if t[j] == b'\\' { 2 } else { 1 };
+    }
+    Some(match t.get(j) {
+        Some(c) if *c == q => j + 1,
+        _ => j.min(t.len()),
+    })
+}
+
 /// Braces left open at the end of `text`, skipping comments, strings and
 /// character literals.
 fn open_braces(text: &[u8]) -> usize {
     let mut depth: i64 = 0;
     let mut i = 0;
     while i < text.len() {
+        if let Some(end) = skip_comment_or_literal(text, i) {
+            i = end;
+            continue;
+        }
         match text[i] {
-            b'/' if text.get(i + 1) == Some(&b'/') => {
-                while i < text.len() && text[i] != b'\n' {
-                    i += 1;
-                }
-            }
-            b'/' if text.get(i + 1) == Some(&b'*') => {
-                i += 2;
-                while i + 1 < text.len() && !(text[i] == b'*' && text[i + 1] == b'/') {
-                    i += 1;
-                }
-                i += 1;
-            }
-            q @ (b'"' | b'\'') => {
-                i += 1;
-                while i < text.len() && text[i] != q && text[i] != b'\n' {
-                    if text[i] == b'\\' {
-                        i += 1;
-                    }
-                    i += 1;
-                }
-            }
             b'{' => depth += 1,
             b'}' => depth -= 1,
             _ => {}
@@ -204,31 +225,15 @@ impl Source {
         let mut line_start = 0usize;
         let mut i = 0usize;
         while i < t.len() {
+            if let Some(end) = skip_comment_or_literal(t, i) {
+                if let Some(n) = t[i..end].iter().rposition(|b| *b == b'\n') {
+                    line_start = i + n + 1;
+                }
+                i = end;
+                continue;
+            }
             match t[i] {
                 b'\n' => line_start = i + 1,
-                b'/' if t.get(i + 1) == Some(&b'/') => {
-                    while i < t.len() && t[i] != b'\n' {
-                        i += 1;
-                    }
-                    continue;
-                }
-                b'/' if t.get(i + 1) == Some(&b'*') => {
-                    i += 2;
-                    while i + 1 < t.len() && !(t[i] == b'*' && t[i + 1] == b'/') {
-                        if t[i] == b'\n' {
-                            line_start = i + 1;
-                        }
-                        i += 1;
-                    }
-                    i += 2;
-                    continue;
-                }
-                q @ (b'"' | b'\'') => {
-                    i += 1;
-                    while i < t.len() && t[i] != q && t[i] != b'\n' {
-                        i += if t[i] == b'\\' { 2 } else { 1 };
-                    }
-                }
                 b';' | b'{' | b'}' => launches = 0,
                 b'<' if t[i..].starts_with(b"<<<") => {
                     launches += 1;

@@ -665,7 +665,7 @@ impl<'t> Tu<'t> {
         for (f, source) in fns {
             if let Some(name) = only {
                 let text = source.text.get(f.start_byte()..f.end_byte()).unwrap_or(&[]);
-                if !text.windows(name.len()).any(|w| w == name.as_bytes()) {
+                if !name.is_empty() && !text.windows(name.len()).any(|w| w == name.as_bytes()) {
                     continue;
                 }
             }
