@@ -124,7 +124,12 @@ pub(crate) fn comment_end(t: &[u8], i: usize) -> Option<usize> {
         return None;
     }
     match t.get(i + 1) {
-        Some(b'/') => Some(t[i..].iter().position(|b| *b == b'\n').map_or(t.len(), |n| i + n)),
+        Some(b'/') => Some(
+            t[i..]
+                .iter()
+                .position(|b| *b == b'\n')
+                .map_or(t.len(), |n| i + n),
+        ),
         Some(b'*') => Some(
             t[i + 2..]
                 .windows(2)

@@ -178,10 +178,6 @@ pub(crate) fn build(input: &[u8], options: &Options) -> Program {
         });
         return program;
     };
-    program.parsed = Some(std::sync::Arc::new(super::ParsedMain {
-        text: source.text.clone(),
-        tree: tree.clone(),
-    }));
     // Only the headers an active `#include` entered: the others (behind an
     // `#if` for another architecture, say) are not part of this file.
     let header_trees: Vec<Option<std::sync::Arc<tree_sitter::Tree>>> = header_sources
@@ -260,6 +256,11 @@ pub(crate) fn build(input: &[u8], options: &Options) -> Program {
     });
     notes.dedup();
     program.notes = notes;
+    // Kept for an incremental reparse of an edited copy (the fix search).
+    program.parsed = Some(std::sync::Arc::new(super::ParsedMain {
+        text: source.text,
+        tree,
+    }));
     program
 }
 
