@@ -409,20 +409,19 @@ fn check_one(
         selected,
     );
     o.summary = analysis.summary();
+    // Each header's canonical path once (a file system call), not per kernel.
+    let mut canonical: Vec<Option<PathBuf>> = vec![None; options.frontend.headers.len()];
     for k in &analysis.program.kernels {
         if k.extent.file == 0 {
             o.own_kernels.push((k.display_name.clone(), k.extent.start));
+            continue;
         }
-        if let Some(h) = (k.extent.file as usize)
-            .checked_sub(1)
-            .and_then(|i| options.frontend.headers.get(i))
-        {
-            o.covered.push((
-                crate::includes::canonical(Path::new(&h.path)),
-                k.extent.start,
-                k.extent.end,
-            ));
-        }
+        let i = k.extent.file as usize - 1;
+        let (Some(h), Some(slot)) = (options.frontend.headers.get(i), canonical.get_mut(i)) else {
+            continue;
+        };
+        let path = slot.get_or_insert_with(|| crate::includes::canonical(Path::new(&h.path)));
+        o.covered.push((path.clone(), k.extent.start, k.extent.end));
     }
     if settings.archs.len() > 1 {
         diagnostics = across_archs(&bytes, &options, settings, selected, diagnostics);
