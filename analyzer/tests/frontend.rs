@@ -689,6 +689,27 @@ fn undefined_specifier_macros_in_parameter_lists() {
 }
 
 #[test]
+fn string_macros_glued_to_string_literals() {
+    // Rodinia mummergpu: `printf("In node ("fNID"): %c\n", ...)` with
+    // `#define fNID "%d"`. C++11 lexes `"("fNID` as a literal with a
+    // suffix; compilers read the macro. An undefined suffix and a `_`
+    // user-defined literal are left as written.
+    let src = "#define fNID \"%d\"\n\
+               #define XPRINTF(...) printf(__VA_ARGS__)\n\
+               __global__ void k(float *a, int n) {\n\
+               \x20   XPRINTF(\"In node (\"fNID\"): %d\\n\", n, n);\n\
+               \x20   printf(\"at \"fNID, n);\n\
+               \x20   a[threadIdx.x * 2] = n;\n\
+               }\n\
+               int main() { k<<<1, 32>>>(0, 1); }\n";
+    let a = run(src);
+    assert!(a.program.notes.is_empty(), "{:?}", a.program.notes);
+    let r = find(&a, "a", Op::Store);
+    assert_eq!((r.span.line, r.span.column), (6, 5));
+    assert_eq!(sectors(r), 8.0);
+}
+
+#[test]
 fn files_of_a_run_share_their_headers_parse_trees() {
     use std::sync::Arc;
     use warplint_analyzer::frontend::cache::ParseCache;

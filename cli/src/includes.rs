@@ -1,8 +1,10 @@
 //! Reading the headers a file includes (the analyzer does no IO):
 //! `#include "name"` is looked up next to the including file, then in the
-//! `-I`/config `include` folders; `#include <name>` only in those folders
-//! (system headers are not read). Each header is read once per file, which
-//! also stops include cycles.
+//! `-I`/config `include` folders; `#include <name>` in those folders, then
+//! next to the including file (a project header named with angle brackets,
+//! as builds that pass `-I.` allow: `#include <common.cu>`). System headers
+//! are not read: they are on no searched path. Each header is read once per
+//! file, which also stops include cycles.
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
@@ -52,6 +54,9 @@ pub fn headers_for(file: &Path, bytes: &[u8], include_dirs: &[PathBuf]) -> Vec<H
                 candidates.push(dir.join(&name));
             }
             candidates.extend(include_dirs.iter().map(|d| d.join(&name)));
+            if !quoted {
+                candidates.push(dir.join(&name));
+            }
             let Some(found) = candidates.into_iter().find(|c| c.is_file()) else {
                 continue;
             };

@@ -700,6 +700,48 @@ fn includes_macros_types_and_device_functions_from_headers() {
     );
 }
 
+/// `#include <common.cuh>` naming a file beside the includer is read (builds
+/// that pass `-I.` find it so); an `-I` folder still comes first, and a name
+/// found nowhere stays unread.
+#[test]
+fn angle_bracket_includes_fall_back_to_the_including_folder() {
+    let dir = temp_dir("angle");
+    std::fs::create_dir_all(dir.join("inc")).unwrap();
+    std::fs::write(dir.join("common.cuh"), "#define PITCH 33\n").unwrap();
+    std::fs::write(dir.join("inc/common.cuh"), "#define PITCH 32\n").unwrap();
+    std::fs::write(
+        dir.join("k.cu"),
+        "#include <common.cuh>\n#include <cstdio>\n__global__ void k(float *o) {\n    __shared__ float t[32 * PITCH];\n    t[threadIdx.x * PITCH] = 0;\n    o[threadIdx.x] = t[threadIdx.x];\n}\nvoid run(float *o) { k<<<1, 32>>>(o); }\n",
+    )
+    .unwrap();
+    let k = dir.join("k.cu");
+    let summary = |extra: &[&str]| {
+        let mut args = vec!["report", "--isolated", "--format", "json"];
+        args.extend_from_slice(extra);
+        args.push(k.to_str().unwrap());
+        let doc = json(&warplint(&args));
+        let store = doc["accesses"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["array"] == "t" && a["op"] == "store")
+            .cloned()
+            .unwrap_or_default();
+        (
+            doc["summary"]["kernels_with_notes"].clone(),
+            store["shared"]["ways"].clone(),
+        )
+    };
+    // Beside the file: PITCH 33, conflict-free, nothing unknown.
+    assert_eq!(summary(&[]), (serde_json::json!(0), serde_json::json!(1)));
+    // On the include path first: PITCH 32, 32-way.
+    let inc = dir.join("inc");
+    assert_eq!(
+        summary(&["-I", inc.to_str().unwrap()]),
+        (serde_json::json!(0), serde_json::json!(32))
+    );
+}
+
 #[test]
 fn config_include_folders() {
     let dir = temp_dir("include-config");

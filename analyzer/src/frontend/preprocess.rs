@@ -419,6 +419,7 @@ impl<'a> Conditionals<'a> {
         }
         terminate_lone_macros(&mut text, &self.defines);
         blank_parameter_specifiers(&mut text, &self.defines);
+        blank_string_macro_suffixes(&mut text, &self.defines);
         source.text = text;
     }
 
@@ -740,6 +741,33 @@ fn blank_parameter_specifiers(text: &mut [u8], defines: &Defines) {
             }
         }
         i = we.max(i + 1);
+    }
+}
+
+/// `"node ("fNID"): %c"` with `#define fNID "%d"`: C++11 would lex the
+/// macro as a literal suffix, and the grammar does; compilers read a suffix
+/// without a leading `_` that names a macro as the macro (GCC's
+/// `-Wliteral-suffix`). The name is blanked, leaving adjacent string
+/// literals that still concatenate to a string; offsets do not move.
+fn blank_string_macro_suffixes(text: &mut [u8], defines: &Defines) {
+    let mut i = 0;
+    while i < text.len() {
+        let Some(end) = skip_comment_or_literal(text, i) else {
+            i += 1;
+            continue;
+        };
+        if text[i] == b'"' && text.get(end).is_some_and(u8::is_ascii_alphabetic) {
+            let mut e = end;
+            while e < text.len() && (text[e].is_ascii_alphanumeric() || text[e] == b'_') {
+                e += 1;
+            }
+            let name = String::from_utf8_lossy(&text[end..e]);
+            if matches!(defines.get(name.as_ref()), Some(Macro::Object(body)) if body.trim_start().starts_with('"'))
+            {
+                text[end..e].fill(b' ');
+            }
+        }
+        i = end;
     }
 }
 
