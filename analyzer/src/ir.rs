@@ -541,6 +541,10 @@ pub struct Kernel {
     pub launch_bounds: Option<u64>,
     /// Whether the body reads threadIdx.y / threadIdx.z.
     pub uses_thread_dims: [bool; 3],
+    /// The notes lowering this instantiation raised (also in
+    /// `Program::notes`): one instantiation's unknown type does not mark
+    /// its siblings.
+    pub lowering_notes: Vec<Note>,
 }
 
 impl Kernel {

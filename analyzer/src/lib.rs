@@ -62,8 +62,12 @@ impl FileAnalysis {
     /// How many notes (things not understood) fall inside each kernel of
     /// [`ir::Program::kernels`], in order.
     pub fn kernel_notes(&self) -> Vec<usize> {
-        self.program
-            .kernels
+        let kernels = &self.program.kernels;
+        // A note some instantiation's lowering raised counts for the
+        // instantiations that raised it; the others (parse errors,
+        // preprocessor notes) for every kernel whose extent holds them.
+        let lowered = |n: &ir::Note| kernels.iter().any(|k| k.lowering_notes.contains(n));
+        kernels
             .iter()
             .map(|k| {
                 self.program
@@ -73,6 +77,7 @@ impl FileAnalysis {
                         n.span.file == k.extent.file
                             && n.span.start >= k.extent.start
                             && n.span.start < k.extent.end
+                            && (k.lowering_notes.contains(n) || !lowered(n))
                     })
                     .count()
             })

@@ -710,6 +710,46 @@ fn string_macros_glued_to_string_literals() {
 }
 
 #[test]
+fn a_note_counts_for_the_instantiation_that_raised_it() {
+    // CUTLASS ldsm.cu: `k<uint32_t>`, `k<uint64_t>` and `k<uint128_t>`, the
+    // last a type from a header that is not here. Its unknown size is a
+    // note of that instantiation only; a parse error inside the kernel is
+    // everyone's.
+    let src = "template <class T> __global__ void k(float *a) {\n\
+               \x20   constexpr int n = sizeof(T) / 4;\n\
+               \x20   __shared__ float s[32 * n];\n\
+               \x20   s[threadIdx.x] = a[threadIdx.x];\n\
+               }\n\
+               int main() { k<unsigned><<<1, 32>>>(0); k<uint128_t><<<1, 32>>>(0); k<double><<<1, 32>>>(0); }\n";
+    let a = run(src);
+    let names: Vec<_> = a
+        .program
+        .kernels
+        .iter()
+        .map(|k| k.display_name.clone())
+        .collect();
+    let notes = a.kernel_notes();
+    let noted: Vec<_> = names
+        .iter()
+        .zip(&notes)
+        .filter(|(_, n)| **n > 0)
+        .map(|(k, _)| k.as_str())
+        .collect();
+    assert_eq!(noted, vec!["k<uint128_t>"], "{names:?} {notes:?}");
+    assert_eq!(a.summary().kernels_with_notes, 1);
+    let broken = src.replace(
+        "constexpr int n",
+        "constexpr int n = ) +;\n    constexpr int m",
+    );
+    let a = run(&broken);
+    assert!(
+        a.kernel_notes().iter().all(|n| *n > 0),
+        "{:?}",
+        a.program.notes
+    );
+}
+
+#[test]
 fn files_of_a_run_share_their_headers_parse_trees() {
     use std::sync::Arc;
     use warplint_analyzer::frontend::cache::ParseCache;

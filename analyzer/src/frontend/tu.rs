@@ -722,6 +722,7 @@ impl<'t> Tu<'t> {
                     super::fuse::fuse_fields(&mut k);
                     (k, lw.notes)
                 };
+                kernel.lowering_notes = notes.clone();
                 self.notes.extend(notes);
                 kernel.launches = launches_for(&kernel, def, &targs, launches, options);
                 out.push(kernel);
