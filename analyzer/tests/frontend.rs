@@ -750,6 +750,33 @@ fn a_note_counts_for_the_instantiation_that_raised_it() {
 }
 
 #[test]
+fn functional_casts_to_scalar_types() {
+    // CUTLASS predicate_vector.cu: `result |= (unsigned(pred) << bit)`;
+    // `(unsigned(` derails the grammar, and `int(x)` / `uint32_t(x)` were
+    // calls of unknown functions.
+    let src = "typedef unsigned short u16;\n\
+               __global__ void k(float *a, bool p) {\n\
+               \x20   unsigned r = (unsigned(p) << 3);\n\
+               \x20   unsigned (*f)(int) = 0;\n\
+               \x20   a[int(threadIdx.x) * 2 + (unsigned (r) & 0)] = sizeof(unsigned);\n\
+               \x20   a[u16(threadIdx.x) * 4 + 1024] = 0;\n\
+               }\n\
+               int main() { k<<<1, 32>>>(0, 1); }\n";
+    let a = run(src);
+    assert!(a.program.notes.is_empty(), "{:?}", a.program.notes);
+    let stores: Vec<_> = a
+        .reports
+        .iter()
+        .filter(|r| r.array == "a")
+        .map(|r| (r.span.line, r.status, sectors(r)))
+        .collect();
+    assert_eq!(
+        stores,
+        vec![(5, Status::Exact, 8.0), (6, Status::Exact, 16.0)]
+    );
+}
+
+#[test]
 fn files_of_a_run_share_their_headers_parse_trees() {
     use std::sync::Arc;
     use warplint_analyzer::frontend::cache::ParseCache;

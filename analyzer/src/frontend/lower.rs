@@ -1576,6 +1576,19 @@ impl<'a, 't> Lowerer<'a, 't> {
         if let Some(cfg) = launch {
             return self.launch_site(n, f, cfg, &args, src);
         }
+        // A functional cast to a scalar type: `int(x)`, `uint32_t(x)`.
+        if args.len() == 1 && matches!(f.kind(), "primitive_type" | "identifier") {
+            let name = src.text(f);
+            let ty = match f.kind() {
+                "primitive_type" => builtin(&name),
+                _ if self.lookup(&name).is_none() => Some(self.named_type(&name)),
+                _ => None,
+            };
+            if let Some(ty @ (Ty::Int { .. } | Ty::Float { .. })) = ty {
+                let v = self.rv(args[0], src);
+                return self.cast(ty, v);
+            }
+        }
         let (name, targs_node) = match f.kind() {
             "identifier" => (src.text(f), None),
             "template_function" => (

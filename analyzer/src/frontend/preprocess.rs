@@ -420,6 +420,7 @@ impl<'a> Conditionals<'a> {
         terminate_lone_macros(&mut text, &self.defines);
         blank_parameter_specifiers(&mut text, &self.defines);
         blank_string_macro_suffixes(&mut text, &self.defines);
+        respell_unsigned_casts(&mut text);
         source.text = text;
     }
 
@@ -768,6 +769,34 @@ fn blank_string_macro_suffixes(text: &mut [u8], defines: &Defines) {
             }
         }
         i = end;
+    }
+}
+
+/// `(unsigned(pred) << bit)`: the grammar reads `(unsigned` as the start
+/// of a C cast and derails. `unsigned` right before `(` is respelled
+/// `uint32_t`, the same type in as many bytes, which parses as a
+/// functional cast (and as a declaration's type in `unsigned (*f)(int)`).
+fn respell_unsigned_casts(text: &mut [u8]) {
+    const WORD: &[u8] = b"unsigned";
+    let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut i = 0;
+    while i < text.len() {
+        if let Some(end) = skip_comment_or_literal(text, i) {
+            i = end;
+            continue;
+        }
+        if text[i..].starts_with(WORD) && (i == 0 || !ident(text[i - 1])) {
+            let mut j = i + WORD.len();
+            while j < text.len() && matches!(text[j], b' ' | b'\t') {
+                j += 1;
+            }
+            if text.get(j) == Some(&b'(') {
+                text[i..i + WORD.len()].copy_from_slice(b"uint32_t");
+            }
+            i += WORD.len();
+            continue;
+        }
+        i += 1;
     }
 }
 
