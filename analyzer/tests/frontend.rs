@@ -777,6 +777,41 @@ fn functional_casts_to_scalar_types() {
 }
 
 #[test]
+fn functional_casts_through_dependent_types() {
+    // CUTLASS dump_reg_shmem.cu: `It it(typename It::Ref({p, It::packed({R,
+    // C})}), t);`. Declarations through `typename` keep their types.
+    let src = "struct Dims { using Elem = double; struct Ref { Ref(float *, int); }; static int packed(int, int); };\n\
+               struct It { It(Dims::Ref, int); };\n\
+               template <typename D>\n\
+               __global__ void k(float *a, typename D::Elem *b) {\n\
+               \x20   It it(\n\
+               \x20       typename D::Ref(\n\
+               \x20           {a, D::packed(\n\
+               \x20                   {64, 32})}),\n\
+               \x20       1);\n\
+               \x20   typename D::Elem *c = b;\n\
+               \x20   c[threadIdx.x] = 0;\n\
+               \x20   a[threadIdx.x * 2] = 0;\n\
+               }\n\
+               int main() { k<Dims><<<1, 32>>>(0, 0); }\n";
+    let a = run(src);
+    assert!(a.program.notes.is_empty(), "{:?}", a.program.notes);
+    // Floats at a stride of 2: 8 sectors. `c` is still a pointer to the
+    // member type (which member types of a template parameter are is not
+    // followed yet: unknown, and said so).
+    assert_eq!(sectors(find(&a, "a", Op::Store)), 8.0);
+    let c = find(&a, "b", Op::Store);
+    assert_eq!(c.status, Status::Unknown);
+    assert!(
+        c.unknown_reason
+            .as_deref()
+            .is_some_and(|r| r.contains("`typename D::Elem`")),
+        "{:?}",
+        c.unknown_reason
+    );
+}
+
+#[test]
 fn files_of_a_run_share_their_headers_parse_trees() {
     use std::sync::Arc;
     use warplint_analyzer::frontend::cache::ParseCache;

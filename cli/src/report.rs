@@ -145,7 +145,7 @@ pub fn json(arch: Arch, files: &[FileResult]) -> String {
             skipped.push(json!({"file": f.path, "lines": [a, b]}));
         }
         for (run, r) in f.records() {
-            accesses.push(access_json(&f.path, run, r));
+            accesses.push(access_json(f.path_of(r.span.file), run, r));
         }
         for k in &f.kernels {
             kernels.push(json!({
@@ -275,7 +275,11 @@ pub fn table(files: &[FileResult]) -> String {
             }
             details.push_str(&format!(
                 "{}:{}:{} ({} `{}`)\n",
-                f.path, r.span.line, r.span.column, r.kernel_name, r.array
+                f.path_of(r.span.file),
+                r.span.line,
+                r.span.column,
+                r.kernel_name,
+                r.array
             ));
             if let Some(u) = &r.unknown_reason {
                 details.push_str(&format!("  unknown: {u}\n"));

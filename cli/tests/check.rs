@@ -684,6 +684,19 @@ fn includes_macros_types_and_device_functions_from_headers() {
         .unwrap();
     assert_eq!(store["global"]["sectors"], 12);
     assert_eq!(doc["summary"]["kernels_with_notes"], 0);
+    // An access in the header is located in the header, not in the file
+    // that includes it.
+    let in_header: Vec<_> = doc["accesses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["line"] == 8 && a["array"] == "t")
+        .map(|a| a["file"].as_str().unwrap())
+        .collect();
+    assert!(
+        !in_header.is_empty() && in_header.iter().all(|f| f.ends_with("include/tile.cuh")),
+        "{in_header:?}"
+    );
     // Without -I the header is not found: TILE is unknown and said so.
     let report = warplint(&[
         "report",

@@ -421,6 +421,7 @@ impl<'a> Conditionals<'a> {
         blank_parameter_specifiers(&mut text, &self.defines);
         blank_string_macro_suffixes(&mut text, &self.defines);
         respell_unsigned_casts(&mut text);
+        blank_typename_in_expressions(&mut text);
         source.text = text;
     }
 
@@ -772,20 +773,27 @@ fn blank_string_macro_suffixes(text: &mut [u8], defines: &Defines) {
     }
 }
 
+/// Whether the whole word `word` starts at `i` (not part of a longer name).
+fn word_at(text: &[u8], i: usize, word: &[u8]) -> bool {
+    let ident = |b: &u8| b.is_ascii_alphanumeric() || *b == b'_';
+    text[i..].starts_with(word)
+        && (i == 0 || !ident(&text[i - 1]))
+        && !text.get(i + word.len()).is_some_and(ident)
+}
+
 /// `(unsigned(pred) << bit)`: the grammar reads `(unsigned` as the start
 /// of a C cast and derails. `unsigned` right before `(` is respelled
 /// `uint32_t`, the same type in as many bytes, which parses as a
 /// functional cast (and as a declaration's type in `unsigned (*f)(int)`).
 fn respell_unsigned_casts(text: &mut [u8]) {
     const WORD: &[u8] = b"unsigned";
-    let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
     let mut i = 0;
     while i < text.len() {
         if let Some(end) = skip_comment_or_literal(text, i) {
             i = end;
             continue;
         }
-        if text[i..].starts_with(WORD) && (i == 0 || !ident(text[i - 1])) {
+        if word_at(text, i, WORD) {
             let mut j = i + WORD.len();
             while j < text.len() && matches!(text[j], b' ' | b'\t') {
                 j += 1;
@@ -797,6 +805,79 @@ fn respell_unsigned_casts(text: &mut [u8]) {
             continue;
         }
         i += 1;
+    }
+}
+
+/// `f(typename It::TensorRef({p, n}), t)`: the grammar has no functional
+/// cast through a dependent type. In an argument or initializer (after
+/// `(`, `,`, `=` or `return`) and right before `(` or `{`, the `typename`
+/// keyword is blanked, leaving a call of `It::TensorRef`; declarations
+/// (`typename It::Params p`) and template parameters are left alone.
+fn blank_typename_in_expressions(text: &mut [u8]) {
+    const WORD: &[u8] = b"typename";
+    let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut i = 0;
+    while i < text.len() {
+        if let Some(end) = skip_comment_or_literal(text, i) {
+            i = end;
+            continue;
+        }
+        if !word_at(text, i, WORD) {
+            i += 1;
+            continue;
+        }
+        let before = text[..i].trim_ascii_end();
+        let in_expression = before.ends_with(b"return")
+            && !before
+                .len()
+                .checked_sub(7)
+                .and_then(|k| before.get(k))
+                .is_some_and(|b| ident(*b))
+            || matches!(before.last(), Some(b'(' | b',' | b'='));
+        // The qualified name: identifiers, `::`, balanced template arguments.
+        let mut j = i + WORD.len();
+        while text.get(j).is_some_and(u8::is_ascii_whitespace) {
+            j += 1;
+        }
+        let mut angle = 0i32;
+        let mut qualified = false;
+        let mut steps = 0;
+        // A name, then white space: another name is a declaration.
+        let mut name_done = false;
+        while j < text.len() && steps < 512 {
+            steps += 1;
+            match text[j] {
+                b if ident(b) => {
+                    if name_done && angle == 0 {
+                        break;
+                    }
+                    name_done = false;
+                }
+                b if b.is_ascii_whitespace() => {
+                    name_done = ident(text[j - 1]) || name_done;
+                }
+                b':' if text.get(j + 1) == Some(&b':') => {
+                    qualified = true;
+                    name_done = false;
+                    j += 1;
+                }
+                b'<' => {
+                    angle += 1;
+                    name_done = false;
+                }
+                b'>' if angle > 0 => {
+                    angle -= 1;
+                    name_done = false;
+                }
+                b',' if angle > 0 => name_done = false,
+                _ => break,
+            }
+            j += 1;
+        }
+        if in_expression && qualified && angle == 0 && matches!(text.get(j), Some(b'(' | b'{')) {
+            text[i..i + WORD.len()].fill(b' ');
+        }
+        i += WORD.len();
     }
 }
 
