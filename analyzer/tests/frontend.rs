@@ -812,6 +812,44 @@ fn functional_casts_through_dependent_types() {
 }
 
 #[test]
+fn static_members_that_use_their_siblings_and_brace_initialisers() {
+    // ThunderKittens: `constexpr int WARPGROUP_WARPS{4};` in a header and
+    // `struct absmax_config { static constexpr int NUM_WARPGROUPS = 4;
+    // static constexpr int NUM_WARPS = NUM_WARPGROUPS * WARPGROUP_WARPS; }`.
+    // A member defined through itself stays unknown; a chain of members
+    // each using the one before twice is evaluated once per member.
+    let chain: String = (1..48)
+        .map(|i| format!(" static constexpr int M{i} = M{} + M{};", i - 1, i - 1))
+        .collect();
+    let src = format!(
+        "namespace kittens {{ constexpr int WARPGROUP_WARPS{{4}}; }}\n\
+         using namespace kittens;\n\
+         namespace q {{\n\
+         struct absmax_config {{ static constexpr int NUM_WARPGROUPS = 4; static constexpr int NUM_WARPS = NUM_WARPGROUPS * WARPGROUP_WARPS; }};\n\
+         struct loop {{ static constexpr int N = N + 1; }};\n\
+         struct chain {{ static constexpr int M0 = 1;{chain} }};\n\
+         __global__ void k(float *a) {{\n\
+         \x20   __shared__ float s[absmax_config::NUM_WARPS][16];\n\
+         \x20   __shared__ float t[loop::N];\n\
+         \x20   __shared__ float u[chain::M47 % 64 + 32];\n\
+         \x20   s[threadIdx.x % 16][threadIdx.x / 16] = t[0] + u[threadIdx.x];\n\
+         }}\n\
+         }}\n\
+         int main() {{ q::k<<<1, 32>>>(0); }}\n"
+    );
+    let a = run(&src);
+    let notes: Vec<_> = a.program.notes.iter().map(|n| n.span.line).collect();
+    assert_eq!(notes, vec![9], "{:?}", a.program.notes);
+    // 16-float rows, lanes 0..15 walk down a column: the even rows share
+    // banks 0/1, the odd ones 16/17: 8-way (a wrong row count would not
+    // change that, the declared shape would: 16 x 16 = 256 floats).
+    let s = find(&a, "s", Op::Store);
+    assert_eq!(ways(s), 8.0);
+    assert_eq!(s.status, Status::Exact);
+    assert_eq!(find(&a, "u", Op::Load).status, Status::Exact);
+}
+
+#[test]
 fn files_of_a_run_share_their_headers_parse_trees() {
     use std::sync::Arc;
     use warplint_analyzer::frontend::cache::ParseCache;

@@ -109,6 +109,12 @@ pub(crate) struct Lowerer<'a, 't> {
     frames: Vec<Frame>,
     open_loops: Vec<usize>,
     globals_map: HashMap<String, usize>,
+    /// The structs (and template arguments) whose static member is being
+    /// evaluated: a sibling member's name resolves there.
+    member_scopes: Vec<(String, Vec<TArg>)>,
+    /// Static members evaluated so far (a chain of members that each use
+    /// the one before twice is evaluated once per member, not 2^n times).
+    member_values: HashMap<String, Option<i64>>,
     depth: u32,
     inline_depth: u32,
     /// Functions being inlined (a recursive call is not followed).
@@ -331,6 +337,8 @@ impl<'a, 't> Lowerer<'a, 't> {
             inlining: Vec::new(),
             inlined: 0,
             expanding: Vec::new(),
+            member_scopes: Vec::new(),
+            member_values: HashMap::new(),
             launches: None,
             local_aliases: vec![HashMap::new()],
             moved: None,
@@ -831,6 +839,12 @@ impl<'a, 't> Lowerer<'a, 't> {
         if let Some(v) = self.tu.consts.get(name) {
             return Val::Int(Expr::konst(*v));
         }
+        // `NUM_WARPS = NUM_WARPGROUPS * 4` inside a struct: a sibling.
+        if let Some((s, args)) = self.member_scopes.last().cloned() {
+            if let Some(v) = self.member_value(&s, &args, name) {
+                return Val::Int(Expr::konst(v));
+            }
+        }
         if let Some(&obj) = self.globals_map.get(name) {
             let ty = self.tu.globals[name].ty.clone();
             return Val::Place(Place {
@@ -1221,7 +1235,12 @@ impl<'a, 't> Lowerer<'a, 't> {
             "initializer_list" | "argument_list" => {
                 let mut c = n.walk();
                 let kids: Vec<_> = n.named_children(&mut c).collect();
-                let vals: Vec<Expr> = kids.iter().map(|k| self.int(*k, src)).collect();
+                let mut vals: Vec<Expr> = kids.iter().map(|k| self.int(*k, src)).collect();
+                if n.kind() == "initializer_list" && vals.len() == 1 {
+                    // `constexpr int WARPGROUP_WARPS{4};` (a dim3 from
+                    // `{32}` is made where the type says so).
+                    return Val::Int(vals.remove(0));
+                }
                 if (1..=3).contains(&vals.len()) {
                     let mut d = [Expr::konst(1), Expr::konst(1), Expr::konst(1)];
                     for (i, v) in vals.into_iter().enumerate() {
@@ -2812,6 +2831,21 @@ impl<'a, 't> Lowerer<'a, 't> {
     /// specialisation whose arguments match (`template <> struct
     /// Dims<64>`) before the primary template.
     fn member_value(&mut self, struct_name: &str, args: &[TArg], member: &str) -> Option<i64> {
+        let key = format!("{struct_name}\u{0}{args:?}\u{0}{member}");
+        if let Some(v) = self.member_values.get(&key) {
+            return *v;
+        }
+        let v = self.member_value_uncached(struct_name, args, member);
+        self.member_values.insert(key, v);
+        v
+    }
+
+    fn member_value_uncached(
+        &mut self,
+        struct_name: &str,
+        args: &[TArg],
+        member: &str,
+    ) -> Option<i64> {
         let prefix = format!("{struct_name}<");
         let keys: Vec<String> = self
             .tu
@@ -2872,11 +2906,17 @@ impl<'a, 't> Lowerer<'a, 't> {
                 _ => {}
             }
         }
+        if self.depth >= budget::MAX_SYNTAX_DEPTH {
+            return None;
+        }
         self.tscopes.push(tscope);
         self.scopes.push(scope_vals);
+        self.member_scopes
+            .push((struct_name.to_string(), args.to_vec()));
         self.depth += 1;
         let v = self.const_int(init, &Src::of(ssrc));
         self.depth -= 1;
+        self.member_scopes.pop();
         self.scopes.pop();
         self.tscopes.pop();
         v
