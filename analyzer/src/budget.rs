@@ -2,7 +2,16 @@
 //!
 //! Input is untrusted: each recursion, enumeration and expansion is bounded
 //! by one of these numbers. When a budget runs out the analyzer says so (an
-//! `unknown` result or a note naming the budget), it never panics or hangs.
+//! `unknown` result or a note naming the budget, through [`named`]), it
+//! never panics or hangs. There is no wall-clock budget: a time limit would
+//! make the answer depend on the machine's load, and answers are
+//! deterministic; per-kernel time is bounded by [`MAX_WORK_PER_KERNEL`].
+
+/// How notes and `unknown` reasons name a budget that ran out:
+/// "budget `MAX_SYNTAX_DEPTH` (256 levels)".
+pub fn named(name: &str, limit: impl std::fmt::Display, unit: &str) -> String {
+    format!("budget `{name}` ({limit} {unit})")
+}
 
 /// Largest source file read, in bytes. Larger files get a note and are skipped.
 pub const MAX_FILE_BYTES: usize = 16 << 20;
@@ -39,6 +48,14 @@ pub const MAX_INLINED_CALLS: u32 = 512;
 /// Nested macro expansion (also stops self-referential macros).
 pub const MAX_MACRO_DEPTH: u32 = 16;
 
+/// Macro expansions lowered per kernel (each use of a macro, at any
+/// depth, counts): `#define A1 A0 A0`, `#define A2 A1 A1`, ... doubles the
+/// work per level, which depth alone does not bound.
+pub const MAX_MACRO_EXPANSIONS: u32 = 4096;
+
+/// Nested `#include` depth (a header that includes a header ...).
+pub const MAX_INCLUDE_DEPTH: u32 = 64;
+
 /// Template instantiations analysed per kernel.
 pub const MAX_INSTANTIATIONS: usize = 64;
 
@@ -64,6 +81,12 @@ pub const MAX_EXECUTIONS_PER_ACCESS: u64 = 1 << 16;
 /// node for all 32 lanes of a warp at once (addresses, guards, loop
 /// conditions and updates). Past it the result is `unknown`.
 pub const MAX_WORK_PER_ACCESS: u64 = 4_000_000;
+
+/// Expression nodes evaluated per kernel instantiation, over all its
+/// accesses and launch configurations: the deterministic stand-in for a
+/// per-kernel time limit (about a second of evaluation). Accesses past it
+/// are `unknown`, naming this budget.
+pub const MAX_WORK_PER_KERNEL: u64 = 64_000_000;
 
 /// Blocks of the grid enumerated as representatives when the address
 /// depends on `blockIdx`.

@@ -115,6 +115,10 @@ pub(crate) struct Lowerer<'a, 't> {
     /// Static members evaluated so far (a chain of members that each use
     /// the one before twice is evaluated once per member, not 2^n times).
     member_values: HashMap<String, Option<i64>>,
+    /// Budgets that ran out in this kernel and were noted (once each).
+    budgets_noted: Vec<&'static str>,
+    /// Macro uses expanded in this kernel (`budget::MAX_MACRO_EXPANSIONS`).
+    expansions: u32,
     depth: u32,
     inline_depth: u32,
     /// Functions being inlined (a recursive call is not followed).
@@ -339,6 +343,8 @@ impl<'a, 't> Lowerer<'a, 't> {
             expanding: Vec::new(),
             member_scopes: Vec::new(),
             member_values: HashMap::new(),
+            budgets_noted: Vec::new(),
+            expansions: 0,
             launches: None,
             local_aliases: vec![HashMap::new()],
             moved: None,
@@ -373,6 +379,24 @@ impl<'a, 't> Lowerer<'a, 't> {
 
     fn unknown_val(&mut self, reason: impl Into<String>) -> Val {
         Val::Int(self.unknown(reason, None))
+    }
+
+    /// A budget ran out at `n`: an unknown value saying `what` and naming
+    /// the budget, and (once per kernel and budget) a note there.
+    fn budget_unknown(
+        &mut self,
+        n: Node,
+        src: &Src,
+        budget: (&'static str, String),
+        what: &str,
+    ) -> Val {
+        let (name, named) = budget;
+        let reason = format!("{what} (the {named} ran out)");
+        if !self.budgets_noted.contains(&name) {
+            self.budgets_noted.push(name);
+            self.note(n, src, format!("{reason}; what depends on it is unknown"));
+        }
+        self.unknown_val(reason)
     }
 
     // ----------------------------------------------------------------- types
@@ -886,8 +910,29 @@ impl<'a, 't> Lowerer<'a, 't> {
     /// reported at the macro's use.
     fn expand_text(&mut self, name: &str, body: &str, n: Node, src: &Src, statement: bool) -> Val {
         if self.expanding.len() as u32 >= budget::MAX_MACRO_DEPTH {
-            return self.unknown_val(format!("macro `{name}`, which nests too deeply"));
+            let b = (
+                "MAX_MACRO_DEPTH",
+                budget::named("MAX_MACRO_DEPTH", budget::MAX_MACRO_DEPTH, "levels"),
+            );
+            return self.budget_unknown(
+                n,
+                src,
+                b,
+                &format!("macro `{name}`, which nests too deeply"),
+            );
         }
+        if self.expansions >= budget::MAX_MACRO_EXPANSIONS {
+            let b = (
+                "MAX_MACRO_EXPANSIONS",
+                budget::named(
+                    "MAX_MACRO_EXPANSIONS",
+                    budget::MAX_MACRO_EXPANSIONS,
+                    "expansions per kernel",
+                ),
+            );
+            return self.budget_unknown(n, src, b, &format!("macro `{name}`"));
+        }
+        self.expansions += 1;
         let at = Some(self.span(n, src));
         self.expanding.push(name.to_string());
         let result = (|| {
@@ -957,7 +1002,7 @@ impl<'a, 't> Lowerer<'a, 't> {
 
     pub(crate) fn expr(&mut self, n: Node, src: &Src) -> Val {
         if self.depth >= budget::MAX_SYNTAX_DEPTH {
-            return self.unknown_val("an expression nested too deeply");
+            return self.budget_unknown(n, src, syntax_depth(), "an expression nested too deeply");
         }
         self.depth += 1;
         let v = self.expr_inner(n, src);
@@ -1841,10 +1886,23 @@ impl<'a, 't> Lowerer<'a, 't> {
         if self.inline_depth >= budget::MAX_INLINE_DEPTH
             || self.inlined >= budget::MAX_INLINED_CALLS
         {
-            return self.unknown_val(format!(
-                "the result of `{}` (the inlining budget ran out)",
-                def.name
-            ));
+            let b = if self.inline_depth >= budget::MAX_INLINE_DEPTH {
+                (
+                    "MAX_INLINE_DEPTH",
+                    budget::named("MAX_INLINE_DEPTH", budget::MAX_INLINE_DEPTH, "nested calls"),
+                )
+            } else {
+                (
+                    "MAX_INLINED_CALLS",
+                    budget::named(
+                        "MAX_INLINED_CALLS",
+                        budget::MAX_INLINED_CALLS,
+                        "calls per kernel",
+                    ),
+                )
+            };
+            let what = format!("the result of `{}`", def.name);
+            return self.budget_unknown(n, src, b, &what);
         }
         self.inlined += 1;
         let main = Src::of(def.src);
@@ -2093,10 +2151,14 @@ impl<'a, 't> Lowerer<'a, 't> {
             return;
         }
         if self.depth >= budget::MAX_SYNTAX_DEPTH {
+            let (_, named) = syntax_depth();
             self.note(
                 n,
                 src,
-                "statements nested too deeply; the rest of this block is not analysed",
+                format!(
+                    "statements nested too deeply; the rest of this block is not analysed (the \
+                     {named} ran out)"
+                ),
             );
             return;
         }
@@ -2835,6 +2897,8 @@ impl<'a, 't> Lowerer<'a, 't> {
         if let Some(v) = self.member_values.get(&key) {
             return *v;
         }
+        // In progress: a member defined through itself is not a constant.
+        self.member_values.insert(key.clone(), None);
         let v = self.member_value_uncached(struct_name, args, member);
         self.member_values.insert(key, v);
         v
@@ -3228,6 +3292,14 @@ fn substitute(body: &str, params: &[String], args: &[String]) -> String {
         i += 1;
     }
     out.replace(" ## ", "").replace("##", "")
+}
+
+/// `budget::MAX_SYNTAX_DEPTH`, named.
+fn syntax_depth() -> (&'static str, String) {
+    (
+        "MAX_SYNTAX_DEPTH",
+        budget::named("MAX_SYNTAX_DEPTH", budget::MAX_SYNTAX_DEPTH, "levels"),
+    )
 }
 
 #[cfg(test)]

@@ -154,7 +154,10 @@ fn eval_condition(
     depth: u32,
 ) -> Result<i64, String> {
     if depth > budget::MAX_MACRO_DEPTH {
-        return Err("(nested too deeply)".into());
+        return Err(format!(
+            "(macros nested past the {})",
+            budget::named("MAX_MACRO_DEPTH", budget::MAX_MACRO_DEPTH, "levels")
+        ));
     }
     let snippet = format!("#if {}\n#endif\n", operator_words(text));
     let tree = parser
@@ -412,7 +415,23 @@ impl<'a> Conditionals<'a> {
                 }
                 "include" => {
                     let inc = arg.trim().trim_matches(['"', '<', '>']).to_string();
-                    self.include(&inc, depth);
+                    if depth >= budget::MAX_INCLUDE_DEPTH {
+                        if self.headers.iter().any(|h| h.0 == inc && !h.2) {
+                            self.notes.push(Note {
+                                span: source.span(start, end),
+                                message: format!(
+                                    "`{inc}` is not followed: the {} ran out",
+                                    budget::named(
+                                        "MAX_INCLUDE_DEPTH",
+                                        budget::MAX_INCLUDE_DEPTH,
+                                        "nested includes"
+                                    )
+                                ),
+                            });
+                        }
+                    } else {
+                        self.include(&inc, depth);
+                    }
                 }
                 _ => {}
             }
@@ -519,9 +538,6 @@ impl<'a> Conditionals<'a> {
     }
 
     fn include(&mut self, name: &str, depth: u32) {
-        if depth > 64 {
-            return;
-        }
         let Some(i) = self.headers.iter().position(|h| h.0 == name && !h.2) else {
             return;
         };

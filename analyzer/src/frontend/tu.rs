@@ -102,8 +102,8 @@ pub(crate) fn build(input: &[u8], options: &Options) -> Program {
         program.notes.push(Note {
             span: Span::default(),
             message: format!(
-                "file is larger than {} MiB; not analysed",
-                budget::MAX_FILE_BYTES >> 20
+                "file is larger than the {}; not analysed",
+                budget::named("MAX_FILE_BYTES", budget::MAX_FILE_BYTES >> 20, "MiB")
             ),
         });
         return program;
@@ -338,6 +338,13 @@ impl<'t> Tu<'t> {
     /// Walks top-level declarations in source order.
     fn collect(&mut self, n: Node<'t>, depth: u32) {
         if depth > budget::MAX_SYNTAX_DEPTH {
+            let message = format!(
+                "declarations nested too deeply; those inside are not read (the {} ran out)",
+                budget::named("MAX_SYNTAX_DEPTH", budget::MAX_SYNTAX_DEPTH, "levels")
+            );
+            if !self.notes.iter().any(|x| x.message == message) {
+                self.note(n, message);
+            }
             return;
         }
         let src = self.src();
@@ -707,10 +714,16 @@ impl<'t> Tu<'t> {
                 self.note(
                     def.node,
                     format!(
-                        "`{}` has {} template instantiations; only the first {} are analysed",
+                        "`{}` has {} template instantiations; only the first {} are analysed \
+                         (the {} ran out)",
                         def.name,
                         insts.len(),
-                        budget::MAX_INSTANTIATIONS
+                        budget::MAX_INSTANTIATIONS,
+                        budget::named(
+                            "MAX_INSTANTIATIONS",
+                            budget::MAX_INSTANTIATIONS,
+                            "per kernel"
+                        )
                     ),
                 );
                 insts.truncate(budget::MAX_INSTANTIATIONS);
@@ -725,6 +738,22 @@ impl<'t> Tu<'t> {
                 kernel.lowering_notes = notes.clone();
                 self.notes.extend(notes);
                 kernel.launches = launches_for(&kernel, def, &targs, launches, options);
+                if kernel.launches.len() > budget::MAX_LAUNCHES_PER_KERNEL {
+                    let message = format!(
+                        "`{}` is launched with {} configurations; only the first {} are \
+                         analysed (the {} ran out)",
+                        kernel.display_name,
+                        kernel.launches.len(),
+                        budget::MAX_LAUNCHES_PER_KERNEL,
+                        budget::named(
+                            "MAX_LAUNCHES_PER_KERNEL",
+                            budget::MAX_LAUNCHES_PER_KERNEL,
+                            "per instantiation"
+                        )
+                    );
+                    self.note(def.node, message);
+                    kernel.launches.truncate(budget::MAX_LAUNCHES_PER_KERNEL);
+                }
                 out.push(kernel);
             }
         }
@@ -791,7 +820,6 @@ fn launches_for(
             out.push(l);
         }
     }
-    out.truncate(budget::MAX_LAUNCHES_PER_KERNEL);
     if out.is_empty() {
         let mut params = vec![None; nparams];
         let ov = options.kernels.get(&kernel.name);

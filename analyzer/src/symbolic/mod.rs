@@ -35,6 +35,8 @@ pub struct EngineOptions {
     pub max_blocks: u64,
     /// Expression nodes evaluated per access (each for a whole warp).
     pub max_work: u64,
+    /// Expression nodes evaluated per kernel instantiation, all accesses.
+    pub max_kernel_work: u64,
     /// Analyse only the accesses to arrays of this name (re-analysis for fixes).
     pub only_array: Option<String>,
     /// Fix search: stop analysing an access to the shared array of this
@@ -55,6 +57,7 @@ impl Default for EngineOptions {
             max_executions: budget::MAX_EXECUTIONS_PER_ACCESS,
             max_blocks: budget::MAX_BLOCKS_SAMPLED,
             max_work: budget::MAX_WORK_PER_ACCESS,
+            max_kernel_work: budget::MAX_WORK_PER_KERNEL,
             only_array: None,
             stop_above_ways: None,
         }
@@ -168,6 +171,7 @@ pub fn analyze_program(
 ) -> Vec<AccessReport> {
     let mut out = Vec::new();
     for (ki, k) in p.kernels.iter().enumerate() {
+        let mut kernel_work = 0u64;
         for (li, _) in k.launches.iter().enumerate() {
             let setup = Setup::new(k, li, opts);
             for ai in 0..k.accesses.len() {
@@ -176,7 +180,8 @@ pub fn analyze_program(
                         continue;
                     }
                 }
-                let (r, stopped) = analyze_access(k, ki, ai, li, &setup, model, opts);
+                let (r, stopped) =
+                    analyze_access(k, (ki, ai, li), &setup, model, opts, &mut kernel_work);
                 out.push(r);
                 if stopped {
                     // The fix search has its answer for this candidate.
@@ -371,7 +376,11 @@ fn fail_reason(k: &Kernel, f: Fail) -> String {
                 .map(|x| x.name.as_str())
                 .unwrap_or("?")
         ),
-        Fail::TooComplex => "an expression too large to follow".into(),
+        Fail::TooComplex => format!(
+            "an expression too large to follow (past the {} or the {})",
+            budget::named("MAX_EXPR_NODES", budget::MAX_EXPR_NODES, "nodes"),
+            budget::named("MAX_EXPR_DEPTH", budget::MAX_EXPR_DEPTH, "levels")
+        ),
         Fail::Arith => "a division by zero or an out-of-range shift".into(),
     }
 }
@@ -534,7 +543,9 @@ impl<'a> Run<'a> {
             if k >= limit {
                 self.say(Said::FirstIterations(line), |_| {
                     format!(
-                        "only the first {limit} iterations of the loop at line {line} are analysed"
+                        "only the first {limit} iterations of the loop at line {line} are analysed \
+                         ({})",
+                        budget::named("MAX_LOOP_ITERATIONS", limit, "iterations")
                     )
                 });
                 break;
@@ -1023,14 +1034,16 @@ fn blocks(grid: [i64; 3], max: u64) -> Vec<[i64; 3]> {
         .collect()
 }
 
+/// One access under one launch; `kernel_work` is what the kernel's
+/// accesses evaluated so far (past `max_kernel_work` the access is
+/// `unknown` without being run).
 fn analyze_access(
     k: &Kernel,
-    ki: usize,
-    ai: usize,
-    li: usize,
+    (ki, ai, li): (usize, usize, usize),
     setup: &Setup,
     model: &dyn MemoryModel,
     opts: &EngineOptions,
+    kernel_work: &mut u64,
 ) -> (AccessReport, bool) {
     let a = &k.accesses[ai];
     let obj = &k.objects[a.obj];
@@ -1063,7 +1076,18 @@ fn analyze_access(
         min_offset: None,
         assumptions: setup.assumptions.iter().cloned().collect(),
         noted: Vec::new(),
-        unknown: a.unknown.clone(),
+        unknown: a.unknown.clone().or_else(|| {
+            (*kernel_work >= opts.max_kernel_work).then(|| {
+                format!(
+                    "the kernel's accesses before this one used up the {}",
+                    budget::named(
+                        "MAX_WORK_PER_KERNEL",
+                        opts.max_kernel_work,
+                        "expression nodes per kernel"
+                    )
+                )
+            })
+        }),
         budget_hit: false,
         stop_above: opts
             .stop_above_ways
@@ -1122,13 +1146,21 @@ fn analyze_access(
     if run.budget_hit && unknown_reason.is_none() {
         unknown_reason = Some(if run.work > opts.max_work {
             format!(
-                "the evaluation budget ({} expression nodes per access) ran out",
-                opts.max_work
+                "the {} ran out",
+                budget::named(
+                    "MAX_WORK_PER_ACCESS",
+                    opts.max_work,
+                    "expression nodes per access"
+                )
             )
         } else {
             format!(
-                "the enumeration budget ({} warp-level executions) ran out",
-                opts.max_executions
+                "the {} ran out",
+                budget::named(
+                    "MAX_EXECUTIONS_PER_ACCESS",
+                    opts.max_executions,
+                    "warp-level executions"
+                )
             )
         });
     }
@@ -1172,6 +1204,7 @@ fn analyze_access(
     };
     let c = |v: [i64; 3]| [v[0] as u64, v[1] as u64, v[2] as u64];
     let stopped = run.stopped;
+    *kernel_work = kernel_work.saturating_add(run.work);
     let report = AccessReport {
         kernel: ki,
         access: ai,

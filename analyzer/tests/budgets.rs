@@ -1,0 +1,182 @@
+//! Every named budget of `budget.rs`, run out on purpose: the analysis
+//! ends, and what it could not finish is `unknown` or a note that names
+//! the budget (so a user can tell a limit of warplint from a limit of the
+//! code). The one budget not here, `MAX_FILE_BYTES`, is exercised by the
+//! CLI's robustness tests (a 17 MiB file).
+
+use warplint_analyzer::hardware::Modern;
+use warplint_analyzer::{analyze, budget, FileAnalysis, Header, Options};
+
+/// Everything the analysis said: notes, unknown reasons and assumptions.
+fn said(a: &FileAnalysis) -> String {
+    let mut out: Vec<String> = a.program.notes.iter().map(|n| n.message.clone()).collect();
+    for r in &a.reports {
+        out.extend(r.unknown_reason.clone());
+        out.extend(r.assumptions.iter().cloned());
+    }
+    out.join("\n")
+}
+
+fn run_with(src: &str, options: &Options) -> String {
+    said(&analyze(src.as_bytes(), &Modern, options))
+}
+
+fn run(src: &str) -> String {
+    run_with(src, &Options::default())
+}
+
+fn assert_names(text: &str, name: &str) {
+    assert!(
+        text.contains(&format!("budget `{name}`")),
+        "`{name}` not named in:\n{text}"
+    );
+}
+
+#[test]
+fn syntax_depth_of_a_hundred_thousand_nested_expressions() {
+    let depth = 100_000;
+    let parens = format!(
+        "__global__ void k(float *a) {{ a[{}threadIdx.x{}] = 0; }}\nint main() {{ k<<<1, 32>>>(0); }}\n",
+        "(".repeat(depth),
+        ")".repeat(depth)
+    );
+    assert_names(&run(&parens), "MAX_SYNTAX_DEPTH");
+    let chain = format!(
+        "__global__ void k(float *a) {{ a[threadIdx.x{}] = 0; }}\nint main() {{ k<<<1, 32>>>(0); }}\n",
+        " + 1".repeat(depth)
+    );
+    assert_names(&run(&chain), "MAX_SYNTAX_DEPTH");
+    let blocks = format!(
+        "__global__ void k(float *a) {{ {} a[threadIdx.x] = 0; {} }}\n",
+        "if (threadIdx.x < 64) {".repeat(2000),
+        "}".repeat(2000)
+    );
+    assert_names(&run(&blocks), "MAX_SYNTAX_DEPTH");
+}
+
+#[test]
+fn expression_size() {
+    // Each level doubles the expression: 2^20 nodes if kept.
+    let mut defs = String::from("#define E0 threadIdx.x\n");
+    for i in 1..=20 {
+        defs.push_str(&format!("#define E{i} (E{} ^ E{})\n", i - 1, i - 1));
+    }
+    let big = format!(
+        "{defs}__global__ void k(float *a) {{ a[E20 & 31] = 0; }}\nint main() {{ k<<<1, 32>>>(0); }}\n"
+    );
+    let text = run(&big);
+    assert!(
+        text.contains("budget `MAX_MACRO_EXPANSIONS`") || text.contains("budget `MAX_EXPR_NODES`"),
+        "{text}"
+    );
+}
+
+#[test]
+fn macro_depth_and_expansions() {
+    // A chain deeper than MAX_MACRO_DEPTH.
+    let mut defs = String::from("#define M0 threadIdx.x\n");
+    for i in 1..=40 {
+        defs.push_str(&format!("#define M{i} (M{} + 1)\n", i - 1));
+    }
+    let src = format!(
+        "{defs}__global__ void k(float *a) {{ a[M40] = 0; }}\nint main() {{ k<<<1, 32>>>(0); }}\n"
+    );
+    assert_names(&run(&src), "MAX_MACRO_DEPTH");
+    // Doubling at every level: 2^14 uses within the depth budget.
+    let mut defs = String::from("#define D0 threadIdx.x\n");
+    for i in 1..=14 {
+        defs.push_str(&format!("#define D{i} (D{} - D{})\n", i - 1, i - 1));
+    }
+    let src = format!(
+        "{defs}__global__ void k(float *a) {{ a[D14 + threadIdx.x] = 0; }}\nint main() {{ k<<<1, 32>>>(0); }}\n"
+    );
+    assert_names(&run(&src), "MAX_MACRO_EXPANSIONS");
+    // Macros in `#if` conditions nest past the budget too.
+    let mut defs = String::from("#define M0 1\n");
+    for i in 1..=40 {
+        defs.push_str(&format!("#define M{i} (M{} + 1)\n", i - 1));
+    }
+    let src = format!(
+        "{defs}#if M40 > 0\n#endif\n__global__ void k(float *a) {{ a[threadIdx.x] = 0; }}\n"
+    );
+    assert_names(&run(&src), "MAX_MACRO_DEPTH");
+}
+
+#[test]
+fn include_depth() {
+    let n = budget::MAX_INCLUDE_DEPTH + 6;
+    let headers: Vec<Header> = (0..n)
+        .map(|i| Header {
+            name: format!("h{i}.cuh"),
+            path: format!("h{i}.cuh"),
+            text: format!("#include \"h{}.cuh\"\n#define LAST {i}\n", i + 1).into_bytes(),
+        })
+        .collect();
+    let mut options = Options::default();
+    options.frontend.headers = headers;
+    let src = "#include \"h0.cuh\"\n__global__ void k(float *a) { a[threadIdx.x] = 0; }\n";
+    assert_names(&run_with(src, &options), "MAX_INCLUDE_DEPTH");
+}
+
+#[test]
+fn inlining_depth_and_calls() {
+    let mut fns = String::from("__device__ int f0(int x) { return x; }\n");
+    for i in 1..=30 {
+        fns.push_str(&format!(
+            "__device__ int f{i}(int x) {{ return f{}(x) + 1; }}\n",
+            i - 1
+        ));
+    }
+    let src = format!(
+        "{fns}__global__ void k(float *a) {{ a[f30(threadIdx.x)] = 0; }}\nint main() {{ k<<<1, 32>>>(0); }}\n"
+    );
+    assert_names(&run(&src), "MAX_INLINE_DEPTH");
+    let calls = "s += g(threadIdx.x); ".repeat(budget::MAX_INLINED_CALLS as usize + 10);
+    let src = format!(
+        "__device__ int g(int x) {{ return x; }}\n__global__ void k(float *a) {{ int s = 0; {calls} a[s] = 0; }}\nint main() {{ k<<<1, 32>>>(0); }}\n"
+    );
+    assert_names(&run(&src), "MAX_INLINED_CALLS");
+}
+
+#[test]
+fn instantiations_and_launches() {
+    let launches: String = (0..budget::MAX_INSTANTIATIONS + 4)
+        .map(|i| format!("k<{i}><<<1, 32>>>(0); "))
+        .collect();
+    let src = format!(
+        "template <int N> __global__ void k(float *a) {{ a[threadIdx.x * N] = 0; }}\nint main() {{ {launches} }}\n"
+    );
+    assert_names(&run(&src), "MAX_INSTANTIATIONS");
+    let launches: String = (0..budget::MAX_LAUNCHES_PER_KERNEL + 4)
+        .map(|i| format!("k<<<1, {}>>>(0); ", 32 * (i + 1)))
+        .collect();
+    let src = format!(
+        "__global__ void k(float *a) {{ a[threadIdx.x] = 0; }}\nint main() {{ {launches} }}\n"
+    );
+    assert_names(&run(&src), "MAX_LAUNCHES_PER_KERNEL");
+}
+
+#[test]
+fn engine_budgets() {
+    // A loop longer than MAX_LOOP_ITERATIONS: the first ones are costed.
+    let src = "__global__ void k(float *a) { for (int i = 0; i < 100000; ++i) a[i * 32 + threadIdx.x] = 0; }\nint main() { k<<<1, 32>>>(0); }\n";
+    assert_names(&run(src), "MAX_LOOP_ITERATIONS");
+    // Nested loops past the executions per access.
+    let src = "__global__ void k(float *a) { for (int i = 0; i < 1000; ++i) for (int j = 0; j < 1000; ++j) for (int l = 0; l < 1000; ++l) a[(i + j + l) * 32 + threadIdx.x] = 0; }\nint main() { k<<<64, 1024>>>(0); }\n";
+    let mut options = Options::default();
+    options.engine.max_executions = 1000;
+    assert_names(&run_with(src, &options), "MAX_EXECUTIONS_PER_ACCESS");
+    let mut options = Options::default();
+    options.engine.max_work = 5000;
+    assert_names(&run_with(src, &options), "MAX_WORK_PER_ACCESS");
+    // The kernel's budget: the first access may finish, later ones not.
+    let src = "__global__ void k(float *a, float *b, float *c) { for (int i = 0; i < 100; ++i) { a[i * 32 + threadIdx.x] = 0; b[i * 64 + threadIdx.x] = 0; c[i * 96 + threadIdx.x] = 0; } }\nint main() { k<<<1, 256>>>(0, 0, 0); }\n";
+    let mut options = Options::default();
+    options.engine.max_kernel_work = 2000;
+    let a = analyze(src.as_bytes(), &Modern, &options);
+    assert!(a.reports[0].unknown_reason.is_none(), "{:?}", a.reports[0]);
+    assert_names(&said(&a), "MAX_WORK_PER_KERNEL");
+    // With the default budgets the same kernel is fully costed.
+    let a = analyze(src.as_bytes(), &Modern, &Options::default());
+    assert!(a.reports.iter().all(|r| r.unknown_reason.is_none()));
+}
