@@ -50,8 +50,9 @@ pub const MAX_MACRO_DEPTH: u32 = 16;
 
 /// Macro expansions lowered per kernel (each use of a macro, at any
 /// depth, counts): `#define A1 A0 A0`, `#define A2 A1 A1`, ... doubles the
-/// work per level, which depth alone does not bound.
-pub const MAX_MACRO_EXPANSIONS: u32 = 4096;
+/// work per level, which depth alone does not bound. ggml's mmq kernels
+/// use several thousand.
+pub const MAX_MACRO_EXPANSIONS: u32 = 65_536;
 
 /// Nested `#include` depth (a header that includes a header ...).
 pub const MAX_INCLUDE_DEPTH: u32 = 64;
@@ -84,9 +85,11 @@ pub const MAX_WORK_PER_ACCESS: u64 = 4_000_000;
 
 /// Expression nodes evaluated per kernel instantiation, over all its
 /// accesses and launch configurations: the deterministic stand-in for a
-/// per-kernel time limit (about a second of evaluation). Accesses past it
-/// are `unknown`, naming this budget.
-pub const MAX_WORK_PER_KERNEL: u64 = 64_000_000;
+/// per-kernel time limit, whatever the number of accesses (250 accesses
+/// that each use up `MAX_WORK_PER_ACCESS`). Accesses past it are
+/// `unknown`, naming this budget. No kernel of the public corpus comes
+/// near it (64 M cut Rodinia's myocyte kernels).
+pub const MAX_WORK_PER_KERNEL: u64 = 1_000_000_000;
 
 /// Blocks of the grid enumerated as representatives when the address
 /// depends on `blockIdx`.

@@ -82,13 +82,13 @@ fn macro_depth_and_expansions() {
         "{defs}__global__ void k(float *a) {{ a[M40] = 0; }}\nint main() {{ k<<<1, 32>>>(0); }}\n"
     );
     assert_names(&run(&src), "MAX_MACRO_DEPTH");
-    // Doubling at every level: 2^14 uses within the depth budget.
+    // Tripling at every level: 3^11 uses within the depth budget.
     let mut defs = String::from("#define D0 threadIdx.x\n");
-    for i in 1..=14 {
-        defs.push_str(&format!("#define D{i} (D{} - D{})\n", i - 1, i - 1));
+    for i in 1..=11 {
+        defs.push_str(&format!("#define D{i} (D{j} - D{j} + D{j})\n", j = i - 1));
     }
     let src = format!(
-        "{defs}__global__ void k(float *a) {{ a[D14 + threadIdx.x] = 0; }}\nint main() {{ k<<<1, 32>>>(0); }}\n"
+        "{defs}__global__ void k(float *a) {{ a[D11 + threadIdx.x] = 0; }}\nint main() {{ k<<<1, 32>>>(0); }}\n"
     );
     assert_names(&run(&src), "MAX_MACRO_EXPANSIONS");
     // Macros in `#if` conditions nest past the budget too.
