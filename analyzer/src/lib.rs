@@ -66,18 +66,22 @@ impl FileAnalysis {
         // A note some instantiation's lowering raised counts for the
         // instantiations that raised it; the others (parse errors,
         // preprocessor notes) for every kernel whose extent holds them.
-        let lowered = |n: &ir::Note| kernels.iter().any(|k| k.lowering_notes.contains(n));
+        let notes = &self.program.notes;
+        let lowered: Vec<bool> = notes
+            .iter()
+            .map(|n| kernels.iter().any(|k| k.lowering_notes.contains(n)))
+            .collect();
         kernels
             .iter()
             .map(|k| {
-                self.program
-                    .notes
+                notes
                     .iter()
-                    .filter(|n| {
+                    .zip(&lowered)
+                    .filter(|(n, &lowered)| {
                         n.span.file == k.extent.file
                             && n.span.start >= k.extent.start
                             && n.span.start < k.extent.end
-                            && (k.lowering_notes.contains(n) || !lowered(n))
+                            && (!lowered || k.lowering_notes.contains(n))
                     })
                     .count()
             })

@@ -387,11 +387,10 @@ impl<'a, 't> Lowerer<'a, 't> {
         &mut self,
         n: Node,
         src: &Src,
-        budget: (&'static str, String),
+        (name, limit, unit): (&'static str, u32, &str),
         what: &str,
     ) -> Val {
-        let (name, named) = budget;
-        let reason = format!("{what} (the {named} ran out)");
+        let reason = format!("{what} (the {} ran out)", budget::named(name, limit, unit));
         if !self.budgets_noted.contains(&name) {
             self.budgets_noted.push(name);
             self.note(n, src, format!("{reason}; what depends on it is unknown"));
@@ -910,10 +909,7 @@ impl<'a, 't> Lowerer<'a, 't> {
     /// reported at the macro's use.
     fn expand_text(&mut self, name: &str, body: &str, n: Node, src: &Src, statement: bool) -> Val {
         if self.expanding.len() as u32 >= budget::MAX_MACRO_DEPTH {
-            let b = (
-                "MAX_MACRO_DEPTH",
-                budget::named("MAX_MACRO_DEPTH", budget::MAX_MACRO_DEPTH, "levels"),
-            );
+            let b = ("MAX_MACRO_DEPTH", budget::MAX_MACRO_DEPTH, "levels");
             return self.budget_unknown(
                 n,
                 src,
@@ -924,11 +920,8 @@ impl<'a, 't> Lowerer<'a, 't> {
         if self.expansions >= budget::MAX_MACRO_EXPANSIONS {
             let b = (
                 "MAX_MACRO_EXPANSIONS",
-                budget::named(
-                    "MAX_MACRO_EXPANSIONS",
-                    budget::MAX_MACRO_EXPANSIONS,
-                    "expansions per kernel",
-                ),
+                budget::MAX_MACRO_EXPANSIONS,
+                "expansions per kernel",
             );
             return self.budget_unknown(n, src, b, &format!("macro `{name}`"));
         }
@@ -1002,7 +995,7 @@ impl<'a, 't> Lowerer<'a, 't> {
 
     pub(crate) fn expr(&mut self, n: Node, src: &Src) -> Val {
         if self.depth >= budget::MAX_SYNTAX_DEPTH {
-            return self.budget_unknown(n, src, syntax_depth(), "an expression nested too deeply");
+            return self.budget_unknown(n, src, SYNTAX_DEPTH, "an expression nested too deeply");
         }
         self.depth += 1;
         let v = self.expr_inner(n, src);
@@ -1887,18 +1880,12 @@ impl<'a, 't> Lowerer<'a, 't> {
             || self.inlined >= budget::MAX_INLINED_CALLS
         {
             let b = if self.inline_depth >= budget::MAX_INLINE_DEPTH {
-                (
-                    "MAX_INLINE_DEPTH",
-                    budget::named("MAX_INLINE_DEPTH", budget::MAX_INLINE_DEPTH, "nested calls"),
-                )
+                ("MAX_INLINE_DEPTH", budget::MAX_INLINE_DEPTH, "nested calls")
             } else {
                 (
                     "MAX_INLINED_CALLS",
-                    budget::named(
-                        "MAX_INLINED_CALLS",
-                        budget::MAX_INLINED_CALLS,
-                        "calls per kernel",
-                    ),
+                    budget::MAX_INLINED_CALLS,
+                    "calls per kernel",
                 )
             };
             let what = format!("the result of `{}`", def.name);
@@ -2151,13 +2138,14 @@ impl<'a, 't> Lowerer<'a, 't> {
             return;
         }
         if self.depth >= budget::MAX_SYNTAX_DEPTH {
-            let (_, named) = syntax_depth();
+            let (name, limit, unit) = SYNTAX_DEPTH;
             self.note(
                 n,
                 src,
                 format!(
                     "statements nested too deeply; the rest of this block is not analysed (the \
-                     {named} ran out)"
+                     {} ran out)",
+                    budget::named(name, limit, unit)
                 ),
             );
             return;
@@ -3294,13 +3282,8 @@ fn substitute(body: &str, params: &[String], args: &[String]) -> String {
     out.replace(" ## ", "").replace("##", "")
 }
 
-/// `budget::MAX_SYNTAX_DEPTH`, named.
-fn syntax_depth() -> (&'static str, String) {
-    (
-        "MAX_SYNTAX_DEPTH",
-        budget::named("MAX_SYNTAX_DEPTH", budget::MAX_SYNTAX_DEPTH, "levels"),
-    )
-}
+/// `budget::MAX_SYNTAX_DEPTH`: its name, limit and unit.
+const SYNTAX_DEPTH: (&str, u32, &str) = ("MAX_SYNTAX_DEPTH", budget::MAX_SYNTAX_DEPTH, "levels");
 
 #[cfg(test)]
 mod snippet_tests {

@@ -843,13 +843,8 @@ fn blank_typename_in_expressions(text: &mut [u8]) {
             continue;
         }
         let before = text[..i].trim_ascii_end();
-        let in_expression = before.ends_with(b"return")
-            && !before
-                .len()
-                .checked_sub(7)
-                .and_then(|k| before.get(k))
-                .is_some_and(|b| ident(*b))
-            || matches!(before.last(), Some(b'(' | b',' | b'='));
+        let in_expression = matches!(before.last(), Some(b'(' | b',' | b'='))
+            || before.len() >= 6 && word_at(before, before.len() - 6, b"return");
         // The qualified name: identifiers, `::`, balanced template arguments.
         let mut j = i + WORD.len();
         while text.get(j).is_some_and(u8::is_ascii_whitespace) {
