@@ -50,6 +50,7 @@ type Selected = std::collections::BTreeSet<&'static str>;
 type Resolved = (Option<PathBuf>, Settings, Selected, Box<dyn MemoryModel>);
 
 /// What checking one input produced (built on a worker thread).
+#[derive(Default)]
 struct Outcome {
     file: Option<FileDiagnostics>,
     unknowns: Vec<UnknownNote>,
@@ -71,8 +72,12 @@ struct Outcome {
 struct Input {
     path: String,
     abs: String,
-    bytes: Vec<u8>,
+    /// The text of stdin; a file is read by the worker that checks it, so
+    /// a run holds only the files (and headers) being checked at the time.
+    stdin_bytes: Option<Vec<u8>>,
     stdin: bool,
+    /// A path given or found that cannot be checked, and why.
+    error: Option<String>,
 }
 
 pub fn run(args: CheckArgs) -> std::process::ExitCode {
@@ -100,7 +105,11 @@ pub fn run(args: CheckArgs) -> std::process::ExitCode {
     let mut table: Vec<Resolved> = Vec::new();
     let mut which: Vec<usize> = Vec::new();
     for input in &inputs {
-        let nearest = if args.config.config.is_some() || args.config.isolated || input.stdin {
+        let nearest = if args.config.config.is_some()
+            || args.config.isolated
+            || input.stdin
+            || input.error.is_some()
+        {
             settings.config_path.clone()
         } else {
             Path::new(&input.abs)
@@ -148,24 +157,33 @@ pub fn run(args: CheckArgs) -> std::process::ExitCode {
     let progress = crate::progress::Progress::new(inputs.len(), args.format);
     let outcomes: Vec<Outcome> = pool.install(|| {
         use rayon::prelude::*;
-        let headers: Vec<Vec<warplint_analyzer::Header>> = inputs
-            .par_iter()
-            .zip(&which)
-            .map(|(input, &i)| {
-                crate::includes::headers_for(
-                    Path::new(&input.path),
-                    &input.bytes,
-                    &table[i].1.include_dirs,
-                )
-            })
-            .collect();
         inputs
             .into_par_iter()
             .zip(which)
-            .zip(headers)
-            .map(|((input, i), headers)| {
+            .map(|(mut input, i)| {
                 let (_, s, sel, model) = &table[i];
-                let o = check_one(input, headers, &args, s, model.as_ref(), sel);
+                // A file that cannot be read (gone since discovery, no
+                // permission) is an error for that file; the rest go on.
+                let read = match (input.error.take(), input.stdin_bytes.take()) {
+                    (Some(e), _) => Err(e),
+                    (None, Some(b)) => Ok(b),
+                    (None, None) => crate::includes::read_source(Path::new(&input.path))
+                        .map_err(|e| format!("{}: {e}", input.path)),
+                };
+                let o = match read {
+                    Ok(bytes) => {
+                        let headers = crate::includes::headers_for(
+                            Path::new(&input.path),
+                            &bytes,
+                            &s.include_dirs,
+                        );
+                        check_one(input, bytes, headers, &args, s, model.as_ref(), sel)
+                    }
+                    Err(e) => Outcome {
+                        errors: vec![e],
+                        ..Outcome::default()
+                    },
+                };
                 progress.tick();
                 o
             })
@@ -314,7 +332,7 @@ pub fn run(args: CheckArgs) -> std::process::ExitCode {
     }
 }
 
-/// Files (discovered, excluded, read) and stdin.
+/// Files (discovered, excluded; read later, one by one) and stdin.
 fn gather_inputs(
     args: &CheckArgs,
     settings: &Settings,
@@ -330,8 +348,9 @@ fn gather_inputs(
         inputs.push(Input {
             abs: absolute(Path::new(&name)),
             path: name,
-            bytes: buf,
+            stdin_bytes: Some(buf),
             stdin: true,
+            error: None,
         });
     }
     let paths: Vec<PathBuf> = args
@@ -351,29 +370,32 @@ fn gather_inputs(
     let mut globs = settings.config.exclude.clone();
     globs.extend(settings::split_list(&args.exclude));
     let set = discover::excludes(&globs).map_err(|e| fail(&e))?;
+    // A path that cannot be walked or read is an error of its own (said
+    // at the end, exit code 2); the others are still checked.
     let (files, errors) = discover::filter(&paths, &set, args.force_exclude);
-    for e in &errors {
-        eprintln!("warplint: error: {e}");
-    }
-    if !errors.is_empty() {
-        return Err(std::process::ExitCode::from(2));
-    }
+    inputs.extend(errors.into_iter().map(|e| Input {
+        path: String::new(),
+        abs: String::new(),
+        stdin_bytes: None,
+        stdin: false,
+        error: Some(e),
+    }));
     for f in files {
-        match std::fs::read(&f) {
-            Ok(b) => inputs.push(Input {
-                path: f.display().to_string(),
-                abs: absolute(&f),
-                bytes: b,
-                stdin: false,
-            }),
-            Err(e) => return Err(fail(&format!("{}: {e}", f.display()))),
-        }
+        inputs.push(Input {
+            path: f.display().to_string(),
+            abs: absolute(&f),
+            stdin_bytes: None,
+            stdin: false,
+            error: None,
+        });
     }
     Ok(inputs)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn check_one(
     input: Input,
+    mut bytes: Vec<u8>,
     headers: Vec<warplint_analyzer::Header>,
     args: &CheckArgs,
     settings: &Settings,
@@ -381,23 +403,9 @@ fn check_one(
     selected: &std::collections::BTreeSet<&'static str>,
 ) -> Outcome {
     let Input {
-        path,
-        abs,
-        mut bytes,
-        stdin,
+        path, abs, stdin, ..
     } = input;
-    let mut o = Outcome {
-        file: None,
-        unknowns: Vec::new(),
-        diff: String::new(),
-        fixed: 0,
-        stdin_fixed: None,
-        errors: Vec::new(),
-        summary: Default::default(),
-        headers: Vec::new(),
-        covered: Vec::new(),
-        own_kernels: Vec::new(),
-    };
+    let mut o = Outcome::default();
     let mut options = settings.options.clone();
     options.frontend.headers = headers;
     let (analysis, mut diagnostics) = lint(

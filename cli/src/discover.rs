@@ -37,7 +37,7 @@ pub fn filter(paths: &[PathBuf], set: &GlobSet, force: bool) -> (Vec<PathBuf>, V
                 out.push(p.clone());
             }
         } else {
-            errors.push(format!("{}: no such file or directory", p.display()));
+            errors.push(not_checkable(p));
         }
     }
     out.sort();
@@ -61,6 +61,14 @@ fn walk_excluding(
     );
 }
 
+/// Why a path named on the command line is neither a file nor a folder.
+fn not_checkable(p: &Path) -> String {
+    match std::fs::metadata(p) {
+        Ok(_) => format!("{}: not a regular file or folder", p.display()),
+        Err(e) => format!("{}: {e}", p.display()),
+    }
+}
+
 pub const EXTENSIONS: [&str; 2] = ["cu", "cuh"];
 
 /// Expands `paths` into files. Hidden folders and `target/` are skipped
@@ -74,7 +82,7 @@ pub fn files(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<String>) {
         } else if p.is_file() {
             out.push(p.clone());
         } else {
-            errors.push(format!("{}: no such file or directory", p.display()));
+            errors.push(not_checkable(p));
         }
     }
     out.sort();

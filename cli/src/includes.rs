@@ -65,7 +65,7 @@ pub fn headers_for(file: &Path, bytes: &[u8], include_dirs: &[PathBuf]) -> Vec<H
                 continue;
             }
             seen.push(key);
-            let Ok(text) = std::fs::read(&found) else {
+            let Ok(text) = read_source(&found) else {
                 continue;
             };
             if text.len() > budget::MAX_FILE_BYTES {
@@ -81,6 +81,18 @@ pub fn headers_for(file: &Path, bytes: &[u8], include_dirs: &[PathBuf]) -> Vec<H
         }
     }
     out
+}
+
+/// A source file's bytes, at most one past the analyzer's
+/// `MAX_FILE_BYTES`: a larger file is only ever a note, so a 100 MB file
+/// costs 16 MiB of memory, not 100.
+pub fn read_source(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    std::fs::File::open(path)?
+        .take(budget::MAX_FILE_BYTES as u64 + 1)
+        .read_to_end(&mut out)?;
+    Ok(out)
 }
 
 /// `path` with links and `..` resolved where it exists.

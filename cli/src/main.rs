@@ -298,7 +298,7 @@ fn parse_only_cmd(a: ParseOnlyArgs) -> ExitCode {
         files
             .par_iter()
             .map(|f| {
-                std::fs::read(f)
+                includes::read_source(f)
                     .map(|b| warplint_analyzer::parse_only(&b))
                     .map_err(|e| format!("{}: {e}", f.display()))
             })
@@ -462,7 +462,8 @@ fn report_cmd(args: ReportArgs) -> ExitCode {
         files
             .par_iter()
             .map(|f| {
-                let bytes = std::fs::read(f).map_err(|e| format!("{}: {e}", f.display()))?;
+                let bytes =
+                    includes::read_source(f).map_err(|e| format!("{}: {e}", f.display()))?;
                 let headers = includes::headers_for(f, &bytes, &settings.include_dirs);
                 Ok(report_file(f, &models, &options, &bytes, headers))
             })

@@ -6,7 +6,7 @@ mod common;
 use std::path::PathBuf;
 use std::process::Output;
 
-use common::{stderr, warplint};
+use common::{stderr, stdout, warplint};
 
 fn scratch(name: &str, bytes: &[u8]) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("warplint-robustness-{}", std::process::id()));
@@ -155,7 +155,100 @@ fn huge_loop_bounds_stay_within_budget() {
 fn missing_path_is_exit_2() {
     let out = warplint(&["report", "--isolated", "no/such/file.cu"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("no such file"));
+    assert!(stderr(&out).to_lowercase().contains("no such file"));
+}
+
+/// A kernel with one uncoalesced store (GM001), for runs that must still
+/// check it next to files that cannot be.
+const GOOD: &[u8] =
+    b"__global__ void k(float *x) { x[threadIdx.x * 2] = 0; }\nint main() { k<<<1, 32>>>(0); }\n";
+
+/// `check` and `report` on `bad` and a good file: `bad` is an error of its
+/// own (its name on stderr, exit code 2), the good file is still checked.
+fn rest_is_checked(bad: &str, why: &str) {
+    // One good file per caller: tests run in parallel.
+    let name: String = bad.chars().filter(char::is_ascii_alphanumeric).collect();
+    let good = scratch(&format!("good-{name}.cu"), GOOD);
+    let good = good.to_string_lossy().into_owned();
+    let out = warplint(&[
+        "check",
+        "--isolated",
+        "--output-format",
+        "concise",
+        bad,
+        &good,
+    ]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{bad}: {err}");
+    assert!(err.contains(bad) && err.contains(why), "{bad}: {err}");
+    assert!(stdout(&out).contains("GM001"), "{bad}: {}", stdout(&out));
+    let out = warplint(&["report", "--isolated", "--format", "json", bad, &good]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{bad}: {err}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json report");
+    // Said on stderr, or as the file's note in the report.
+    let noted = doc["notes"].as_array().is_some_and(|n| {
+        n.iter()
+            .any(|n| n["message"].as_str().unwrap_or("").contains(why))
+    });
+    assert!(err.contains(bad) || noted, "{bad}: {err}");
+    let accesses = doc["accesses"].as_array().expect("accesses");
+    assert!(accesses.iter().any(|a| a["file"] == good.as_str()), "{bad}");
+}
+
+/// A file that is listed but fails to read (as one that vanished or lost
+/// its permissions after discovery does): `/proc/self/mem` is a regular
+/// file whose first read fails with EIO even for root, so the test holds
+/// where permissions do not (CI runs as root).
+#[cfg(target_os = "linux")]
+#[test]
+fn an_unreadable_file_is_an_error_and_the_rest_is_checked() {
+    rest_is_checked("/proc/self/mem", "error");
+}
+
+#[test]
+fn a_missing_file_is_an_error_and_the_rest_is_checked() {
+    let gone = scratch("gone.cu", b"");
+    std::fs::remove_file(&gone).unwrap();
+    rest_is_checked(&gone.to_string_lossy(), "os error");
+}
+
+/// A named pipe would block a reader forever: named, it is an error; in a
+/// folder, it is not a source file.
+#[cfg(unix)]
+#[test]
+fn a_named_pipe_never_blocks() {
+    let dir = std::env::temp_dir().join(format!("warplint-robustness-fifo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("pipe.cu");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo");
+    assert!(made.success());
+    rest_is_checked(&fifo.to_string_lossy(), "not a regular file");
+    std::fs::write(dir.join("good.cu"), GOOD).unwrap();
+    let d = dir.to_string_lossy().into_owned();
+    let out = warplint(&["check", "--isolated", "--output-format", "concise", &d]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stdout(&out).contains("GM001"));
+}
+
+/// 100 MB of source: a note for that file (read no further than the
+/// budget), the rest checked.
+#[test]
+fn a_huge_file_is_a_note_and_the_rest_is_checked() {
+    let mut big = String::with_capacity(100 << 20);
+    while big.len() < 100 << 20 {
+        big.push_str("__device__ int f(int x) { return x * 3 + 1; } // padding padding\n");
+    }
+    let p = scratch("hundred_mb.cu", big.as_bytes());
+    drop(big);
+    let path = p.to_string_lossy().into_owned();
+    rest_is_checked(&path, "MAX_FILE_BYTES");
+    let out = warplint(&["debug", "parse-only", &path]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    std::fs::remove_file(&p).unwrap();
 }
 
 #[test]

@@ -136,6 +136,11 @@ pub fn parse_only(input: &[u8]) -> ParseStats {
         bytes: input.len() as u64,
         ..ParseStats::default()
     };
+    // What the analysis would not parse either (see `tu::build`).
+    if input.len() > crate::budget::MAX_FILE_BYTES || input.contains(&0) {
+        stats.bytes = 0;
+        return stats;
+    }
     let mut parser = tree_sitter::Parser::new();
     if parser
         .set_language(&tree_sitter_cuda::LANGUAGE.into())
