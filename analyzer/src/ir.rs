@@ -180,6 +180,10 @@ impl Expr {
             _ => None,
         }
     }
+    /// The node's identity: equal for clones of one expression.
+    pub fn identity(&self) -> *const () {
+        Rc::as_ptr(&self.0) as *const ()
+    }
     pub fn ptr_eq(&self, other: &Expr) -> bool {
         Rc::ptr_eq(&self.0, &other.0)
     }

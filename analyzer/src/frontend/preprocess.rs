@@ -85,6 +85,10 @@ fn directive(line: &str) -> Option<(&str, &str)> {
 
 /// A directive's argument without its comments, continuation lines joined.
 pub(crate) fn strip_comments(s: &str) -> String {
+    if !s.contains(['/', '\\']) {
+        // Most lines: no comment, no continuation.
+        return s.trim().to_string();
+    }
     let mut out = String::new();
     let mut rest = s;
     while !rest.is_empty() {
@@ -327,7 +331,10 @@ impl<'a> Conditionals<'a> {
         let mut skipping = false;
         for (start, end) in logical_lines(&text) {
             let active = stack.last().map(|g| g.active).unwrap_or(true);
-            let line = String::from_utf8_lossy(&text[start..end]).into_owned();
+            // Read from the original: `text` differs only in lines already
+            // done (and in this one, after it is read). Borrowed, not copied,
+            // when the line is UTF-8.
+            let line = String::from_utf8_lossy(&source.text[start..end]);
             let was_comment = in_comment;
             in_comment = comment_state(&line, in_comment);
             let dir = if was_comment { None } else { directive(&line) };
@@ -477,8 +484,10 @@ impl<'a> Conditionals<'a> {
             while i < end && (text[i].is_ascii_alphanumeric() || text[i] == b'_') {
                 i += 1;
             }
-            let word = String::from_utf8_lossy(&text[s..i]).into_owned();
-            let body = match self.defines.get(&word) {
+            // An identifier is ASCII: no copy to look it up.
+            let word = std::str::from_utf8(&text[s..i]).unwrap_or("");
+            let is_specifier = SPECIFIERS.contains(&word);
+            let body = match self.defines.get(word) {
                 Some(Macro::Object(body)) => body,
                 Some(Macro::Function(Some((params, body)))) => {
                     i = expand_specifier_call(text, s, i, end, params, body).unwrap_or(i);
@@ -487,8 +496,7 @@ impl<'a> Conditionals<'a> {
                 _ => continue,
             };
             let tokens: Vec<&str> = body.split_whitespace().collect();
-            if !tokens.iter().all(|t| SPECIFIERS.contains(t)) || SPECIFIERS.contains(&word.as_str())
-            {
+            if !tokens.iter().all(|t| SPECIFIERS.contains(t)) || is_specifier {
                 continue;
             }
             let global = tokens.contains(&"__global__");

@@ -40,17 +40,63 @@ pub struct LaneEnv<'a> {
     pub loop_vals: &'a [Result<i64, Fail>],
 }
 
-/// Collects which assumed values an evaluation read.
-#[derive(Default, Debug)]
+/// Collects which assumed values an evaluation read: a set, kept as bits
+/// (block index, grid, the first 126 parameters) so that merging the
+/// reads of a remembered subexpression costs nothing.
+#[derive(Clone, Default, Debug, PartialEq)]
 pub struct Reads {
-    pub assumed: Vec<Assumed>,
+    bits: u128,
+    /// Parameters past the bits (a kernel with more than 126 parameters).
+    rest: Vec<u32>,
 }
 
+/// Parameters kept in [`Reads`]'s bits.
+const PARAM_BITS: u32 = 126;
+
 impl Reads {
-    fn add(&mut self, a: Assumed) {
-        if !self.assumed.contains(&a) {
-            self.assumed.push(a);
+    pub fn add(&mut self, a: Assumed) {
+        match a {
+            Assumed::BlockIdx => self.bits |= 1,
+            Assumed::GridDim => self.bits |= 2,
+            Assumed::Param(i) if i < PARAM_BITS => self.bits |= 4 << i,
+            Assumed::Param(i) => {
+                if !self.rest.contains(&i) {
+                    self.rest.push(i);
+                }
+            }
         }
+    }
+
+    pub fn merge(&mut self, o: &Reads) {
+        self.bits |= o.bits;
+        for i in &o.rest {
+            if !self.rest.contains(i) {
+                self.rest.push(*i);
+            }
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.bits == 0 && self.rest.is_empty()
+    }
+
+    /// The values read: block index, grid, then parameters in order.
+    pub fn iter(&self) -> impl Iterator<Item = Assumed> + '_ {
+        // One step per bit set.
+        let mut bits = self.bits;
+        std::iter::from_fn(move || {
+            if bits == 0 {
+                return None;
+            }
+            let i = bits.trailing_zeros();
+            bits &= bits - 1;
+            Some(match i {
+                0 => Assumed::BlockIdx,
+                1 => Assumed::GridDim,
+                _ => Assumed::Param(i - 2),
+            })
+        })
+        .chain(self.rest.iter().map(|i| Assumed::Param(*i)))
     }
 }
 
@@ -259,13 +305,49 @@ fn merge_fail(a: &Vals, b: &Vals) -> Fail {
     }
 }
 
+/// One node of an expression as the warp evaluator sees it, its operands
+/// being handles of type `C` (subtrees, or indices into a [`super::graph`]).
+#[derive(Clone, Copy)]
+pub(crate) enum View<C> {
+    Const(i64),
+    Atom(Atom),
+    Un(UnOp, C),
+    Bin(BinOp, C, C),
+    Select(C, C, C),
+}
+
+pub(crate) fn view(e: &Expr) -> View<&Expr> {
+    match e.kind() {
+        ExprKind::Const(v) => View::Const(*v),
+        ExprKind::Atom(a) => View::Atom(*a),
+        ExprKind::Un(op, a) => View::Un(*op, a),
+        ExprKind::Bin(op, a, b) => View::Bin(*op, a, b),
+        ExprKind::Select(c, a, b) => View::Select(c, a, b),
+    }
+}
+
 /// Evaluates `e` for the 32 lanes of a warp in one walk of the tree (the
 /// same semantics as [`eval`] lane by lane). `work` counts nodes visited.
 pub fn eval32(e: &Expr, env: &WarpEnv, reads: &mut Reads, work: &mut u64) -> Vals {
+    eval_view(view(e), env, reads, work, &mut |c, reads, work| {
+        eval32(c, env, reads, work)
+    })
+}
+
+/// One node for the whole warp; `operand` evaluates an operand, and is
+/// called only for operands some lane needs (short circuits, the branches
+/// of a select), so the values read are those [`eval`] reads.
+pub(crate) fn eval_view<C: Copy>(
+    node: View<C>,
+    env: &WarpEnv,
+    reads: &mut Reads,
+    work: &mut u64,
+    operand: &mut impl FnMut(C, &mut Reads, &mut u64) -> Vals,
+) -> Vals {
     *work += 1;
-    match e.kind() {
-        ExprKind::Const(v) => Vals::splat(*v),
-        ExprKind::Atom(a) => match a {
+    match node {
+        View::Const(v) => Vals::splat(v),
+        View::Atom(a) => match a {
             Atom::Builtin(Builtin::ThreadIdx(d)) => Vals {
                 v: env.tid[d.index()],
                 err: 0,
@@ -282,13 +364,13 @@ pub fn eval32(e: &Expr, env: &WarpEnv, reads: &mut Reads, work: &mut u64) -> Val
                     grid_assumed: env.grid_assumed,
                     loop_vals: &[],
                 };
-                match atom(Atom::Builtin(*b), &one, reads) {
+                match atom(Atom::Builtin(b), &one, reads) {
                     Ok(v) => Vals::splat(v),
                     Err(f) => Vals::failed(f),
                 }
             }
             Atom::Param(i) => {
-                let i = *i as usize;
+                let i = i as usize;
                 if env.params_assumed.get(i).copied().unwrap_or(true) {
                     reads.add(Assumed::Param(i as u32));
                 }
@@ -297,15 +379,15 @@ pub fn eval32(e: &Expr, env: &WarpEnv, reads: &mut Reads, work: &mut u64) -> Val
                     None => Vals::failed(Fail::TooComplex),
                 }
             }
-            Atom::LoopVar(v) => match env.loop_vals.get(*v as usize) {
+            Atom::LoopVar(v) => match env.loop_vals.get(v as usize) {
                 Some(x) => *x,
-                None => Vals::failed(Fail::LoopVar(*v)),
+                None => Vals::failed(Fail::LoopVar(v)),
             },
-            Atom::Unknown(u) => Vals::failed(Fail::Unknown(*u)),
+            Atom::Unknown(u) => Vals::failed(Fail::Unknown(u)),
             Atom::TooComplex => Vals::failed(Fail::TooComplex),
         },
-        ExprKind::Un(op, a) => {
-            let mut x = eval32(a, env, reads, work);
+        View::Un(op, a) => {
+            let mut x = operand(a, reads, work);
             match op {
                 UnOp::Neg => x.v.iter_mut().for_each(|v| *v = v.wrapping_neg()),
                 UnOp::Not => x.v.iter_mut().for_each(|v| *v = (*v == 0) as i64),
@@ -313,8 +395,8 @@ pub fn eval32(e: &Expr, env: &WarpEnv, reads: &mut Reads, work: &mut u64) -> Val
             }
             x
         }
-        ExprKind::Bin(op, a, b) => {
-            let x = eval32(a, env, reads, work);
+        View::Bin(op, a, b) => {
+            let x = operand(a, reads, work);
             // Lanes the left side decides on its own (short circuit, `0 * _`).
             let decided = match op {
                 BinOp::LAnd | BinOp::Mul => !x.truthy() & !x.err,
@@ -323,41 +405,36 @@ pub fn eval32(e: &Expr, env: &WarpEnv, reads: &mut Reads, work: &mut u64) -> Val
             };
             if decided == u32::MAX {
                 let mut out = x;
-                if *op == BinOp::LOr {
+                if op == BinOp::LOr {
                     out.v = [1; WARP];
                 } else {
                     out.v = [0; WARP];
                 }
                 return out;
             }
-            let y = eval32(b, env, reads, work);
-            if (x.err | y.err) == 0 {
-                // Every lane has both values: one branch-free loop per op
-                // (a decided lane gets the same value the slow path gives).
-                if let Some(v) = bin_lanes(*op, &x.v, &y.v) {
-                    return Vals {
-                        v,
-                        err: 0,
-                        fail: merge_fail(&x, &y),
-                    };
-                }
-            }
+            let y = operand(b, reads, work);
             let mut out = Vals {
                 v: [0; WARP],
                 err: 0,
                 fail: merge_fail(&x, &y),
             };
+            // Every lane has both values: one branch-free loop per op (a
+            // decided lane gets the same value the slow path gives).
+            if (x.err | y.err) == 0 && bin_lanes(op, &x.v, &y.v, &mut out.v) {
+                return out;
+            }
+            out.v = [0; WARP];
             for l in 0..WARP {
                 let bit = 1u32 << l;
                 if decided & bit != 0 {
-                    out.v[l] = if *op == BinOp::LOr { 1 } else { 0 };
+                    out.v[l] = if op == BinOp::LOr { 1 } else { 0 };
                     continue;
                 }
                 if (x.err | y.err) & bit != 0 {
                     out.err |= bit;
                     continue;
                 }
-                match eval_bin(*op, x.v[l], y.v[l]) {
+                match eval_bin(op, x.v[l], y.v[l]) {
                     Some(v) => out.v[l] = v,
                     None => {
                         if out.err == 0 && x.err == 0 && y.err == 0 {
@@ -369,17 +446,17 @@ pub fn eval32(e: &Expr, env: &WarpEnv, reads: &mut Reads, work: &mut u64) -> Val
             }
             out
         }
-        ExprKind::Select(c, a, b) => {
-            let cv = eval32(c, env, reads, work);
+        View::Select(c, a, b) => {
+            let cv = operand(c, reads, work);
             let take_a = cv.truthy();
             let take_b = !take_a & !cv.err;
             let av = if take_a != 0 {
-                eval32(a, env, reads, work)
+                operand(a, reads, work)
             } else {
                 Vals::failed(Fail::TooComplex)
             };
             let bv = if take_b != 0 {
-                eval32(b, env, reads, work)
+                operand(b, reads, work)
             } else {
                 Vals::failed(Fail::TooComplex)
             };
@@ -411,43 +488,43 @@ pub fn eval32(e: &Expr, env: &WarpEnv, reads: &mut Reads, work: &mut u64) -> Val
     }
 }
 
-/// `x op y` lane by lane when every lane is defined; `None` when some lane
-/// divides by zero or shifts out of range (the caller's slow path says which).
-/// Same C semantics as [`eval_bin`], in loops the compiler can vectorise.
-fn bin_lanes(op: BinOp, x: &[i64; WARP], y: &[i64; WARP]) -> Option<[i64; WARP]> {
+/// `x op y` lane by lane into `out` when every lane is defined; false
+/// (with `out` partly written) when some lane divides by zero or shifts out
+/// of range (the caller's slow path says which). Same C semantics as
+/// [`eval_bin`], in loops the compiler can vectorise.
+fn bin_lanes(op: BinOp, x: &[i64; WARP], y: &[i64; WARP], out: &mut [i64; WARP]) -> bool {
     #[inline(always)]
-    fn map(x: &[i64; WARP], y: &[i64; WARP], f: impl Fn(i64, i64) -> i64) -> [i64; WARP] {
-        let mut out = [0i64; WARP];
+    fn map(x: &[i64; WARP], y: &[i64; WARP], out: &mut [i64; WARP], f: impl Fn(i64, i64) -> i64) {
         for l in 0..WARP {
             out[l] = f(x[l], y[l]);
         }
-        out
     }
     let shift_ok = || y.iter().all(|s| (0..64).contains(s));
-    Some(match op {
-        BinOp::Add => map(x, y, |a, b| a.wrapping_add(b)),
-        BinOp::Sub => map(x, y, |a, b| a.wrapping_sub(b)),
-        BinOp::Mul => map(x, y, |a, b| a.wrapping_mul(b)),
-        BinOp::Div | BinOp::Rem if y.contains(&0) => return None,
-        BinOp::Div => map(x, y, |a, b| a.wrapping_div(b)),
-        BinOp::Rem => map(x, y, |a, b| a.wrapping_rem(b)),
-        BinOp::Shl | BinOp::Shr if !shift_ok() => return None,
-        BinOp::Shl => map(x, y, |a, b| a.wrapping_shl(b as u32)),
-        BinOp::Shr => map(x, y, |a, b| a >> b),
-        BinOp::And => map(x, y, |a, b| a & b),
-        BinOp::Or => map(x, y, |a, b| a | b),
-        BinOp::Xor => map(x, y, |a, b| a ^ b),
-        BinOp::Lt => map(x, y, |a, b| (a < b) as i64),
-        BinOp::Le => map(x, y, |a, b| (a <= b) as i64),
-        BinOp::Gt => map(x, y, |a, b| (a > b) as i64),
-        BinOp::Ge => map(x, y, |a, b| (a >= b) as i64),
-        BinOp::Eq => map(x, y, |a, b| (a == b) as i64),
-        BinOp::Ne => map(x, y, |a, b| (a != b) as i64),
-        BinOp::LAnd => map(x, y, |a, b| (a != 0 && b != 0) as i64),
-        BinOp::LOr => map(x, y, |a, b| (a != 0 || b != 0) as i64),
-        BinOp::Min => map(x, y, |a, b| a.min(b)),
-        BinOp::Max => map(x, y, |a, b| a.max(b)),
-    })
+    match op {
+        BinOp::Add => map(x, y, out, |a, b| a.wrapping_add(b)),
+        BinOp::Sub => map(x, y, out, |a, b| a.wrapping_sub(b)),
+        BinOp::Mul => map(x, y, out, |a, b| a.wrapping_mul(b)),
+        BinOp::Div | BinOp::Rem if y.contains(&0) => return false,
+        BinOp::Div => map(x, y, out, |a, b| a.wrapping_div(b)),
+        BinOp::Rem => map(x, y, out, |a, b| a.wrapping_rem(b)),
+        BinOp::Shl | BinOp::Shr if !shift_ok() => return false,
+        BinOp::Shl => map(x, y, out, |a, b| a.wrapping_shl(b as u32)),
+        BinOp::Shr => map(x, y, out, |a, b| a >> b),
+        BinOp::And => map(x, y, out, |a, b| a & b),
+        BinOp::Or => map(x, y, out, |a, b| a | b),
+        BinOp::Xor => map(x, y, out, |a, b| a ^ b),
+        BinOp::Lt => map(x, y, out, |a, b| (a < b) as i64),
+        BinOp::Le => map(x, y, out, |a, b| (a <= b) as i64),
+        BinOp::Gt => map(x, y, out, |a, b| (a > b) as i64),
+        BinOp::Ge => map(x, y, out, |a, b| (a >= b) as i64),
+        BinOp::Eq => map(x, y, out, |a, b| (a == b) as i64),
+        BinOp::Ne => map(x, y, out, |a, b| (a != b) as i64),
+        BinOp::LAnd => map(x, y, out, |a, b| (a != 0 && b != 0) as i64),
+        BinOp::LOr => map(x, y, out, |a, b| (a != 0 || b != 0) as i64),
+        BinOp::Min => map(x, y, out, |a, b| a.min(b)),
+        BinOp::Max => map(x, y, out, |a, b| a.max(b)),
+    }
+    true
 }
 
 #[cfg(test)]
@@ -501,7 +578,110 @@ mod tests {
         })
     }
 
+    /// [`expr`]'s expressions plus an outer loop variable, an assumed
+    /// parameter and an assumed block index (values read are compared).
+    fn loop_expr() -> impl Strategy<Value = Expr> {
+        let leaf = prop_oneof![
+            Just(Expr::builtin(Builtin::ThreadIdx(Dim::X))),
+            Just(Expr::atom(Atom::LoopVar(0))),
+            Just(Expr::atom(Atom::LoopVar(1))),
+            Just(Expr::atom(Atom::Param(0))),
+            Just(Expr::builtin(Builtin::BlockIdx(Dim::X))),
+            Just(Expr::atom(Atom::Unknown(0))),
+            prop::sample::select(vec![0i64, 1, -1, 2, 3, 31, 32, 63, 64, -7, i64::MIN])
+                .prop_map(Expr::konst),
+        ];
+        leaf.prop_recursive(4, 32, 3, |inner| {
+            prop_oneof![
+                (0..BIN.len(), inner.clone(), inner.clone())
+                    .prop_map(|(o, a, b)| Expr::bin(BIN[o], a, b)),
+                (0..3usize, inner.clone())
+                    .prop_map(|(o, a)| { Expr::un([UnOp::Neg, UnOp::Not, UnOp::BitNot][o], a) }),
+                (inner.clone(), inner.clone(), inner).prop_map(|(c, a, b)| Expr::select(c, a, b)),
+            ]
+        })
+    }
+
+    /// A step of a run: assign a loop variable (0: inner, 1: outer) new
+    /// lane values, or move to another warp; then evaluate a root.
+    #[derive(Clone, Debug)]
+    enum Step {
+        Assign(u32, [i64; WARP], u32),
+        NewWarp([i64; WARP]),
+    }
+
+    fn step() -> impl Strategy<Value = (Step, usize)> {
+        let assign = (
+            0..2u32,
+            prop::array::uniform32(-70i64..70),
+            prop::sample::select(vec![0u32, u32::MAX, 0xF0F0_0001]),
+        )
+            .prop_map(|(v, vals, err)| Step::Assign(v, vals, err));
+        let warp = prop::array::uniform32(-40i64..40).prop_map(Step::NewWarp);
+        (prop_oneof![3 => assign, 1 => warp], 0..5usize)
+    }
+
     proptest! {
+        /// The compiled graph with its remembered values gives, root by
+        /// root and step by step, exactly what the tree walk gives: the
+        /// same lanes, failures and values read, however loop variables
+        /// change between evaluations (the epochs are right).
+        #[test]
+        fn remembered_evaluation_matches_the_tree_walk(
+            e1 in loop_expr(),
+            e2 in loop_expr(),
+            e3 in loop_expr(),
+            steps in prop::collection::vec(step(), 1..24),
+        ) {
+            // Shared subtrees: two roots reuse the others.
+            let e4 = Expr::bin(BinOp::Add, e1.clone(), e2.clone());
+            let e5 = Expr::select(e3.clone(), e1.clone(), e4.clone());
+            let roots = [&e1, &e2, &e3, &e4, &e5];
+            let depths = [0u32, 1, 2, 2, 1];
+            let level_of = |v: u32| if v == 0 { 2 } else { 1 };
+            let with_depth: Vec<(&Expr, u32)> =
+                roots.iter().copied().zip(depths).collect();
+            let g = super::super::graph::Graph::new(&with_depth, level_of);
+            let mut memo = super::super::graph::Memo::new(&g, 2);
+            let mut tid = [[0i64; WARP]; 3];
+            let mut loop_vals = [Vals::failed(Fail::LoopVar(0)), Vals::failed(Fail::LoopVar(1))];
+            memo.touch(0);
+            for (step, root) in steps {
+                match step {
+                    Step::Assign(v, vals, err) => {
+                        let x = &mut loop_vals[v as usize];
+                        x.v = vals;
+                        x.err = err;
+                        x.fail = Fail::LoopVar(v);
+                        memo.touch(level_of(v) as usize);
+                    }
+                    Step::NewWarp(t) => {
+                        tid[0] = t;
+                        memo.touch(0);
+                    }
+                }
+                let env = WarpEnv {
+                    tid: &tid,
+                    bid: [1, 0, 0],
+                    block: [32, 1, 1],
+                    grid: [2, 1, 1],
+                    params: &[5],
+                    params_assumed: &[true],
+                    grid_assumed: true,
+                    loop_vals: &loop_vals,
+                };
+                let e = roots[root];
+                let id = g.root(e).expect("a root");
+                let (mut r1, mut r2) = (Reads::default(), Reads::default());
+                let got = memo.eval(&g, id, &env, &mut r1, &mut 0);
+                let want = eval32(e, &env, &mut r2, &mut 0);
+                prop_assert_eq!(got.v, want.v, "root {}", root);
+                prop_assert_eq!(got.err, want.err, "root {}", root);
+                prop_assert_eq!(got.fail, want.fail, "root {}", root);
+                prop_assert_eq!(r1, r2, "root {}", root);
+            }
+        }
+
         /// The whole-warp evaluator (with its branch-free fast paths) gives
         /// every lane exactly what the one-lane evaluator gives it.
         #[test]

@@ -8,6 +8,7 @@
 //! on data or a budget ran out; unknown results carry no cost.
 
 pub mod eval;
+mod graph;
 pub mod linear;
 
 use std::collections::{BTreeSet, HashMap};
@@ -317,6 +318,10 @@ struct Run<'a> {
     linear_form: Option<Option<LinearForm>>,
     /// Scratch for the linear form's coefficients, reused from warp to warp.
     coeff_vals: Vec<Vals>,
+    /// The access's expressions, compiled ([`graph`]), and what is
+    /// remembered of them.
+    graph: graph::Graph,
+    memo: graph::Memo,
 }
 
 /// An address split into its part free of unknowns and one coefficient
@@ -400,7 +405,12 @@ impl<'a> Run<'a> {
             grid_assumed: self.setup.grid_assumed,
             loop_vals: &self.loop_vals,
         };
-        let v = eval32(e, &env, &mut reads, &mut self.work);
+        let v = match self.graph.root(e) {
+            Some(id) => self
+                .memo
+                .eval(&self.graph, id, &env, &mut reads, &mut self.work),
+            None => eval32(e, &env, &mut reads, &mut self.work),
+        };
         if self.work > self.opts.max_work {
             self.budget_hit = true;
         }
@@ -436,8 +446,8 @@ impl<'a> Run<'a> {
     }
 
     fn note_reads(&mut self, reads: &Reads) {
-        for r in &reads.assumed {
-            self.say(Said::Read(*r), |run| run.assumed_text(*r));
+        for r in reads.iter() {
+            self.say(Said::Read(r), |run| run.assumed_text(r));
         }
     }
 
@@ -531,6 +541,7 @@ impl<'a> Run<'a> {
         for (i, e) in lp.vars.iter().zip(&lp.init) {
             let v = self.eval(e);
             self.loop_vals[*i as usize] = v;
+            self.memo.touch(level + 1);
         }
         let mut inside = entry;
         let mut k = 0u64;
@@ -602,6 +613,7 @@ impl<'a> Run<'a> {
                     self.loop_vals[*i as usize] = v;
                 }
             }
+            self.memo.touch(level + 1);
             inside = stay;
             k += 1;
             if lp.pre_cond.is_none() && lp.post_cond.is_none() && lp.breaks.is_empty() {
@@ -614,6 +626,7 @@ impl<'a> Run<'a> {
         for i in &lp.vars {
             self.loop_vals[*i as usize] = Vals::failed(Fail::LoopVar(*i));
         }
+        self.memo.touch(level + 1);
         for (m, count) in groups {
             let saved = self.weight;
             self.weight = self.weight.saturating_mul(count);
@@ -643,7 +656,7 @@ impl<'a> Run<'a> {
             return false;
         };
         let (v, reads) = self.eval_raw(&c);
-        if v.err & mask != 0 || !reads.assumed.is_empty() {
+        if v.err & mask != 0 || !reads.is_empty() {
             return false;
         }
         let mut first = None;
@@ -680,7 +693,7 @@ impl<'a> Run<'a> {
         }
         // Below the base with nothing assumed but which blocks run: the
         // code itself says the pointer is not the start of an allocation.
-        if v.err & active == 0 && reads.assumed.iter().all(|r| matches!(r, Assumed::BlockIdx)) {
+        if v.err & active == 0 && reads.iter().all(|r| matches!(r, Assumed::BlockIdx)) {
             if let Some(low) = addrs.iter().flatten().min() {
                 self.min_offset = Some(self.min_offset.map_or(*low, |m| m.min(*low)));
             }
@@ -688,7 +701,7 @@ impl<'a> Run<'a> {
         if v.err & active != 0 && !self.resolve_unknowns(active, &mut addrs) {
             return;
         }
-        for r in reads.assumed {
+        for r in reads.iter() {
             if self.noted.contains(&Said::Read(r)) {
                 continue;
             }
@@ -927,6 +940,29 @@ impl<'a> Run<'a> {
     }
 }
 
+/// The expressions `a` evaluates, each at the loop depth it is evaluated
+/// at (see [`graph::Graph::new`]).
+fn compile(k: &Kernel, a: &Access) -> graph::Graph {
+    let depth = a.loops.len() as u32;
+    let mut roots: Vec<(&Expr, u32)> = vec![(&a.offset, depth)];
+    roots.extend(a.guards.iter().map(|g| (&g.cond, depth)));
+    let mut level_of: HashMap<u32, u32> = HashMap::new();
+    for (l, &li) in a.loops.iter().enumerate() {
+        let lp = &k.loops[li];
+        let l = l as u32;
+        for v in &lp.vars {
+            level_of.insert(*v, l + 1);
+        }
+        roots.extend(lp.entry_guards.iter().map(|g| (&g.cond, l)));
+        roots.extend(lp.init.iter().map(|e| (e, l)));
+        roots.extend(lp.pre_cond.iter().map(|e| (e, l + 1)));
+        roots.extend(lp.post_cond.iter().map(|e| (e, l + 1)));
+        roots.extend(lp.breaks.iter().flatten().map(|g| (&g.cond, l + 1)));
+        roots.extend(lp.next.iter().map(|e| (e, l + 1)));
+    }
+    graph::Graph::new(&roots, |v| level_of.get(&v).copied().unwrap_or(0))
+}
+
 /// For each enclosing loop (outermost first): true when none of its
 /// variables reaches the access's address, guards or the conditions of the
 /// loops inside it (directly or through other loop variables), so every
@@ -1048,6 +1084,8 @@ fn analyze_access(
     let a = &k.accesses[ai];
     let obj = &k.objects[a.obj];
     let space = obj.space;
+    let graph = compile(k, a);
+    let memo = graph::Memo::new(&graph, a.loops.len());
     let mut run = Run {
         k,
         a,
@@ -1098,6 +1136,8 @@ fn analyze_access(
         coeff_cache: HashMap::new(),
         linear_form: None,
         coeff_vals: Vec::new(),
+        graph,
+        memo,
     };
     if space == Space::Local {
         run.assumptions.insert(format!(
@@ -1136,6 +1176,7 @@ fn analyze_access(
                 run.tid[2][l] = t / (b[0] * b[1]);
             }
             run.loop_vals = vec![Vals::failed(Fail::TooComplex); k.loop_vars.len()];
+            run.memo.touch(0);
             run.iterate(0, mask);
             if run.budget_hit || run.unknown.is_some() {
                 break 'outer;
