@@ -924,6 +924,87 @@ fn an_edited_copy_reparsed_incrementally_analyses_as_from_scratch() {
     }
 }
 
+/// The fix search's candidates reuse what the unedited file's analysis
+/// prepared (conditionals resolved in the file and its header, launches):
+/// with a header, an `#if` on an unknown macro after the edit (a note whose
+/// offset moves), a left-out branch, and launches after the edit, every
+/// report, note, launch and left-out line equals a from-scratch analysis
+/// of the edited text; an edit in a left-out branch or one that adds a
+/// directive character falls back to preprocessing again, with the same
+/// result.
+#[test]
+fn candidates_reuse_the_preparation_and_analyse_as_from_scratch() {
+    use warplint_analyzer::frontend::{Header, Reparse};
+    let header = Header {
+        name: "tile.cuh".into(),
+        path: "tile.cuh".into(),
+        text:
+            b"#pragma once\n#define N 32\n#ifdef WIDE\n#define M 64\n#else\n#define M 16\n#endif\n"
+                .to_vec(),
+    };
+    let src = "#include \"tile.cuh\"\n__global__ void t(float *o, const float *i, int n) {\n    __shared__ float tile[N][N];\n    __shared__ float other[M][N];\n    tile[threadIdx.y][threadIdx.x] = i[threadIdx.y * n + threadIdx.x];\n    other[threadIdx.x % M][threadIdx.y] = 1;\n    __syncthreads();\n    o[threadIdx.y * N + threadIdx.x] = tile[threadIdx.x][threadIdx.y];\n}\n#if SOMETHING_UNKNOWN\nint mode = 1;\n#endif\n#if 0\n__global__ void gone(float *a) { __shared__ float g[32][32]; a[0] = g[threadIdx.x][0]; }\n#endif\nint main() { t<<<2, dim3(32, 32)>>>(0, 0, 4096); }\n";
+    let options = || {
+        let mut o = Options::default();
+        o.frontend.headers = vec![header.clone()];
+        o
+    };
+    let base = analyze(src.as_bytes(), &Modern, &options());
+    let parsed = base.program.parsed.clone().expect("the tree is kept");
+    let everything = |a: &FileAnalysis| {
+        let reports: Vec<String> = a.reports.iter().map(|r| format!("{r:?}")).collect();
+        let launches: Vec<String> = a
+            .program
+            .kernels
+            .iter()
+            .map(|k| format!("{:?}", k.launches))
+            .collect();
+        (
+            reports,
+            launches,
+            format!("{:?}", a.program.notes),
+            a.program.skipped_lines.clone(),
+        )
+    };
+    let at = src.find("tile[N][N]").unwrap() + 8;
+    let gone = src.find("g[32][32]").unwrap() + 5;
+    for (start, end, replacement) in [
+        (at, at + 1, "N + 1"),
+        (at, at + 1, "N+16"),
+        (at, at + 1, "(N)"),
+        (at, at + 1, "7"),
+        // In a left-out branch, and a directive character: prepared again.
+        (gone, gone + 2, "33"),
+        (at, at + 1, "N #"),
+    ] {
+        let edited = format!("{}{}{}", &src[..start], replacement, &src[end..]);
+        let scratch = analyze(edited.as_bytes(), &Modern, &options());
+        let mut o = options();
+        o.frontend.reparse = Some(Reparse {
+            base: parsed.clone(),
+            start,
+            old_end: end,
+            new_end: start + replacement.len(),
+        });
+        let candidate = analyze(edited.as_bytes(), &Modern, &o);
+        assert_eq!(
+            everything(&candidate),
+            everything(&scratch),
+            "{replacement}"
+        );
+    }
+    // The base itself saw the header, the unknown `#if` and the launch.
+    assert!(base
+        .program
+        .notes
+        .iter()
+        .any(|n| n.message.contains("SOMETHING_UNKNOWN")));
+    assert!(!base.program.skipped_lines.is_empty());
+    assert!(base
+        .reports
+        .iter()
+        .any(|r| r.array == "other" && r.grid == [2, 1, 1]));
+}
+
 #[test]
 fn spaced_launch_chevrons_are_a_launch() {
     // Rodinia particlefilter: `likelihood_kernel << < num_blocks, threads >> > (…)`.

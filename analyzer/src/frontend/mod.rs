@@ -57,6 +57,9 @@ pub struct Options {
 pub struct ParsedMain {
     pub text: Vec<u8>,
     pub tree: tree_sitter::Tree,
+    /// What the file's analysis worked out before lowering, for an edit
+    /// that cannot change it (see [`tu::build`]).
+    pub(crate) prepared: Option<tu::Prepared>,
 }
 
 impl std::fmt::Debug for ParsedMain {

@@ -8,6 +8,7 @@
 
 use crate::ir::Span;
 
+#[derive(Clone)]
 pub struct Source {
     /// The file id spans carry (0: the file analysed; n: its n-th header).
     pub file: u32,

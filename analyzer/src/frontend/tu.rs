@@ -67,6 +67,61 @@ pub(crate) struct LaunchSite {
     pub span: Span,
 }
 
+/// What one analysis of a file worked out before lowering that an edit
+/// inside one declaration's brackets (the fix search's candidate array
+/// sizes) leaves as it was: the conditionals and specifier macros resolved
+/// (in the file and in every header), which headers were entered, the
+/// launches in host code. A candidate that reuses it spends its time on
+/// parsing the edit and lowering one kernel, not on the headers again.
+pub(crate) struct Prepared {
+    /// The file as read.
+    input: Vec<u8>,
+    /// Its text once conditionals were resolved (before braces were closed).
+    text: Vec<u8>,
+    headers: Vec<Source>,
+    entered: Vec<bool>,
+    notes: Vec<Note>,
+    skipped: Vec<(u32, u32)>,
+    launches: Vec<LaunchSite>,
+    /// The kernel the launches were looked for (`None`: all).
+    only: Option<String>,
+}
+
+impl Prepared {
+    /// Whether `input` is this file with bytes `start..old_end` replaced
+    /// by `start..new_end`, in active code, by text that no preprocessing
+    /// step reads (names, numbers, spaces and arithmetic on one line).
+    fn fits(&self, input: &[u8], start: usize, old_end: usize, new_end: usize) -> bool {
+        let old = &self.input;
+        if start > old_end || old_end > old.len() || start > new_end || new_end > input.len() {
+            return false;
+        }
+        let plain = |t: &[u8]| {
+            t.iter().all(|b| {
+                b.is_ascii_alphanumeric()
+                    || matches!(b, b'_' | b' ' | b'+' | b'-' | b'*' | b'(' | b')')
+            })
+        };
+        old.len() - old_end == input.len() - new_end
+            && old[..start] == input[..start]
+            && old[old_end..] == input[new_end..]
+            && plain(&input[start..new_end])
+            && plain(&old[start..old_end])
+            // Untouched by conditionals: not in a left-out branch.
+            && self.text.get(start..old_end) == Some(&old[start..old_end])
+    }
+}
+
+/// `span` (in the file before an edit at `at` that changed its length by
+/// `delta`) in the edited `source`.
+fn shifted(span: Span, at: usize, delta: isize, source: &Source) -> Span {
+    if span.file != 0 || span.start < at {
+        return span;
+    }
+    let m = |x: usize| x.saturating_add_signed(delta);
+    source.span(m(span.start), m(span.end))
+}
+
 /// A header the file includes, parsed.
 struct Included<'t> {
     name: String,
@@ -127,19 +182,55 @@ pub(crate) fn build(input: &[u8], options: &Options) -> Program {
         });
         return program;
     }
-    // Headers the caller read for us.
-    let mut header_sources: Vec<Source> = options
-        .headers
-        .iter()
-        .take(budget::MAX_HEADERS)
-        .enumerate()
-        .filter(|(_, h)| h.text.len() <= budget::MAX_FILE_BYTES && !h.text.contains(&0))
-        .map(|(i, h)| Source::with_file(&h.text, i as u32 + 1))
-        .collect();
-    // #if/#ifdef/#else/#endif resolved before parsing (offsets unchanged).
-    let mut pre_notes = Vec::new();
-    let mut entered = vec![true; header_sources.len()];
-    {
+    // An edit the fix search made inside one declaration's brackets: what
+    // the unedited file's analysis prepared still holds (see `Prepared`).
+    let reuse = options.reparse.as_ref().and_then(|r| {
+        let p = r.base.prepared.as_ref()?;
+        let same_scope = p.only.is_none() || p.only == options.only_kernel;
+        (same_scope && p.fits(input, r.start, r.old_end, r.new_end)).then_some((r, p))
+    });
+    let mut header_sources: Vec<Source>;
+    let entered: Vec<bool>;
+    let pre_notes: Vec<Note>;
+    let mut reused_launches = None;
+    if let Some((r, p)) = reuse {
+        let delta = r.new_end as isize - r.old_end as isize;
+        let mut text = Vec::with_capacity(source.text.len());
+        text.extend_from_slice(&p.text[..r.start]);
+        text.extend_from_slice(&source.text[r.start..r.new_end]);
+        text.extend_from_slice(&p.text[r.old_end..]);
+        source.text = text;
+        header_sources = p.headers.clone();
+        entered = p.entered.clone();
+        program.skipped_lines = p.skipped.clone();
+        pre_notes = p
+            .notes
+            .iter()
+            .map(|n| Note {
+                span: shifted(n.span, r.old_end, delta, &source),
+                message: n.message.clone(),
+            })
+            .collect();
+        reused_launches = Some(
+            p.launches
+                .iter()
+                .map(|l| LaunchSite {
+                    span: shifted(l.span, r.old_end, delta, &source),
+                    ..l.clone()
+                })
+                .collect::<Vec<_>>(),
+        );
+    } else {
+        // Headers the caller read for us.
+        header_sources = options
+            .headers
+            .iter()
+            .take(budget::MAX_HEADERS)
+            .enumerate()
+            .filter(|(_, h)| h.text.len() <= budget::MAX_FILE_BYTES && !h.text.contains(&0))
+            .map(|(i, h)| Source::with_file(&h.text, i as u32 + 1))
+            .collect();
+        // #if/#ifdef/#else/#endif resolved before parsing (offsets unchanged).
         let defines: preprocess::Defines = options
             .defines
             .iter()
@@ -154,19 +245,27 @@ pub(crate) fn build(input: &[u8], options: &Options) -> Program {
             .map(String::as_str)
             .zip(header_sources.iter_mut())
             .collect();
-        if let Some(mut c) = preprocess::Conditionals::new(defines, hs) {
-            c.run(&mut source, 0);
-            entered = c.entered();
-            pre_notes = c.notes;
-            program.skipped_lines = c.skipped;
+        match preprocess::Conditionals::new(defines, hs) {
+            Some(mut c) => {
+                c.run(&mut source, 0);
+                entered = c.entered();
+                pre_notes = c.notes;
+                program.skipped_lines = c.skipped;
+            }
+            None => {
+                entered = vec![true; header_sources.len()];
+                pre_notes = Vec::new();
+            }
+        }
+        for h in &mut header_sources {
+            h.close_open_braces();
+            h.split_template_closers();
         }
     }
+    let prepared_text = source.text.clone();
+    let prepared_notes = pre_notes.clone();
     source.close_open_braces();
     source.split_template_closers();
-    for h in &mut header_sources {
-        h.close_open_braces();
-        h.split_template_closers();
-    }
     let prior = options
         .reparse
         .as_ref()
@@ -248,7 +347,13 @@ pub(crate) fn build(input: &[u8], options: &Options) -> Program {
     tu.collect_errors(root);
     tu.collect(root, 0);
     tu.src = &source;
-    let launches = tu.find_launches(options.only_kernel.as_deref());
+    let launches = match reused_launches {
+        Some(l) => {
+            tu.launch_fns.clear();
+            l
+        }
+        None => tu.find_launches(options.only_kernel.as_deref()),
+    };
     program.kernels = tu.lower_kernels(&launches, options);
     let mut notes = tu.notes;
     notes.sort_by(|a, b| {
@@ -260,6 +365,16 @@ pub(crate) fn build(input: &[u8], options: &Options) -> Program {
     program.parsed = Some(std::sync::Arc::new(super::ParsedMain {
         text: source.text,
         tree,
+        prepared: Some(Prepared {
+            input: input.to_vec(),
+            text: prepared_text,
+            headers: header_sources,
+            entered,
+            notes: prepared_notes,
+            skipped: program.skipped_lines.clone(),
+            launches,
+            only: options.only_kernel.clone(),
+        }),
     }));
     program
 }
