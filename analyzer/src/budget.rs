@@ -20,8 +20,13 @@ pub const MAX_FILE_BYTES: usize = 16 << 20;
 pub const MAX_HEADERS: usize = 256;
 
 /// Parsed macro expansions kept per thread (by text) for reuse; the set
-/// is dropped and started again when full (or past 16 MiB of text).
+/// is dropped and started again when full, or past `MAX_SNIPPET_BYTES`.
 pub const MAX_SNIPPET_TREES: usize = 4096;
+
+/// Text of the parsed macro expansions kept per thread. A tree takes about
+/// 17 times its text, so this bounds the set near 17 MiB per thread (16 MiB
+/// of text let a fuzzing worker grow past 900 MB).
+pub const MAX_SNIPPET_BYTES: usize = 1 << 20;
 
 /// Header text whose parse trees a run keeps to share between the files
 /// that include it (`frontend/cache.rs`); when full, the cache starts

@@ -300,7 +300,9 @@ fn parse_snippet(text: &str) -> Option<std::rc::Rc<tree_sitter::Tree>> {
             s.parser = Some(p);
         }
         let tree = std::rc::Rc::new(s.parser.as_mut()?.parse(text, None)?);
-        if s.trees.len() >= budget::MAX_SNIPPET_TREES || s.bytes + text.len() > 16 << 20 {
+        if s.trees.len() >= budget::MAX_SNIPPET_TREES
+            || s.bytes + text.len() > budget::MAX_SNIPPET_BYTES
+        {
             s.trees.clear();
             s.bytes = 0;
         }
