@@ -942,7 +942,7 @@ fn candidates_reuse_the_preparation_and_analyse_as_from_scratch() {
             b"#pragma once\n#define N 32\n#ifdef WIDE\n#define M 64\n#else\n#define M 16\n#endif\n"
                 .to_vec(),
     };
-    let src = "#include \"tile.cuh\"\n__global__ void t(float *o, const float *i, int n) {\n    __shared__ float tile[N][N];\n    __shared__ float other[M][N];\n    tile[threadIdx.y][threadIdx.x] = i[threadIdx.y * n + threadIdx.x];\n    other[threadIdx.x % M][threadIdx.y] = 1;\n    __syncthreads();\n    o[threadIdx.y * N + threadIdx.x] = tile[threadIdx.x][threadIdx.y];\n}\n#if SOMETHING_UNKNOWN\nint mode = 1;\n#endif\n#if 0\n__global__ void gone(float *a) { __shared__ float g[32][32]; a[0] = g[threadIdx.x][0]; }\n#endif\nint main() { t<<<2, dim3(32, 32)>>>(0, 0, 4096); }\n";
+    let src = "#include \"tile.cuh\"\n__global__ void t(float *o, const float *i, int n) {\n    __shared__ float tile[N][N];\n    __shared__ float other[M][N];\n    tile[threadIdx.y][threadIdx.x] = i[threadIdx.y * n + threadIdx.x];\n    other[threadIdx.x % M][threadIdx.y] = 1;\n    __syncthreads();\n    o[threadIdx.y * N + threadIdx.x] = tile[threadIdx.x][threadIdx.y];\n}\nstruct __align__(16) Pair { float a, b; };\n__global__ void late(Pair *p) { p[threadIdx.x].a = 0; }\n#if SOMETHING_UNKNOWN\nint mode = 1;\n#endif\n#if 0\n__global__ void gone(float *a) { __shared__ float g[32][32]; a[0] = g[threadIdx.x][0]; }\n#endif\nint main() { t<<<2, dim3(32, 32)>>>(0, 0, 4096); late<<<1, 32>>>(0); }\n";
     let options = || {
         let mut o = Options::default();
         o.frontend.headers = vec![header.clone()];
@@ -972,6 +972,8 @@ fn candidates_reuse_the_preparation_and_analyse_as_from_scratch() {
         (at, at + 1, "N+16"),
         (at, at + 1, "(N)"),
         (at, at + 1, "7"),
+        // Longer than the distance from `struct` to its `__align__`.
+        (at, at + 1, "N + 0 + 0 + 0 + 0 + 0 + 0 + 0 + 0 + 0"),
         // In a left-out branch, and a directive character: prepared again.
         (gone, gone + 2, "33"),
         (at, at + 1, "N #"),
@@ -1003,6 +1005,12 @@ fn candidates_reuse_the_preparation_and_analyse_as_from_scratch() {
         .reports
         .iter()
         .any(|r| r.array == "other" && r.grid == [2, 1, 1]));
+    // `__align__(16)` (after the edit) makes a `Pair` 16 bytes: 16 sectors.
+    let late = base.reports.iter().find(|r| r.array == "p").expect("late");
+    assert!(
+        matches!(&late.cost, Some(Cost::Global(g)) if g.max_sectors == 16),
+        "{late:?}"
+    );
 }
 
 #[test]

@@ -283,6 +283,33 @@ impl Source {
         self.closed_braces = n;
     }
 
+    /// This source with bytes `start..old_end` replaced by `new`, which
+    /// (like the bytes it replaces) holds no newline and nothing the steps
+    /// before parsing rewrite: offsets past the edit move by the change in
+    /// length, lines stay.
+    pub(crate) fn spliced(&self, start: usize, old_end: usize, new: &[u8]) -> Source {
+        let delta = new.len() as isize - (old_end - start) as isize;
+        let moved = |x: usize| {
+            if x >= old_end {
+                x.saturating_add_signed(delta)
+            } else {
+                x
+            }
+        };
+        let mut text = Vec::with_capacity(self.text.len() + new.len());
+        text.extend_from_slice(&self.text[..start]);
+        text.extend_from_slice(new);
+        text.extend_from_slice(&self.text[old_end..]);
+        Source {
+            file: self.file,
+            text,
+            line_starts: self.line_starts.iter().map(|l| moved(*l)).collect(),
+            aligns: self.aligns.iter().map(|(at, n)| (moved(*at), *n)).collect(),
+            input_len: self.input_len.saturating_add_signed(delta),
+            closed_braces: self.closed_braces,
+        }
+    }
+
     /// 1-based line and column (in characters) of a byte offset.
     pub fn position(&self, offset: usize) -> (u32, u32) {
         let offset = offset.min(self.text.len());

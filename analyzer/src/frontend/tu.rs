@@ -76,8 +76,8 @@ pub(crate) struct LaunchSite {
 pub(crate) struct Prepared {
     /// The file as read.
     input: Vec<u8>,
-    /// Its text once conditionals were resolved (before braces were closed).
-    text: Vec<u8>,
+    /// The file as parsed (conditionals resolved, braces closed).
+    source: Source,
     headers: Vec<Source>,
     entered: Vec<bool>,
     notes: Vec<Note>,
@@ -96,19 +96,21 @@ impl Prepared {
         if start > old_end || old_end > old.len() || start > new_end || new_end > input.len() {
             return false;
         }
+        // No `__` either: attributes (`__align__(8)`) are read before parsing.
         let plain = |t: &[u8]| {
-            t.iter().all(|b| {
-                b.is_ascii_alphanumeric()
-                    || matches!(b, b'_' | b' ' | b'+' | b'-' | b'*' | b'(' | b')')
-            })
+            !t.windows(2).any(|w| w == b"__")
+                && t.iter().all(|b| {
+                    b.is_ascii_alphanumeric()
+                        || matches!(b, b'_' | b' ' | b'+' | b'-' | b'*' | b'(' | b')')
+                })
         };
         old.len() - old_end == input.len() - new_end
             && old[..start] == input[..start]
             && old[old_end..] == input[new_end..]
             && plain(&input[start..new_end])
             && plain(&old[start..old_end])
-            // Untouched by conditionals: not in a left-out branch.
-            && self.text.get(start..old_end) == Some(&old[start..old_end])
+            // Untouched before parsing: not in a left-out branch.
+            && self.source.text.get(start..old_end) == Some(&old[start..old_end])
     }
 }
 
@@ -170,7 +172,7 @@ pub(crate) fn build(input: &[u8], options: &Options) -> Program {
         });
         return program;
     }
-    let mut source = Source::new(input);
+    let mut source: Source;
     let mut parser = Parser::new();
     if parser
         .set_language(&tree_sitter_cuda::LANGUAGE.into())
@@ -195,11 +197,9 @@ pub(crate) fn build(input: &[u8], options: &Options) -> Program {
     let mut reused_launches = None;
     if let Some((r, p)) = reuse {
         let delta = r.new_end as isize - r.old_end as isize;
-        let mut text = Vec::with_capacity(source.text.len());
-        text.extend_from_slice(&p.text[..r.start]);
-        text.extend_from_slice(&source.text[r.start..r.new_end]);
-        text.extend_from_slice(&p.text[r.old_end..]);
-        source.text = text;
+        source = p
+            .source
+            .spliced(r.start, r.old_end, &input[r.start..r.new_end]);
         header_sources = p.headers.clone();
         entered = p.entered.clone();
         program.skipped_lines = p.skipped.clone();
@@ -221,6 +221,7 @@ pub(crate) fn build(input: &[u8], options: &Options) -> Program {
                 .collect::<Vec<_>>(),
         );
     } else {
+        source = Source::new(input);
         // Headers the caller read for us.
         header_sources = options
             .headers
@@ -261,11 +262,10 @@ pub(crate) fn build(input: &[u8], options: &Options) -> Program {
             h.close_open_braces();
             h.split_template_closers();
         }
+        source.close_open_braces();
+        source.split_template_closers();
     }
-    let prepared_text = source.text.clone();
     let prepared_notes = pre_notes.clone();
-    source.close_open_braces();
-    source.split_template_closers();
     let prior = options
         .reparse
         .as_ref()
@@ -363,11 +363,11 @@ pub(crate) fn build(input: &[u8], options: &Options) -> Program {
     program.notes = notes;
     // Kept for an incremental reparse of an edited copy (the fix search).
     program.parsed = Some(std::sync::Arc::new(super::ParsedMain {
-        text: source.text,
+        text: source.text.clone(),
         tree,
         prepared: Some(Prepared {
             input: input.to_vec(),
-            text: prepared_text,
+            source,
             headers: header_sources,
             entered,
             notes: prepared_notes,
