@@ -34,6 +34,11 @@ pub const MAX_SNIPPET_BYTES: usize = 1 << 20;
 /// the cache near 70 MiB.
 pub const MAX_PARSE_CACHE_BYTES: usize = 4 << 20;
 
+/// Header text kept by the run-wide cache of preprocessed headers (each
+/// header once per state of the macros it was entered with); when full, it
+/// starts again.
+pub const MAX_PREPROCESSED_CACHE_BYTES: usize = 64 << 20;
+
 /// Deepest syntax nesting the lowering recursion follows (parentheses,
 /// nested statements). Deeper subtrees become `unknown`.
 pub const MAX_SYNTAX_DEPTH: u32 = 256;

@@ -890,6 +890,85 @@ fn files_of_a_run_share_their_headers_parse_trees() {
     assert_eq!(cache.len(), 1);
 }
 
+/// Files of a run share their headers' conditional compilation: a header
+/// entered in the same state (macros defined, headers entered) is replayed
+/// from the run's cache, with its nested include, its macros (which the
+/// including file then uses), its left-out branches and its notes (an
+/// unknown `#if`); in another state (a macro defined before the include),
+/// or where its nested include finds nothing, it is processed again. Every
+/// report, note and left-out line equals the analysis without a cache, and
+/// a second pass over the same files adds no entry.
+#[test]
+fn files_of_a_run_share_their_headers_preprocessing() {
+    use std::sync::Arc;
+    use warplint_analyzer::frontend::cache::ParseCache;
+    use warplint_analyzer::Header;
+    let outer = Header {
+        name: "outer.cuh".into(),
+        path: "outer.cuh".into(),
+        text: b"#pragma once\n#include \"inner.cuh\"\n#ifdef WIDE\n#define PITCH (INNER * 2)\n#else\n#define PITCH INNER\n#endif\n#if SOMETHING_UNKNOWN\nint unknown_mode;\n#endif\n".to_vec(),
+    };
+    let inner = Header {
+        name: "inner.cuh".into(),
+        path: "inner.cuh".into(),
+        text: b"#define INNER 32\n".to_vec(),
+    };
+    let kernel = "__global__ void k(float *x) { __shared__ float t[64 * 64]; t[threadIdx.x * PITCH] = x[threadIdx.x]; }\nint main() { k<<<1, 32>>>(0); }\n";
+    let plain = format!("#include \"outer.cuh\"\n{kernel}");
+    let wide = format!("#define WIDE\n#include \"outer.cuh\"\n{kernel}");
+    let with = |cache: Option<&Arc<ParseCache>>, src: &str, headers: &[&Header]| {
+        let mut o = Options::default();
+        o.frontend.headers = headers.iter().map(|h| (*h).clone()).collect();
+        o.frontend.parse_cache = cache.cloned();
+        let a = analyze(src.as_bytes(), &Modern, &o);
+        (
+            a.reports
+                .iter()
+                .map(|r| format!("{r:?}"))
+                .collect::<Vec<_>>(),
+            format!("{:?}", a.program.notes),
+            a.program.skipped_lines.clone(),
+        )
+    };
+    let cache = Arc::new(ParseCache::new());
+    let both: &[&Header] = &[&outer, &inner];
+    let cases: [(&str, &[&Header]); 4] = [
+        (&plain, both),
+        (&plain, both),
+        (&wide, both),
+        // The nested include finds nothing here: not replayed.
+        (&plain, &[&outer]),
+    ];
+    for (src, headers) in cases {
+        assert_eq!(with(Some(&cache), src, headers), with(None, src, headers));
+    }
+    // `outer` in two states (and without `inner`), `inner` in two.
+    let kept = cache.preprocessed_len();
+    assert!(kept >= 3, "{kept}");
+    for (src, headers) in cases {
+        assert_eq!(with(Some(&cache), src, headers), with(None, src, headers));
+    }
+    assert_eq!(
+        cache.preprocessed_len(),
+        kept,
+        "nothing new on a second pass"
+    );
+    // The macros from the headers reached the kernel: PITCH 32 and 64.
+    let ways = |src: &str| {
+        let (r, notes, _) = with(Some(&cache), src, both);
+        assert!(
+            notes.contains("SOMETHING_UNKNOWN") && notes.contains("file: 1"),
+            "{notes}"
+        );
+        r.iter()
+            .find(|x| x.contains("array: \"t\""))
+            .cloned()
+            .unwrap_or_default()
+    };
+    assert!(ways(&plain).contains("max_ways: 32.0"), "{}", ways(&plain));
+    assert!(ways(&wide).contains("max_ways: 32.0"));
+}
+
 #[test]
 fn an_edited_copy_reparsed_incrementally_analyses_as_from_scratch() {
     use warplint_analyzer::frontend::Reparse;

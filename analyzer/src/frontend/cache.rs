@@ -1,6 +1,8 @@
-//! Parse trees shared by the files of one run: a header that many files
-//! include is parsed once per distinct text (its text after `#if`
-//! resolution, which is the same wherever the same macros are in force).
+//! Work shared by the files of one run: a header that many files include
+//! is parsed once per distinct text (its text after `#if` resolution,
+//! which is the same wherever the same macros are in force), and its
+//! conditional compilation is done once per state it is entered in (the
+//! macros defined and the headers already entered).
 //! The caller makes one cache per run and hands it to every file's
 //! analysis through [`super::Options::parse_cache`]; without one, every
 //! header is parsed where it is included.
@@ -15,6 +17,17 @@ use crate::budget;
 #[derive(Default)]
 pub struct ParseCache {
     inner: Mutex<Inner>,
+    /// Headers as conditional compilation left them, by the state they
+    /// were entered in (see `preprocess::Conditionals::include`).
+    prepped: Mutex<Prepped>,
+}
+
+#[derive(Default)]
+struct Prepped {
+    entries: HashMap<super::preprocess::EntryKey, Arc<super::preprocess::Entry>>,
+    /// Header text the entries hold, in bytes (bounded by
+    /// `MAX_PREPROCESSED_CACHE_BYTES`).
+    bytes: usize,
 }
 
 #[derive(Default)]
@@ -62,6 +75,39 @@ impl ParseCache {
             }
         }
         Some(tree)
+    }
+
+    /// A header's preprocessing recorded from the same state, if kept.
+    pub(crate) fn preprocessed(
+        &self,
+        key: &super::preprocess::EntryKey,
+    ) -> Option<Arc<super::preprocess::Entry>> {
+        self.prepped.lock().ok()?.entries.get(key).cloned()
+    }
+
+    /// Keeps a header's preprocessing; past the budget the set starts again.
+    pub(crate) fn keep_preprocessed(
+        &self,
+        key: super::preprocess::EntryKey,
+        entry: super::preprocess::Entry,
+    ) {
+        let size = entry.bytes();
+        if size > budget::MAX_PREPROCESSED_CACHE_BYTES {
+            return;
+        }
+        if let Ok(mut p) = self.prepped.lock() {
+            if p.bytes + size > budget::MAX_PREPROCESSED_CACHE_BYTES {
+                p.entries.clear();
+                p.bytes = 0;
+            }
+            p.bytes += size;
+            p.entries.insert(key, Arc::new(entry));
+        }
+    }
+
+    /// Headers' preprocessing kept (one per header and state entered in).
+    pub fn preprocessed_len(&self) -> usize {
+        self.prepped.lock().map(|p| p.entries.len()).unwrap_or(0)
     }
 
     /// Distinct header texts parsed and kept.

@@ -22,6 +22,7 @@ use crate::budget;
 use crate::ir::Note;
 
 /// A macro known to the preprocessor.
+#[derive(Clone)]
 pub(crate) enum Macro {
     /// An object-like macro's body.
     Object(String),
@@ -290,35 +291,187 @@ fn eval_node(
     }
 }
 
+/// A 128-bit fingerprint (two SipHash-1-3 with fixed, different keys:
+/// the same in every run and on every thread).
+type Fp = (u64, u64);
+
+fn fingerprint(parts: &[&[u8]]) -> Fp {
+    use std::hash::{Hash, Hasher};
+    let half = |salt: u8| {
+        let mut h = std::hash::DefaultHasher::new();
+        salt.hash(&mut h);
+        for p in parts {
+            p.hash(&mut h);
+        }
+        h.finish()
+    };
+    (half(1), half(2))
+}
+
+fn xor(a: &mut Fp, b: Fp) {
+    a.0 ^= b.0;
+    a.1 ^= b.1;
+}
+
+/// A macro's share of the fingerprint of the macro table.
+fn macro_fp(name: &str, m: &Macro) -> Fp {
+    match m {
+        Macro::Object(body) => fingerprint(&[b"o", name.as_bytes(), body.as_bytes()]),
+        Macro::Function(None) => fingerprint(&[b"f", name.as_bytes()]),
+        Macro::Function(Some((params, body))) => {
+            let params = params.join(",");
+            fingerprint(&[b"p", name.as_bytes(), params.as_bytes(), body.as_bytes()])
+        }
+    }
+}
+
+/// The state a header is entered in: the header (its text as read), the
+/// macros defined, the headers already entered, the include depth. The
+/// same state gives the same preprocessing, whichever file includes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct EntryKey {
+    header: Fp,
+    defines: Fp,
+    entered: Fp,
+    depth: u32,
+}
+
+/// What entering a header did, in order, replayable in another file
+/// (headers named by fingerprint, not by that file's numbering).
+#[derive(Clone)]
+enum Event {
+    /// `#include "name"` entered this header.
+    Enter(String, Fp),
+    /// `#include "name"` found no header not yet entered.
+    Missing(String),
+    /// At the depth budget, `#include "name"` was looked up only.
+    Probe(String, Option<Fp>),
+    /// A header's text once resolved.
+    Text(Fp, std::sync::Arc<[u8]>),
+    Define(String, Macro),
+    Undef(String),
+    /// A note in a header.
+    Note(Fp, Note),
+}
+
+/// One header's preprocessing, as [`super::cache::ParseCache`] keeps it.
+pub(crate) struct Entry {
+    events: Vec<Event>,
+}
+
+impl Entry {
+    /// Header text held, in bytes.
+    pub fn bytes(&self) -> usize {
+        self.events
+            .iter()
+            .map(|e| match e {
+                Event::Text(_, t) => t.len(),
+                _ => 64,
+            })
+            .sum()
+    }
+}
+
 /// The pass over one file. `headers` are looked up by the name written
 /// in `#include "…"`; each is processed once, where first included.
 pub(crate) struct Conditionals<'a> {
     parser: Parser,
-    pub defines: Defines,
+    defines: Defines,
     headers: Vec<(&'a str, &'a mut Source, bool)>,
     pub notes: Vec<Note>,
     /// Lines of the file run at depth 0 (1-based, inclusive ranges) left
     /// out as inactive; blank lines and directives between two left-out
     /// lines join their ranges.
     pub skipped: Vec<(u32, u32)>,
+    /// Run-wide store of preprocessed headers (none: no sharing).
+    cache: Option<&'a super::cache::ParseCache>,
+    /// Fingerprints of the macro table and of the set of headers entered,
+    /// kept up to date as they change.
+    defines_fp: Fp,
+    entered_fp: Fp,
+    /// Each header's fingerprint (of its text as read), once computed.
+    idents: Vec<Option<Fp>>,
+    /// What the headers being entered did so far, innermost last.
+    recording: Vec<Vec<Event>>,
 }
 
 impl<'a> Conditionals<'a> {
     pub fn new(
         defines: Defines,
         headers: Vec<(&'a str, &'a mut Source)>,
+        cache: Option<&'a super::cache::ParseCache>,
     ) -> Option<Conditionals<'a>> {
         let mut parser = Parser::new();
         parser
             .set_language(&tree_sitter_cuda::LANGUAGE.into())
             .ok()?;
+        let mut defines_fp = (0, 0);
+        for (name, m) in &defines {
+            xor(&mut defines_fp, macro_fp(name, m));
+        }
         Some(Conditionals {
             parser,
             defines,
+            idents: vec![None; headers.len()],
             headers: headers.into_iter().map(|(n, s)| (n, s, false)).collect(),
             notes: Vec::new(),
             skipped: Vec::new(),
+            cache,
+            defines_fp,
+            entered_fp: (0, 0),
+            recording: Vec::new(),
         })
+    }
+
+    fn record(&mut self, e: impl FnOnce() -> Event) {
+        if !self.recording.is_empty() {
+            let e = e();
+            for r in &mut self.recording {
+                r.push(e.clone());
+            }
+        }
+    }
+
+    fn set_macro(&mut self, name: String, m: Macro) {
+        self.record(|| Event::Define(name.clone(), m.clone()));
+        xor(&mut self.defines_fp, macro_fp(&name, &m));
+        if let Some(old) = self.defines.insert(name.clone(), m) {
+            xor(&mut self.defines_fp, macro_fp(&name, &old));
+        }
+    }
+
+    fn unset_macro(&mut self, name: &str) {
+        self.record(|| Event::Undef(name.to_string()));
+        if let Some(old) = self.defines.remove(name) {
+            xor(&mut self.defines_fp, macro_fp(name, &old));
+        }
+    }
+
+    /// A note in the file (`file` 0) or in a header.
+    fn push_note(&mut self, note: Note) {
+        if note.span.file > 0 {
+            let i = note.span.file as usize - 1;
+            if i < self.headers.len() {
+                let id = self.ident(i);
+                self.record(|| Event::Note(id, note.clone()));
+            }
+        }
+        self.notes.push(note);
+    }
+
+    /// Header `i`'s fingerprint; taken before it is entered (its text is
+    /// then as read).
+    fn ident(&mut self, i: usize) -> Fp {
+        if let Some(f) = self.idents[i] {
+            return f;
+        }
+        let f = fingerprint(&[&self.headers[i].1.text]);
+        self.idents[i] = Some(f);
+        f
+    }
+
+    fn position(&self, name: &str, entered: &[bool]) -> Option<usize> {
+        (0..self.headers.len()).find(|&i| self.headers[i].0 == name && !entered[i])
     }
 
     /// Resolves the conditionals of `source` in place.
@@ -417,14 +570,16 @@ impl<'a> Conditionals<'a> {
                 }
                 _ if !active => blank(&mut text, start, end),
                 "define" => self.define(&arg),
-                "undef" => {
-                    self.defines.remove(arg.trim());
-                }
+                "undef" => self.unset_macro(arg.trim()),
                 "include" => {
                     let inc = arg.trim().trim_matches(['"', '<', '>']).to_string();
                     if depth >= budget::MAX_INCLUDE_DEPTH {
-                        if self.headers.iter().any(|h| h.0 == inc && !h.2) {
-                            self.notes.push(Note {
+                        let entered: Vec<bool> = self.headers.iter().map(|h| h.2).collect();
+                        let found = self.position(&inc, &entered);
+                        let id = found.map(|i| self.ident(i));
+                        self.record(|| Event::Probe(inc.clone(), id));
+                        if found.is_some() {
+                            self.push_note(Note {
                                 span: source.span(start, end),
                                 message: format!(
                                     "`{inc}` is not followed: the {} ran out",
@@ -536,7 +691,7 @@ impl<'a> Conditionals<'a> {
             })),
             None => Macro::Object(rest.trim().to_string()),
         };
-        self.defines.insert(name, definition);
+        self.set_macro(name, definition);
     }
 
     /// Per header (in the order given): whether an active `#include`
@@ -545,19 +700,126 @@ impl<'a> Conditionals<'a> {
         self.headers.iter().map(|h| h.2).collect()
     }
 
+    /// Enters the first header of that name not entered yet: replayed
+    /// from the run's cache when some file entered it in the same state
+    /// (and its own includes find the same headers here), else processed
+    /// and kept there.
     fn include(&mut self, name: &str, depth: u32) {
-        let Some(i) = self.headers.iter().position(|h| h.0 == name && !h.2) else {
+        let entered: Vec<bool> = self.headers.iter().map(|h| h.2).collect();
+        let Some(i) = self.position(name, &entered) else {
+            self.record(|| Event::Missing(name.to_string()));
             return;
         };
-        self.headers[i].2 = true;
+        let id = self.ident(i);
+        let key = EntryKey {
+            header: id,
+            defines: self.defines_fp,
+            entered: self.entered_fp,
+            depth,
+        };
+        if let Some(entry) = self.cache.and_then(|c| c.preprocessed(&key)) {
+            if self.replay(&entry) {
+                return;
+            }
+        }
+        self.record(|| Event::Enter(name.to_string(), id));
+        let Some(cache) = self.cache else {
+            self.enter(i, id);
+            let mut src = std::mem::replace(self.headers[i].1, Source::new(b""));
+            self.run(&mut src, depth + 1);
+            *self.headers[i].1 = src;
+            return;
+        };
+        self.recording
+            .push(vec![Event::Enter(name.to_string(), id)]);
+        self.enter(i, id);
         let mut src = std::mem::replace(self.headers[i].1, Source::new(b""));
         self.run(&mut src, depth + 1);
+        let text: std::sync::Arc<[u8]> = src.text.as_slice().into();
         *self.headers[i].1 = src;
+        let mut events = self.recording.pop().unwrap_or_default();
+        events.push(Event::Text(id, text.clone()));
+        self.record(|| Event::Text(id, text));
+        cache.keep_preprocessed(key, Entry { events });
+    }
+
+    fn enter(&mut self, i: usize, id: Fp) {
+        self.headers[i].2 = true;
+        xor(&mut self.entered_fp, id);
+    }
+
+    /// Applies a kept entry when every include in it finds here the
+    /// header it found there (checked first: all or nothing).
+    fn replay(&mut self, entry: &Entry) -> bool {
+        let mut entered: Vec<bool> = self.headers.iter().map(|h| h.2).collect();
+        let mut index: Vec<(Fp, usize)> = Vec::new();
+        for e in &entry.events {
+            match e {
+                Event::Enter(name, id) => {
+                    let Some(i) = self.position(name, &entered) else {
+                        return false;
+                    };
+                    if self.ident(i) != *id {
+                        return false;
+                    }
+                    entered[i] = true;
+                    index.push((*id, i));
+                }
+                Event::Missing(name) => {
+                    if self.position(name, &entered).is_some() {
+                        return false;
+                    }
+                }
+                Event::Probe(name, id) => {
+                    let found = self.position(name, &entered);
+                    if found.map(|i| self.ident(i)) != *id {
+                        return false;
+                    }
+                }
+                Event::Text(..) | Event::Define(..) | Event::Undef(_) | Event::Note(..) => {}
+            }
+        }
+        let at = |id: &Fp| index.iter().find(|(f, _)| f == id).map(|(_, i)| *i);
+        for e in &entry.events {
+            self.record(|| e.clone());
+            match e {
+                Event::Enter(_, id) => {
+                    if let Some(i) = at(id) {
+                        self.enter(i, *id);
+                    }
+                }
+                Event::Text(id, text) => {
+                    if let Some(i) = at(id) {
+                        self.headers[i].1.text = text.to_vec();
+                    }
+                }
+                Event::Define(name, m) => {
+                    xor(&mut self.defines_fp, macro_fp(name, m));
+                    if let Some(old) = self.defines.insert(name.clone(), m.clone()) {
+                        xor(&mut self.defines_fp, macro_fp(name, &old));
+                    }
+                }
+                Event::Undef(name) => {
+                    if let Some(old) = self.defines.remove(name) {
+                        xor(&mut self.defines_fp, macro_fp(name, &old));
+                    }
+                }
+                Event::Note(id, note) => {
+                    if let Some(i) = at(id) {
+                        let mut note = note.clone();
+                        note.span.file = i as u32 + 1;
+                        self.notes.push(note);
+                    }
+                }
+                Event::Missing(_) | Event::Probe(..) => {}
+            }
+        }
+        true
     }
 
     fn note(&mut self, source: &Source, start: usize, end: usize, arg: &str, missing: &str) {
         let cond = arg.split_whitespace().collect::<Vec<_>>().join(" ");
-        self.notes.push(Note {
+        self.push_note(Note {
             span: source.span(start, end),
             message: format!(
                 "`#if {cond}` depends on `{missing}`, which is not defined here; its first branch is \

@@ -246,7 +246,7 @@ pub(crate) fn build(input: &[u8], options: &Options) -> Program {
             .map(String::as_str)
             .zip(header_sources.iter_mut())
             .collect();
-        match preprocess::Conditionals::new(defines, hs) {
+        match preprocess::Conditionals::new(defines, hs, options.parse_cache.as_deref()) {
             Some(mut c) => {
                 c.run(&mut source, 0);
                 entered = c.entered();
