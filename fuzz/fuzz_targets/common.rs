@@ -1,10 +1,13 @@
 //! The whole pipeline on one input: front end, engine, every lint (fix
-//! search included), for the architecture the first byte picks.
+//! search included), for the architecture the first byte picks; with
+//! headers, the analysis must not change when the run's cache is used.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
+use warplint_analyzer::frontend::cache::ParseCache;
 use warplint_analyzer::hardware::Arch;
-use warplint_analyzer::{analyze, Header, Options};
+use warplint_analyzer::{analyze, FileAnalysis, Header, Options};
 use warplint_lints::{rules, Context, Thresholds};
 
 const ARCHS: [&str; 4] = ["sm_90", "sm_80", "sm_35", "sm_20"];
@@ -22,6 +25,27 @@ pub fn run(data: &[u8], headers: Vec<Header>) {
     let mut options = Options::default();
     options.frontend.headers = headers;
     let analysis = analyze(source, model.as_ref(), &options);
+    if !options.frontend.headers.is_empty() {
+        // The run's shared cache (trees, preprocessed headers), cold then
+        // warm, changes nothing: a difference is a crash.
+        let seen = |a: &FileAnalysis| {
+            (
+                format!("{:?}", a.reports),
+                format!("{:?}", a.program.notes),
+                a.program.skipped_lines.clone(),
+            )
+        };
+        let want = seen(&analysis);
+        let mut shared = options.clone();
+        shared.frontend.parse_cache = Some(Arc::new(ParseCache::new()));
+        for pass in ["cold", "warm"] {
+            let a = analyze(source, model.as_ref(), &shared);
+            assert!(
+                seen(&a) == want,
+                "the run's cache ({pass}) changed the analysis"
+            );
+        }
+    }
     let thresholds = Thresholds::default();
     let ctx = Context {
         source,
