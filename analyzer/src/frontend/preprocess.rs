@@ -434,14 +434,23 @@ impl<'a> Conditionals<'a> {
 
     fn set_macro(&mut self, name: String, m: Macro) {
         self.record(|| Event::Define(name.clone(), m.clone()));
+        self.define_as(name, m);
+    }
+
+    fn unset_macro(&mut self, name: &str) {
+        self.record(|| Event::Undef(name.to_string()));
+        self.undefine(name);
+    }
+
+    /// The table and its fingerprint, without recording.
+    fn define_as(&mut self, name: String, m: Macro) {
         xor(&mut self.defines_fp, macro_fp(&name, &m));
         if let Some(old) = self.defines.insert(name.clone(), m) {
             xor(&mut self.defines_fp, macro_fp(&name, &old));
         }
     }
 
-    fn unset_macro(&mut self, name: &str) {
-        self.record(|| Event::Undef(name.to_string()));
+    fn undefine(&mut self, name: &str) {
         if let Some(old) = self.defines.remove(name) {
             xor(&mut self.defines_fp, macro_fp(name, &old));
         }
@@ -723,24 +732,22 @@ impl<'a> Conditionals<'a> {
             }
         }
         self.record(|| Event::Enter(name.to_string(), id));
-        let Some(cache) = self.cache else {
-            self.enter(i, id);
-            let mut src = std::mem::replace(self.headers[i].1, Source::new(b""));
-            self.run(&mut src, depth + 1);
-            *self.headers[i].1 = src;
-            return;
-        };
-        self.recording
-            .push(vec![Event::Enter(name.to_string(), id)]);
+        // Without a cache nothing is recorded (nor kept).
+        if self.cache.is_some() {
+            self.recording
+                .push(vec![Event::Enter(name.to_string(), id)]);
+        }
         self.enter(i, id);
         let mut src = std::mem::replace(self.headers[i].1, Source::new(b""));
         self.run(&mut src, depth + 1);
-        let text: std::sync::Arc<[u8]> = src.text.as_slice().into();
+        let text: Option<std::sync::Arc<[u8]>> = self.cache.map(|_| src.text.as_slice().into());
         *self.headers[i].1 = src;
-        let mut events = self.recording.pop().unwrap_or_default();
-        events.push(Event::Text(id, text.clone()));
-        self.record(|| Event::Text(id, text));
-        cache.keep_preprocessed(key, Entry { events });
+        if let (Some(cache), Some(text)) = (self.cache, text) {
+            let mut events = self.recording.pop().unwrap_or_default();
+            events.push(Event::Text(id, text.clone()));
+            self.record(|| Event::Text(id, text));
+            cache.keep_preprocessed(key, Entry { events });
+        }
     }
 
     fn enter(&mut self, i: usize, id: Fp) {
@@ -793,17 +800,8 @@ impl<'a> Conditionals<'a> {
                         self.headers[i].1.text = text.to_vec();
                     }
                 }
-                Event::Define(name, m) => {
-                    xor(&mut self.defines_fp, macro_fp(name, m));
-                    if let Some(old) = self.defines.insert(name.clone(), m.clone()) {
-                        xor(&mut self.defines_fp, macro_fp(name, &old));
-                    }
-                }
-                Event::Undef(name) => {
-                    if let Some(old) = self.defines.remove(name) {
-                        xor(&mut self.defines_fp, macro_fp(name, &old));
-                    }
-                }
+                Event::Define(name, m) => self.define_as(name.clone(), m.clone()),
+                Event::Undef(name) => self.undefine(name),
                 Event::Note(id, note) => {
                     if let Some(i) = at(id) {
                         let mut note = note.clone();

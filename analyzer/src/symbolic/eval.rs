@@ -556,18 +556,20 @@ mod tests {
         BinOp::Max,
     ];
 
-    /// Expressions over a per-lane value (`threadIdx.x`), a loop variable
-    /// known in some lanes only, an unknown, and constants that hit the
-    /// edge cases (zero divisors, shifts of 63 and 64, negative values).
-    fn expr() -> impl Strategy<Value = Expr> {
-        let leaf = prop_oneof![
-            Just(Expr::builtin(Builtin::ThreadIdx(Dim::X))),
-            Just(Expr::atom(Atom::LoopVar(0))),
-            Just(Expr::atom(Atom::Unknown(0))),
-            prop::sample::select(vec![0i64, 1, -1, 2, 3, 31, 32, 63, 64, -7, i64::MIN])
-                .prop_map(Expr::konst),
-        ];
-        leaf.prop_recursive(5, 48, 3, |inner| {
+    /// Constants that hit the edge cases (zero divisors, shifts of 63 and
+    /// 64, negative values).
+    fn constant() -> impl Strategy<Value = Expr> {
+        prop::sample::select(vec![0i64, 1, -1, 2, 3, 31, 32, 63, 64, -7, i64::MIN])
+            .prop_map(Expr::konst)
+    }
+
+    /// Every operator over `leaf`, up to `depth` levels and `size` nodes.
+    fn grown(
+        leaf: impl Strategy<Value = Expr> + 'static,
+        depth: u32,
+        size: u32,
+    ) -> impl Strategy<Value = Expr> {
+        leaf.prop_recursive(depth, size, 3, |inner| {
             prop_oneof![
                 (0..BIN.len(), inner.clone(), inner.clone())
                     .prop_map(|(o, a, b)| Expr::bin(BIN[o], a, b)),
@@ -578,8 +580,20 @@ mod tests {
         })
     }
 
-    /// [`expr`]'s expressions plus an outer loop variable, an assumed
-    /// parameter and an assumed block index (values read are compared).
+    /// Expressions over a per-lane value (`threadIdx.x`), a loop variable
+    /// known in some lanes only, an unknown, and [`constant`]s.
+    fn expr() -> impl Strategy<Value = Expr> {
+        let leaf = prop_oneof![
+            Just(Expr::builtin(Builtin::ThreadIdx(Dim::X))),
+            Just(Expr::atom(Atom::LoopVar(0))),
+            Just(Expr::atom(Atom::Unknown(0))),
+            constant(),
+        ];
+        grown(leaf, 5, 48)
+    }
+
+    /// [`expr`]'s leaves plus an outer loop variable, an assumed parameter
+    /// and an assumed block index (values read are compared).
     fn loop_expr() -> impl Strategy<Value = Expr> {
         let leaf = prop_oneof![
             Just(Expr::builtin(Builtin::ThreadIdx(Dim::X))),
@@ -588,18 +602,9 @@ mod tests {
             Just(Expr::atom(Atom::Param(0))),
             Just(Expr::builtin(Builtin::BlockIdx(Dim::X))),
             Just(Expr::atom(Atom::Unknown(0))),
-            prop::sample::select(vec![0i64, 1, -1, 2, 3, 31, 32, 63, 64, -7, i64::MIN])
-                .prop_map(Expr::konst),
+            constant(),
         ];
-        leaf.prop_recursive(4, 32, 3, |inner| {
-            prop_oneof![
-                (0..BIN.len(), inner.clone(), inner.clone())
-                    .prop_map(|(o, a, b)| Expr::bin(BIN[o], a, b)),
-                (0..3usize, inner.clone())
-                    .prop_map(|(o, a)| { Expr::un([UnOp::Neg, UnOp::Not, UnOp::BitNot][o], a) }),
-                (inner.clone(), inner.clone(), inner).prop_map(|(c, a, b)| Expr::select(c, a, b)),
-            ]
-        })
+        grown(leaf, 4, 32)
     }
 
     /// A step of a run: assign a loop variable (0: inner, 1: outer) new
