@@ -433,6 +433,12 @@ fn report_file(
     result
 }
 
+/// One file's outcome as `report` keeps it until it prints.
+enum Reported {
+    Json(report::JsonParts),
+    Records(FileResult),
+}
+
 fn report_cmd(args: ReportArgs) -> ExitCode {
     let settings = match settings::resolve_with(&args.config.args(), &args.arch, args.model.flags())
     {
@@ -457,7 +463,10 @@ fn report_cmd(args: ReportArgs) -> ExitCode {
         Ok(p) => p,
         Err(e) => return fail(&e),
     };
-    let outcomes: Vec<Result<FileResult, String>> = pool.install(|| {
+    let json = matches!(args.format, ReportFormat::Json);
+    // For JSON, each file becomes its text where it was analysed: a run
+    // holds the report's text, not every access record.
+    let outcomes: Vec<Result<(bool, Reported), String>> = pool.install(|| {
         use rayon::prelude::*;
         files
             .par_iter()
@@ -465,16 +474,26 @@ fn report_cmd(args: ReportArgs) -> ExitCode {
                 let bytes =
                     includes::read_source(f).map_err(|e| format!("{}: {e}", f.display()))?;
                 let headers = includes::headers_for(f, &bytes, &settings.include_dirs);
-                Ok(report_file(f, &models, &options, &bytes, headers))
+                let r = report_file(f, &models, &options, &bytes, headers);
+                let file_note = r.notes.iter().any(|n| n.line == 0);
+                Ok(if json {
+                    (file_note, Reported::Json(report::json_parts(&r)))
+                } else {
+                    (file_note, Reported::Records(r))
+                })
             })
             .collect()
     });
     let mut results = Vec::new();
+    let mut parts = Vec::new();
     for o in outcomes {
         match o {
-            Ok(r) => {
-                had_error |= r.notes.iter().any(|n| n.line == 0);
-                results.push(r);
+            Ok((file_note, r)) => {
+                had_error |= file_note;
+                match r {
+                    Reported::Json(p) => parts.push(p),
+                    Reported::Records(r) => results.push(r),
+                }
             }
             Err(e) => {
                 eprintln!("warplint: error: {e}");
@@ -482,27 +501,37 @@ fn report_cmd(args: ReportArgs) -> ExitCode {
             }
         }
     }
-    let out = match args.format {
-        ReportFormat::Json => report::json(arch, &results),
-        ReportFormat::Table => {
-            for f in &results {
-                for n in &f.notes {
-                    if n.line == 0 {
-                        eprintln!("{}: note: {}", f.path, n.message);
-                    } else {
-                        eprintln!(
-                            "{}:{}:{}: note: {}",
-                            f.path_of(n.file),
-                            n.line,
-                            n.column,
-                            n.message
-                        );
-                    }
-                }
-            }
-            report::table(&results)
+    if json {
+        let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
+        if report::write_json(&mut stdout, arch, &parts)
+            .and_then(|_| stdout.flush())
+            .is_err()
+        {
+            return ExitCode::from(2);
         }
-    };
+        return if had_error {
+            ExitCode::from(2)
+        } else {
+            ExitCode::SUCCESS
+        };
+    }
+    // The table.
+    for f in &results {
+        for n in &f.notes {
+            if n.line == 0 {
+                eprintln!("{}: note: {}", f.path, n.message);
+            } else {
+                eprintln!(
+                    "{}:{}:{}: note: {}",
+                    f.path_of(n.file),
+                    n.line,
+                    n.column,
+                    n.message
+                );
+            }
+        }
+    }
+    let out = report::table(&results);
     let mut stdout = std::io::stdout().lock();
     if stdout
         .write_all(out.as_bytes())

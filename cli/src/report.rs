@@ -135,39 +135,85 @@ pub fn access_json(path: &str, run: &ArchRun, r: &AccessReport) -> Value {
     Value::Object(m)
 }
 
-pub fn json(arch: Arch, files: &[FileResult]) -> String {
-    let mut accesses = Vec::new();
-    let mut notes = Vec::new();
-    let mut kernels = Vec::new();
-    let mut skipped = Vec::new();
-    for f in files {
-        for (a, b) in &f.skipped_lines {
-            skipped.push(json!({"file": f.path, "lines": [a, b]}));
+/// One file's share of the JSON report, rendered by the worker that
+/// analysed it (each item pretty-printed at its depth in the document), so
+/// that a run holds text, not every access record, until it prints.
+pub struct JsonParts {
+    archs: Vec<String>,
+    summary: warplint_analyzer::Summary,
+    kernels: Vec<String>,
+    accesses: Vec<String>,
+    notes: Vec<String>,
+    skipped: Vec<String>,
+}
+
+/// An element of one of the document's arrays, as serde_json lays it out
+/// there (four spaces deeper than at the top).
+fn item(v: &Value) -> String {
+    let text = serde_json::to_string_pretty(v).unwrap_or_else(|_| "{}".into());
+    let mut out = String::with_capacity(text.len() + 64);
+    for (i, line) in text.lines().enumerate() {
+        if i > 0 {
+            out.push('\n');
         }
-        for (run, r) in f.records() {
-            accesses.push(access_json(f.path_of(r.span.file), run, r));
-        }
-        for k in &f.kernels {
-            kernels.push(json!({
-                "file": f.path_of(k.file), "line": k.line, "column": k.column,
-                "name": k.name, "notes": k.notes,
-            }));
-        }
-        for n in &f.notes {
-            notes.push(
-                json!({"file": f.path_of(n.file), "line": n.line, "column": n.column, "message": n.message}),
-            );
-        }
+        out.push_str("    ");
+        out.push_str(line);
     }
+    out
+}
+
+pub fn json_parts(f: &FileResult) -> JsonParts {
+    JsonParts {
+        archs: f.runs.iter().map(|r| r.arch.to_string()).collect(),
+        summary: f.summary,
+        skipped: f
+            .skipped_lines
+            .iter()
+            .map(|(a, b)| item(&json!({"file": f.path, "lines": [a, b]})))
+            .collect(),
+        accesses: f
+            .records()
+            .into_iter()
+            .map(|(run, r)| item(&access_json(f.path_of(r.span.file), run, r)))
+            .collect(),
+        kernels: f
+            .kernels
+            .iter()
+            .map(|k| {
+                item(&json!({
+                    "file": f.path_of(k.file), "line": k.line, "column": k.column,
+                    "name": k.name, "notes": k.notes,
+                }))
+            })
+            .collect(),
+        notes: f
+            .notes
+            .iter()
+            .map(|n| {
+                item(&json!({"file": f.path_of(n.file), "line": n.line, "column": n.column, "message": n.message}))
+            })
+            .collect(),
+    }
+}
+
+/// The JSON report of `files` (in order), written as it is assembled.
+pub fn write_json(
+    out: &mut impl std::io::Write,
+    arch: Arch,
+    files: &[JsonParts],
+) -> std::io::Result<()> {
     let archs: Vec<String> = files
         .first()
-        .map(|f| f.runs.iter().map(|r| r.arch.to_string()).collect())
+        .map(|f| f.archs.clone())
         .unwrap_or_else(|| vec![arch.to_string()]);
     let mut sum = warplint_analyzer::Summary::default();
     for f in files {
         sum.add(&f.summary);
     }
-    let doc = json!({
+    // The small members laid out by serde_json; each array stands in as a
+    // placeholder line, replaced by its items.
+    const ARRAYS: [&str; 4] = ["kernels", "accesses", "notes", "skipped"];
+    let mut doc = json!({
         "version": 1,
         "arch": arch.to_string(),
         "archs": archs,
@@ -180,12 +226,39 @@ pub fn json(arch: Arch, files: &[FileResult]) -> String {
             "assumed": sum.assumed,
             "unknown": sum.unknown,
         },
-        "kernels": kernels,
-        "accesses": accesses,
-        "notes": notes,
-        "skipped": skipped,
     });
-    serde_json::to_string_pretty(&doc).unwrap_or_else(|_| "{}".into()) + "\n"
+    for name in ARRAYS {
+        doc[name] = json!(format!("\u{0}{name}"));
+    }
+    let text = serde_json::to_string_pretty(&doc).unwrap_or_else(|_| "{}".into());
+    for line in text.lines() {
+        let body = line.strip_suffix(',').unwrap_or(line);
+        let array = ARRAYS
+            .into_iter()
+            .find(|name| body == format!("  \"{name}\": \"\\u0000{name}\""));
+        let Some(name) = array else {
+            writeln!(out, "{line}")?;
+            continue;
+        };
+        let items = files.iter().flat_map(|f| match name {
+            "kernels" => &f.kernels,
+            "accesses" => &f.accesses,
+            "notes" => &f.notes,
+            _ => &f.skipped,
+        });
+        write!(out, "  \"{name}\": [")?;
+        let mut first = true;
+        for it in items {
+            out.write_all(if first { b"\n" } else { b",\n" })?;
+            out.write_all(it.as_bytes())?;
+            first = false;
+        }
+        if !first {
+            write!(out, "\n  ")?;
+        }
+        writeln!(out, "]{}", if body.len() < line.len() { "," } else { "" })?;
+    }
+    Ok(())
 }
 
 /// The cost column: ways for shared memory, sectors for global.
