@@ -1053,9 +1053,11 @@ fn candidates_reuse_the_preparation_and_analyse_as_from_scratch() {
         (at, at + 1, "7"),
         // Longer than the distance from `struct` to its `__align__`.
         (at, at + 1, "N + 0 + 0 + 0 + 0 + 0 + 0 + 0 + 0 + 0"),
-        // In a left-out branch, and a directive character: prepared again.
+        // In a left-out branch, a directive character, a name the replaced
+        // text did not have: prepared again.
         (gone, gone + 2, "33"),
         (at, at + 1, "N #"),
+        (at, at + 1, "N + M"),
     ] {
         let edited = format!("{}{}{}", &src[..start], replacement, &src[end..]);
         let scratch = analyze(edited.as_bytes(), &Modern, &options());

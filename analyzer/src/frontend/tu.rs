@@ -90,7 +90,8 @@ pub(crate) struct Prepared {
 impl Prepared {
     /// Whether `input` is this file with bytes `start..old_end` replaced
     /// by `start..new_end`, in active code, by text that no preprocessing
-    /// step reads (names, numbers, spaces and arithmetic on one line).
+    /// step reads (numbers, spaces, arithmetic and the names already there,
+    /// on one line).
     fn fits(&self, input: &[u8], start: usize, old_end: usize, new_end: usize) -> bool {
         let old = &self.input;
         if start > old_end || old_end > old.len() || start > new_end || new_end > input.len() {
@@ -104,11 +105,25 @@ impl Prepared {
                         || matches!(b, b'_' | b' ' | b'+' | b'-' | b'*' | b'(' | b')')
                 })
         };
+        // Names the preprocessing acts on (specifier and statement macros,
+        // `unsigned(`, `typename`) stay where they were: the edit brings no
+        // name the replaced text did not have.
+        let names = |t: &[u8]| -> Vec<Vec<u8>> {
+            t.split(|b| !(b.is_ascii_alphanumeric() || *b == b'_'))
+                .filter(|w| w.first().is_some_and(|b| !b.is_ascii_digit()))
+                .map(<[u8]>::to_vec)
+                .collect()
+        };
+        let (before, after) = (names(&old[start..old_end]), names(&input[start..new_end]));
+        let same_names = after
+            .iter()
+            .all(|w| before.contains(w) && w != b"unsigned" && w != b"typename");
         old.len() - old_end == input.len() - new_end
             && old[..start] == input[..start]
             && old[old_end..] == input[new_end..]
             && plain(&input[start..new_end])
             && plain(&old[start..old_end])
+            && same_names
             // Untouched before parsing: not in a left-out branch.
             && self.source.text.get(start..old_end) == Some(&old[start..old_end])
     }
