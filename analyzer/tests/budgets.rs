@@ -71,13 +71,19 @@ fn expression_size() {
     );
 }
 
-#[test]
-fn macro_depth_and_expansions() {
-    // A chain deeper than MAX_MACRO_DEPTH.
-    let mut defs = String::from("#define M0 threadIdx.x\n");
+/// `#define M0 base`, then `M1` .. `M40`, each `(previous + 1)`: a chain
+/// deeper than MAX_MACRO_DEPTH.
+fn macro_chain(base: &str) -> String {
+    let mut defs = format!("#define M0 {base}\n");
     for i in 1..=40 {
         defs.push_str(&format!("#define M{i} (M{} + 1)\n", i - 1));
     }
+    defs
+}
+
+#[test]
+fn macro_depth_and_expansions() {
+    let defs = macro_chain("threadIdx.x");
     let src = format!(
         "{defs}__global__ void k(float *a) {{ a[M40] = 0; }}\nint main() {{ k<<<1, 32>>>(0); }}\n"
     );
@@ -92,10 +98,7 @@ fn macro_depth_and_expansions() {
     );
     assert_names(&run(&src), "MAX_MACRO_EXPANSIONS");
     // Macros in `#if` conditions nest past the budget too.
-    let mut defs = String::from("#define M0 1\n");
-    for i in 1..=40 {
-        defs.push_str(&format!("#define M{i} (M{} + 1)\n", i - 1));
-    }
+    let defs = macro_chain("1");
     let src = format!(
         "{defs}#if M40 > 0\n#endif\n__global__ void k(float *a) {{ a[threadIdx.x] = 0; }}\n"
     );

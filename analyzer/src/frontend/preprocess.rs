@@ -479,8 +479,15 @@ impl<'a> Conditionals<'a> {
         f
     }
 
+    /// The first header of that name not in `entered` (a replay's
+    /// simulation of the flags).
     fn position(&self, name: &str, entered: &[bool]) -> Option<usize> {
         (0..self.headers.len()).find(|&i| self.headers[i].0 == name && !entered[i])
+    }
+
+    /// The first header of that name not entered yet.
+    fn unentered(&self, name: &str) -> Option<usize> {
+        self.headers.iter().position(|h| h.0 == name && !h.2)
     }
 
     /// Resolves the conditionals of `source` in place.
@@ -583,8 +590,7 @@ impl<'a> Conditionals<'a> {
                 "include" => {
                     let inc = arg.trim().trim_matches(['"', '<', '>']).to_string();
                     if depth >= budget::MAX_INCLUDE_DEPTH {
-                        let entered: Vec<bool> = self.headers.iter().map(|h| h.2).collect();
-                        let found = self.position(&inc, &entered);
+                        let found = self.unentered(&inc);
                         let id = found.map(|i| self.ident(i));
                         self.record(|| Event::Probe(inc.clone(), id));
                         if found.is_some() {
@@ -714,8 +720,7 @@ impl<'a> Conditionals<'a> {
     /// (and its own includes find the same headers here), else processed
     /// and kept there.
     fn include(&mut self, name: &str, depth: u32) {
-        let entered: Vec<bool> = self.headers.iter().map(|h| h.2).collect();
-        let Some(i) = self.position(name, &entered) else {
+        let Some(i) = self.unentered(name) else {
             self.record(|| Event::Missing(name.to_string()));
             return;
         };

@@ -1084,7 +1084,24 @@ fn analyze_access(
     let a = &k.accesses[ai];
     let obj = &k.objects[a.obj];
     let space = obj.space;
-    let graph = compile(k, a);
+    // Unknown up front: its own reason, or the kernel's work budget spent.
+    let unknown = a.unknown.clone().or_else(|| {
+        (*kernel_work >= opts.max_kernel_work).then(|| {
+            format!(
+                "the kernel's accesses before this one used up the {}",
+                budget::named(
+                    "MAX_WORK_PER_KERNEL",
+                    opts.max_kernel_work,
+                    "expression nodes per kernel"
+                )
+            )
+        })
+    });
+    // Nothing is evaluated for such an access: nothing to compile.
+    let graph = match unknown {
+        None => compile(k, a),
+        Some(_) => graph::Graph::new(&[], |_| 0),
+    };
     let memo = graph::Memo::new(&graph, a.loops.len());
     let mut run = Run {
         k,
@@ -1114,18 +1131,7 @@ fn analyze_access(
         min_offset: None,
         assumptions: setup.assumptions.iter().cloned().collect(),
         noted: Vec::new(),
-        unknown: a.unknown.clone().or_else(|| {
-            (*kernel_work >= opts.max_kernel_work).then(|| {
-                format!(
-                    "the kernel's accesses before this one used up the {}",
-                    budget::named(
-                        "MAX_WORK_PER_KERNEL",
-                        opts.max_kernel_work,
-                        "expression nodes per kernel"
-                    )
-                )
-            })
-        }),
+        unknown,
         budget_hit: false,
         stop_above: opts
             .stop_above_ways
