@@ -7,6 +7,7 @@
 //! parameter's value, a sampled loop), `unknown` when the address depends
 //! on data or a budget ran out; unknown results carry no cost.
 
+mod collapse;
 pub mod eval;
 mod graph;
 pub mod linear;
@@ -45,6 +46,9 @@ pub struct EngineOptions {
     /// access becomes `unknown`): the search only needs to know that a
     /// candidate does no better than the best so far.
     pub stop_above_ways: Option<(String, f64)>,
+    /// Do not run again a warp or block proved to cost what an earlier
+    /// one did (`collapse.rs`); off only to test that the proof holds.
+    pub collapse: bool,
 }
 
 impl Default for EngineOptions {
@@ -61,6 +65,7 @@ impl Default for EngineOptions {
             max_kernel_work: budget::MAX_WORK_PER_KERNEL,
             only_array: None,
             stop_above_ways: None,
+            collapse: true,
         }
     }
 }
@@ -291,11 +296,9 @@ struct Run<'a> {
     /// Expression nodes evaluated (one node for the whole warp).
     work: u64,
     // results
-    executions: u64,
-    sum_cost: u64,
-    sum_ideal: u64,
-    sum_transactions: u64,
-    sum_bytes: u64,
+    totals: Totals,
+    /// What the current warp's run recorded (for [`collapse`]).
+    trace: collapse::WarpTrace,
     max_cost: u32,
     max_ways: f64,
     worst: Option<WarpSample>,
@@ -322,6 +325,37 @@ struct Run<'a> {
     /// remembered of them.
     graph: graph::Graph,
     memo: graph::Memo,
+}
+
+/// The sums over executions a warp's run adds to.
+#[derive(Clone, Copy, Default)]
+struct Totals {
+    executions: u64,
+    cost: u64,
+    ideal: u64,
+    transactions: u64,
+    bytes: u64,
+}
+
+impl Totals {
+    /// What was added since `before`.
+    fn since(self, before: Totals) -> Totals {
+        Totals {
+            executions: self.executions - before.executions,
+            cost: self.cost - before.cost,
+            ideal: self.ideal - before.ideal,
+            transactions: self.transactions - before.transactions,
+            bytes: self.bytes - before.bytes,
+        }
+    }
+
+    fn add(&mut self, o: Totals) {
+        self.executions = self.executions.saturating_add(o.executions);
+        self.cost = self.cost.saturating_add(o.cost);
+        self.ideal = self.ideal.saturating_add(o.ideal);
+        self.transactions = self.transactions.saturating_add(o.transactions);
+        self.bytes = self.bytes.saturating_add(o.bytes);
+    }
 }
 
 /// An address split into its part free of unknowns and one coefficient
@@ -696,6 +730,7 @@ impl<'a> Run<'a> {
         if v.err & active == 0 && reads.iter().all(|r| matches!(r, Assumed::BlockIdx)) {
             if let Some(low) = addrs.iter().flatten().min() {
                 self.min_offset = Some(self.min_offset.map_or(*low, |m| m.min(*low)));
+                self.trace.min = Some(self.trace.min.map_or(*low, |m| m.min(*low)));
             }
         }
         if v.err & active != 0 && !self.resolve_unknowns(active, &mut addrs) {
@@ -729,6 +764,7 @@ impl<'a> Run<'a> {
                 }
             }
         }
+        self.trace.costed(active, &addrs);
         let (cost, ideal, transactions, bytes) = match self.space {
             Space::Shared => {
                 let c = self.model.shared(&addrs, self.a.width);
@@ -741,19 +777,13 @@ impl<'a> Run<'a> {
             Space::Constant => (self.model.constant(&addrs, self.a.width), 1, 0, 0),
         };
         let w = self.weight;
-        self.executions = self.executions.saturating_add(w);
-        self.sum_cost = self
-            .sum_cost
-            .saturating_add((cost as u64).saturating_mul(w));
-        self.sum_ideal = self
-            .sum_ideal
-            .saturating_add((ideal as u64).saturating_mul(w));
-        self.sum_transactions = self
-            .sum_transactions
-            .saturating_add((transactions as u64).saturating_mul(w));
-        self.sum_bytes = self
-            .sum_bytes
-            .saturating_add((bytes as u64).saturating_mul(w));
+        self.totals.add(Totals {
+            executions: w,
+            cost: (cost as u64).saturating_mul(w),
+            ideal: (ideal as u64).saturating_mul(w),
+            transactions: (transactions as u64).saturating_mul(w),
+            bytes: (bytes as u64).saturating_mul(w),
+        });
         let ways = if ideal > 0 {
             cost as f64 / ideal as f64
         } else {
@@ -1120,11 +1150,8 @@ fn analyze_access(
         weight: 1,
         evaluated: 0,
         work: 0,
-        executions: 0,
-        sum_cost: 0,
-        sum_ideal: 0,
-        sum_transactions: 0,
-        sum_bytes: 0,
+        totals: Totals::default(),
+        trace: collapse::WarpTrace::default(),
         max_cost: 0,
         max_ways: 0.0,
         worst: None,
@@ -1167,6 +1194,11 @@ fn analyze_access(
     } else {
         block_list
     };
+    let mut collapse = if opts.collapse && !block_list.is_empty() {
+        collapse::Collapse::of(&mut run, nwarps as usize)
+    } else {
+        None
+    };
     'outer: for bid in block_list {
         run.bid = bid;
         for w in 0..nwarps {
@@ -1181,11 +1213,22 @@ fn analyze_access(
                 run.tid[1][l] = (t / b[0]) % b[1];
                 run.tid[2][l] = t / (b[0] * b[1]);
             }
-            run.loop_vals = vec![Vals::failed(Fail::TooComplex); k.loop_vars.len()];
+            // A new warp: nothing remembered holds (collapse evaluates too).
             run.memo.touch(0);
+            if let Some(c) = collapse.as_ref() {
+                if c.replay(&mut run, w as usize, mask) {
+                    continue;
+                }
+            }
+            run.loop_vals = vec![Vals::failed(Fail::TooComplex); k.loop_vars.len()];
+            let before = run.totals;
+            run.trace = collapse::WarpTrace::default();
             run.iterate(0, mask);
             if run.budget_hit || run.unknown.is_some() {
                 break 'outer;
+            }
+            if let Some(c) = collapse.as_mut() {
+                c.record(&mut run, w as usize, mask, before);
             }
         }
     }
@@ -1218,19 +1261,20 @@ fn analyze_access(
     } else {
         Status::Exact
     };
-    let n = run.executions.max(1) as f64;
-    let mean = run.sum_cost as f64 / n;
+    let t = run.totals;
+    let n = t.executions.max(1) as f64;
+    let mean = t.cost as f64 / n;
     let cost = if unknown_reason.is_some() {
         None
     } else {
         Some(match space {
             Space::Shared => SharedStats {
                 wavefronts: mean,
-                ideal_wavefronts: run.sum_ideal as f64 / n,
-                ways: if run.sum_ideal == 0 {
+                ideal_wavefronts: t.ideal as f64 / n,
+                ways: if t.ideal == 0 {
                     0.0
                 } else {
-                    run.sum_cost as f64 / run.sum_ideal as f64
+                    t.cost as f64 / t.ideal as f64
                 },
                 max_wavefronts: run.max_cost,
                 max_ways: run.max_ways,
@@ -1238,10 +1282,10 @@ fn analyze_access(
             .into(),
             Space::Global | Space::Local => Cost::Global(GlobalStats {
                 sectors: mean,
-                ideal_sectors: run.sum_ideal as f64 / n,
+                ideal_sectors: t.ideal as f64 / n,
                 max_sectors: run.max_cost,
-                transactions: run.sum_transactions as f64 / n,
-                bytes: run.sum_bytes as f64 / n,
+                transactions: t.transactions as f64 / n,
+                bytes: t.bytes as f64 / n,
             }),
             Space::Constant => Cost::Constant(ConstantStats {
                 requests: mean,
@@ -1265,7 +1309,7 @@ fn analyze_access(
         text: a.text.clone(),
         block: c(setup.block),
         grid: c(setup.grid),
-        executions: run.executions as f64 / nblocks,
+        executions: t.executions as f64 / nblocks,
         status,
         assumptions: run.assumptions.into_iter().collect(),
         unknown_reason,

@@ -1,0 +1,195 @@
+//! The engine does not run again a warp or block it proves to cost what
+//! an earlier one did (`symbolic/collapse.rs`). Random kernels (indices
+//! over `threadIdx`, `blockIdx`, parameters a launch gives or not, loop
+//! variables, with divisions, shifts, selects and short circuits; guards
+//! and loop bounds over the same) are analysed with and without that, on
+//! every memory model: every report must be the same, field by field
+//! (costs, executions, the worst warp, assumptions, lowest offset).
+
+use proptest::prelude::*;
+use warplint_analyzer::hardware::Arch;
+use warplint_analyzer::{analyze, Options};
+
+#[derive(Clone, Debug)]
+enum E {
+    Leaf(&'static str),
+    C(i64),
+    Bin(&'static str, Box<E>, Box<E>),
+    Select(Box<E>, Box<E>, Box<E>),
+}
+
+impl E {
+    fn c(&self) -> String {
+        match self {
+            E::Leaf(s) => (*s).into(),
+            E::C(v) => v.to_string(),
+            E::Bin(op, a, b) => format!("({} {op} {})", a.c(), b.c()),
+            E::Select(c, a, b) => format!("(({}) ? {} : {})", c.c(), a.c(), b.c()),
+        }
+    }
+}
+
+const LEAVES: [&str; 12] = [
+    "tx",
+    "ty",
+    "bx",
+    "by",
+    "i",
+    "n",
+    "m",
+    "(int)blockDim.x",
+    "(int)gridDim.x",
+    "lane",
+    "(by + 8)",
+    "(tx / 32 + 8)",
+];
+
+fn expr() -> impl Strategy<Value = E> {
+    let leaf = prop_oneof![
+        4 => (0..LEAVES.len()).prop_map(|i| E::Leaf(LEAVES[i])),
+        2 => (-3i64..40).prop_map(E::C),
+        1 => prop_oneof![Just(8i64), Just(32), Just(64)].prop_map(E::C),
+    ];
+    leaf.prop_recursive(3, 10, 2, |inner| {
+        let op = prop_oneof![
+            4 => Just("+"),
+            2 => Just("-"),
+            4 => Just("*"),
+            1 => Just("/"),
+            1 => Just("%"),
+            1 => Just("&"),
+            1 => Just("^"),
+            1 => Just("<<"),
+            1 => Just(">>"),
+            1 => Just("&&"),
+            1 => Just("||"),
+            1 => Just("<"),
+        ];
+        prop_oneof![
+            6 => (op, inner.clone(), inner.clone())
+                .prop_map(|(o, a, b)| E::Bin(o, Box::new(a), Box::new(b))),
+            1 => (inner.clone(), inner.clone(), inner)
+                .prop_map(|(c, a, b)| E::Select(Box::new(c), Box::new(a), Box::new(b))),
+        ]
+    })
+}
+
+#[derive(Debug)]
+struct Case {
+    shared: E,
+    global: E,
+    guard: Option<E>,
+    bound: &'static str,
+    block: [i64; 2],
+    grid: Option<[i64; 2]>,
+    m_known: bool,
+    ty: &'static str,
+}
+
+fn case() -> impl Strategy<Value = Case> {
+    (
+        expr(),
+        expr(),
+        proptest::option::of(expr()),
+        prop_oneof![
+            Just("3"),
+            Just("n / 256"),
+            Just("m % 5"),
+            Just("tx % 3 + 1")
+        ],
+        prop_oneof![
+            Just([32i64, 1]),
+            Just([128, 1]),
+            Just([256, 1]),
+            Just([16, 16]),
+            Just([32, 8]),
+            Just([48, 2]),
+            Just([100, 1]),
+        ],
+        proptest::option::of(prop_oneof![Just([2i64, 2]), Just([3, 1]), Just([40, 3])]),
+        any::<bool>(),
+        prop_oneof![Just("float"), Just("double"), Just("char"), Just("float4")],
+    )
+        .prop_map(
+            |(shared, global, guard, bound, block, grid, m_known, ty)| Case {
+                shared,
+                global,
+                guard,
+                bound,
+                block,
+                grid,
+                m_known,
+                ty,
+            },
+        )
+}
+
+fn source(c: &Case) -> String {
+    let guard = match &c.guard {
+        Some(g) => format!("if ({})", g.c()),
+        None => String::new(),
+    };
+    let grid = match c.grid {
+        Some([x, y]) => format!("dim3({x}, {y})"),
+        None => "grid".into(),
+    };
+    let m = if c.m_known { "7" } else { "argc" };
+    format!(
+        "__global__ void k({t} *g, int n, int m)\n{{\n    __shared__ {t} s[4096];\n    \
+         int tx = threadIdx.x;\n    int ty = threadIdx.y;\n    int bx = blockIdx.x;\n    \
+         int by = blockIdx.y;\n    int lane = threadIdx.x % 32;\n    \
+         for (int i = 0; i < {bound}; i++) {guard} {{\n        {t} v = s[({si}) & 4095];\n        \
+         g[{gi}] = v;\n    }}\n}}\n\
+         int main(int argc, char **argv) {{\n    dim3 grid(argc, 2);\n    \
+         k<<<{grid}, dim3({bx}, {by})>>>(0, argc, {m});\n    return 0;\n}}\n",
+        t = c.ty,
+        bound = c.bound,
+        si = c.shared.c(),
+        gi = c.global.c(),
+        bx = c.block[0],
+        by = c.block[1],
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn collapsed_warps_report_what_running_them_reports(c in case()) {
+        let src = source(&c);
+        for arch in ["sm_90", "sm_35", "sm_20", "sm_13", "sm_10"] {
+            let model = Arch::parse(arch).unwrap().model().unwrap();
+            let mut options = Options::default();
+            let fast = analyze(src.as_bytes(), model.as_ref(), &options);
+            options.engine.collapse = false;
+            let slow = analyze(src.as_bytes(), model.as_ref(), &options);
+            prop_assert_eq!(fast.reports.len(), slow.reports.len());
+            for (f, s) in fast.reports.iter().zip(&slow.reports) {
+                prop_assert_eq!(format!("{f:?}"), format!("{s:?}"), "{}\n{}", arch, src);
+            }
+        }
+    }
+}
+
+/// A parameter whose coefficient is a multiple of the period in the first
+/// block (`(0 + 8) * 4` bytes) and not in the second (`9 * 4`): the second
+/// block reads it where it matters, so it is stated, although the second
+/// block's addresses are the first's moved by `n * 4` bytes.
+#[test]
+fn an_assumption_only_a_later_block_needs_is_still_stated() {
+    let src = "__global__ void k(float *g, int n)\n{\n    g[(blockIdx.y + 8) * n + threadIdx.x] = 0.0f;\n}\n\
+               int main(int argc, char **argv) { k<<<dim3(1, 2), 256>>>(0, argc); return 0; }\n";
+    let model = Arch::parse("sm_90").unwrap().model().unwrap();
+    let mut options = Options::default();
+    let fast = analyze(src.as_bytes(), model.as_ref(), &options);
+    options.engine.collapse = false;
+    let slow = analyze(src.as_bytes(), model.as_ref(), &options);
+    let said = |a: &warplint_analyzer::FileAnalysis| {
+        a.reports[0]
+            .assumptions
+            .iter()
+            .any(|s| s.starts_with("`n` assumed"))
+    };
+    assert!(said(&slow), "{:?}", slow.reports[0].assumptions);
+    assert!(said(&fast), "{:?}", fast.reports[0].assumptions);
+}
