@@ -144,8 +144,8 @@ pub(super) struct Collapse {
     period: i64,
     local: bool,
     reps: Vec<Rep>,
-    /// The first representative of each warp index.
-    by_warp: Vec<Option<usize>>,
+    /// The representatives of each warp index (one per block at most).
+    by_warp: Vec<Vec<usize>>,
 }
 
 /// Every atom `roots` read, following loop variables (theirs and `vars`)
@@ -397,7 +397,7 @@ impl Collapse {
             period: run.period.max(1),
             local: run.space == Space::Local,
             reps: Vec::new(),
-            by_warp: vec![None; nwarps],
+            by_warp: vec![Vec::new(); nwarps],
         })
     }
 
@@ -449,10 +449,8 @@ impl Collapse {
             seen: t.seen,
             range: t.range,
         });
-        if let Some(slot) = self.by_warp.get_mut(warp) {
-            if slot.is_none() {
-                *slot = Some(self.reps.len() - 1);
-            }
+        if let Some(list) = self.by_warp.get_mut(warp) {
+            list.push(self.reps.len() - 1);
         }
     }
 
@@ -460,16 +458,11 @@ impl Collapse {
     /// representative did, adds that representative's totals to `run` and
     /// returns true; else false (the warp must run).
     pub fn replay(&self, run: &mut Run, warp: usize, mask: u32) -> bool {
-        let mut candidates = [Some(0), self.by_warp.get(warp).copied().flatten()];
-        if candidates[0] == candidates[1] {
-            candidates[1] = None;
-        }
+        // The first warp run, and this warp index in the blocks before.
+        let same_index = self.by_warp.get(warp).map(Vec::as_slice).unwrap_or(&[]);
+        let candidates = std::iter::once(0).chain(same_index.iter().copied().filter(|i| *i != 0));
         let mut mine = None;
-        for r in candidates
-            .into_iter()
-            .flatten()
-            .filter_map(|i| self.reps.get(i))
-        {
+        for r in candidates.filter_map(|i| self.reps.get(i)) {
             if !self.agrees(r, run, mask) {
                 continue;
             }
