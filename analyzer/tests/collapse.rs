@@ -193,3 +193,27 @@ fn an_assumption_only_a_later_block_needs_is_still_stated() {
     assert!(said(&slow), "{:?}", slow.reports[0].assumptions);
     assert!(said(&fast), "{:?}", fast.reports[0].assumptions);
 }
+
+/// `((i & 1) - blockIdx.y) * n` is zero in every lane at `i = 0` in the
+/// first block and at `i = 1` in the second: each block skips reading `n`
+/// at another iteration, so where the lowest offset is recorded (only
+/// executions that read no assumed value count) differs, although the
+/// second block's addresses are the first's moved by `-n * 4` bytes.
+#[test]
+fn a_short_circuit_at_another_iteration_keeps_a_block_from_standing_for_another() {
+    let src = "__global__ void k(float *g, int n)\n{\n    for (int i = 0; i < 2; i++)\n        \
+               g[((i & 1) - (int)blockIdx.y) * n + (int)threadIdx.x - 1] = 0.0f;\n}\n\
+               int main(int argc, char **argv) { k<<<dim3(1, 2), 32>>>(0, argc); return 0; }\n";
+    let model = Arch::parse("sm_90").unwrap().model().unwrap();
+    let mut options = Options::default();
+    let fast = analyze(src.as_bytes(), model.as_ref(), &options);
+    options.engine.collapse = false;
+    let slow = analyze(src.as_bytes(), model.as_ref(), &options);
+    assert_eq!(
+        slow.reports[0].min_offset,
+        Some(-4),
+        "{:?}",
+        slow.reports[0]
+    );
+    assert_eq!(format!("{:?}", fast.reports), format!("{:?}", slow.reports));
+}

@@ -242,23 +242,32 @@ enum Pivot {
     AllTrue,
     /// A select: which branches some lane takes.
     Branches,
+    /// `*` and `&&` whose operand also reads loop variables, split as
+    /// `V + R` with `R` the same in every lane: it is never zero in every
+    /// lane when `V` takes two values (or fails somewhere). The expression
+    /// is `V`; a warp where `V` is one value cannot be decided.
+    Spread,
 }
 
 impl Pivot {
-    fn decide(self, x: &super::eval::Vals) -> u8 {
+    fn decide(self, x: &super::eval::Vals) -> Option<u8> {
         let t = x.truthy();
-        match self {
+        Some(match self {
             Pivot::AllZero => (t == 0 && x.err == 0) as u8,
             Pivot::AllTrue => (t == u32::MAX) as u8,
             Pivot::Branches => (t != 0) as u8 | (((!t & !x.err) != 0) as u8) << 1,
-        }
+            Pivot::Spread => {
+                let spread = x.err != 0 || x.v.iter().any(|v| *v != x.v[0]);
+                return spread.then_some(1);
+            }
+        })
     }
 }
 
 /// The address's pivots (see [`Pivot`]); `None` when a deciding operand
-/// reads more than varying and launch-constant atoms (it could not be
-/// evaluated once per warp).
-fn pivots(e: &Expr) -> Option<Vec<(Pivot, Expr)>> {
+/// reads more than varying and launch-constant atoms and is not a
+/// [`Pivot::Spread`] (it could not be decided once per warp).
+fn pivots(k: &Kernel, e: &Expr) -> Option<Vec<(Pivot, Expr)>> {
     let mut out = Vec::new();
     let mut seen: HashSet<*const ()> = HashSet::new();
     let mut work = vec![e.clone()];
@@ -289,10 +298,22 @@ fn pivots(e: &Expr) -> Option<Vec<(Pivot, Expr)>> {
             }
         };
         if skipped && !reads_only(decider, |x| !varying(x)) {
-            if !reads_only(decider, |x| varying(x) || launch_constant(x)) {
+            if reads_only(decider, |x| varying(x) || launch_constant(x)) {
+                out.push((pivot, decider.clone()));
+                continue;
+            }
+            if pivot != Pivot::AllZero {
                 return None;
             }
-            out.push((pivot, decider.clone()));
+            // `R` the same in every lane: no threadIdx behind it.
+            let (v, r) = split(decider)?;
+            let uniform = closure(k, &[&r], &[])
+                .into_iter()
+                .all(|a| !matches!(a, Atom::Builtin(Builtin::ThreadIdx(_))));
+            if !uniform {
+                return None;
+            }
+            out.push((Pivot::Spread, v));
         }
     }
     Some(out)
@@ -312,7 +333,7 @@ impl Collapse {
             return None;
         }
         let (v, _) = split(offset)?;
-        let pivots = pivots(offset)?;
+        let pivots = pivots(k, offset)?;
         // Conditions and computed values of the control.
         let mut conds: Vec<&Expr> = a.guards.iter().map(|g| &g.cond).collect();
         let mut values: Vec<&Expr> = Vec::new();
@@ -403,7 +424,8 @@ impl Collapse {
 
     /// What the current warp of `run` computes once: `V`, the plain
     /// conditions' outcomes on `mask`, the pivots' short circuits.
-    fn observe(&self, run: &mut Run, mask: u32) -> ([i64; WARP], u32, Vec<Cond>, Vec<u8>) {
+    #[allow(clippy::type_complexity)]
+    fn observe(&self, run: &mut Run, mask: u32) -> ([i64; WARP], u32, Vec<Cond>, Option<Vec<u8>>) {
         let (v, _) = run.eval_raw(&self.v);
         let conds = self
             .conds
@@ -433,9 +455,9 @@ impl Collapse {
     /// Records the warp `run` just ran (`warp`, `mask`) as a representative.
     pub fn record(&mut self, run: &mut Run, warp: usize, mask: u32, before: Totals) {
         let (v, err, conds, pivots) = self.observe(run, mask);
-        if err & mask != 0 {
+        let Some(pivots) = pivots.filter(|_| err & mask == 0) else {
             return;
-        }
+        };
         let t = run.trace;
         self.reps.push(Rep {
             bid: run.bid,
@@ -467,7 +489,7 @@ impl Collapse {
                 continue;
             }
             let (v, err, conds, pivots) = mine.get_or_insert_with(|| self.observe(run, mask));
-            if *err & mask != 0 || *conds != r.conds || *pivots != r.pivots {
+            if *err & mask != 0 || *conds != r.conds || pivots.as_ref() != Some(&r.pivots) {
                 continue;
             }
             let Some(shift) = self.shift(r, v, mask) else {
