@@ -315,7 +315,12 @@ struct Run<'a> {
     stop_above: Option<f64>,
     /// Stopped by that limit.
     stopped: bool,
-    coeff_cache: HashMap<Atom, Option<Expr>>,
+    /// The address's coefficient of each atom asked so far, and whether
+    /// it reads no loop variable (a few atoms: a list beats hashing).
+    coeff_cache: Vec<(Atom, Option<Expr>, bool)>,
+    /// Verdicts of [`Run::relevant`] that hold for the whole warp (their
+    /// coefficients read no loop variable), by value read and mask.
+    relevance: Vec<(Assumed, u32, bool)>,
     /// The address as `base + sum(coeff * unknown)` over the unknowns in it,
     /// worked out once per access (`None` inside: not linear in them).
     linear_form: Option<Option<LinearForm>>,
@@ -326,6 +331,9 @@ struct Run<'a> {
     graph: graph::Graph,
     memo: graph::Memo,
 }
+
+/// Verdicts on assumed values remembered per warp (by lane mask).
+const MAX_RELEVANCE_MEMO: usize = 64;
 
 /// The sums over executions a warp's run adds to.
 #[derive(Clone, Copy, Default)]
@@ -675,12 +683,56 @@ impl<'a> Run<'a> {
     }
 
     fn coeff(&mut self, atom: Atom) -> Option<Expr> {
-        if let Some(c) = self.coeff_cache.get(&atom) {
-            return c.clone();
+        self.coeff_entry(atom).0
+    }
+
+    /// [`Self::coeff`], and whether the coefficient reads no loop variable.
+    fn coeff_entry(&mut self, atom: Atom) -> (Option<Expr>, bool) {
+        if let Some((_, c, free)) = self.coeff_cache.iter().find(|(x, _, _)| *x == atom) {
+            return (c.clone(), *free);
         }
         let c = linear::coefficient(&self.a.offset, atom);
-        self.coeff_cache.insert(atom, c.clone());
-        c
+        let mut free = true;
+        if let Some(c) = &c {
+            c.visit_atoms(&mut |x| free &= !matches!(x, Atom::LoopVar(_)));
+        }
+        self.coeff_cache.push((atom, c.clone(), free));
+        (c, free)
+    }
+
+    /// Whether the cost depends on the assumed value `r` for the lanes
+    /// `active` (see [`Self::irrelevant`]); remembered for the warp when
+    /// that cannot change from one iteration to the next.
+    fn relevant(&mut self, r: Assumed, active: u32) -> bool {
+        if let Some((_, _, v)) = self
+            .relevance
+            .iter()
+            .find(|(x, m, _)| *x == r && *m == active)
+        {
+            return *v;
+        }
+        let atoms: &[Atom] = match r {
+            Assumed::Param(i) => &[Atom::Param(i)],
+            Assumed::BlockIdx => &[
+                Atom::Builtin(Builtin::BlockIdx(Dim::X)),
+                Atom::Builtin(Builtin::BlockIdx(Dim::Y)),
+                Atom::Builtin(Builtin::BlockIdx(Dim::Z)),
+            ],
+            Assumed::GridDim => return true,
+        };
+        let mut relevant = false;
+        let mut warp_wide = true;
+        for atom in atoms {
+            warp_wide &= self.coeff_entry(*atom).1;
+            if !self.irrelevant(*atom, active) {
+                relevant = true;
+                break;
+            }
+        }
+        if warp_wide && self.relevance.len() < MAX_RELEVANCE_MEMO {
+            self.relevance.push((r, active, relevant));
+        }
+        relevant
     }
 
     /// True when the assumed atom only shifts the whole warp by multiples
@@ -740,14 +792,7 @@ impl<'a> Run<'a> {
             if self.noted.contains(&Said::Read(r)) {
                 continue;
             }
-            let relevant = match r {
-                Assumed::Param(i) => !self.irrelevant(Atom::Param(i), active),
-                Assumed::BlockIdx => Dim::ALL
-                    .iter()
-                    .any(|d| !self.irrelevant(Atom::Builtin(Builtin::BlockIdx(*d)), active)),
-                Assumed::GridDim => true,
-            };
-            if relevant {
+            if self.relevant(r, active) {
                 self.say(Said::Read(r), |run| run.assumed_text(r));
             }
         }
@@ -1166,7 +1211,8 @@ fn analyze_access(
             .filter(|(array, _)| space == Space::Shared && obj.name == *array)
             .map(|(_, limit)| *limit),
         stopped: false,
-        coeff_cache: HashMap::new(),
+        coeff_cache: Vec::new(),
+        relevance: Vec::new(),
         linear_form: None,
         coeff_vals: Vec::new(),
         graph,
@@ -1215,6 +1261,7 @@ fn analyze_access(
             }
             // A new warp: nothing remembered holds (collapse evaluates too).
             run.memo.touch(0);
+            run.relevance.clear();
             if let Some(c) = collapse.as_ref() {
                 if c.replay(&mut run, w as usize, mask) {
                     continue;
