@@ -132,6 +132,10 @@ pub(super) struct Collapse {
     conds: Vec<Expr>,
     /// `V` of the address (see the module comment).
     v: Expr,
+    /// `V`'s coefficient of each of [`VARYING`], when it is linear in them
+    /// with launch-constant coefficients: the shift is then worked out
+    /// from the index differences, without evaluating `V`.
+    linear: Option<[i64; 6]>,
     /// Where the address's short circuits depend on the warp.
     pivots: Vec<(Pivot, Expr)>,
     /// Assumed values the address may read.
@@ -408,10 +412,22 @@ impl Collapse {
                 atom_coeffs.push((atom, c));
             }
         }
+        let mut linear = Some([0i64; 6]);
+        for (i, b) in VARYING.iter().enumerate() {
+            let c = super::linear::coefficient(&v, Atom::Builtin(*b))
+                .filter(|c| reads_only(c, launch_constant))
+                .map(|c| run.eval_raw(&c).0)
+                .filter(|c| c.err == 0);
+            match (c, linear.as_mut()) {
+                (Some(c), Some(l)) => l[i] = c.v[0],
+                _ => linear = None,
+            }
+        }
         Some(Collapse {
             fixed,
             conds,
             v,
+            linear,
             pivots,
             assumable,
             atom_coeffs,
@@ -426,7 +442,13 @@ impl Collapse {
     /// conditions' outcomes on `mask`, the pivots' short circuits.
     #[allow(clippy::type_complexity)]
     fn observe(&self, run: &mut Run, mask: u32) -> ([i64; WARP], u32, Vec<Cond>, Option<Vec<u8>>) {
-        let (v, _) = run.eval_raw(&self.v);
+        let (v, err) = match self.linear {
+            Some(_) => ([0; WARP], 0),
+            None => {
+                let (v, _) = run.eval_raw(&self.v);
+                (v.v, v.err)
+            }
+        };
         let conds = self
             .conds
             .iter()
@@ -449,7 +471,7 @@ impl Collapse {
                 p.decide(&x)
             })
             .collect();
-        (v.v, v.err, conds, pivots)
+        (v, err, conds, pivots)
     }
 
     /// Records the warp `run` just ran (`warp`, `mask`) as a representative.
@@ -492,7 +514,7 @@ impl Collapse {
             if *err & mask != 0 || *conds != r.conds || pivots.as_ref() != Some(&r.pivots) {
                 continue;
             }
-            let Some(shift) = self.shift(r, v, mask) else {
+            let Some(shift) = self.shift(r, v, run, mask) else {
                 continue;
             };
             if !self.irrelevant_here(run, r.seen) {
@@ -521,12 +543,22 @@ impl Collapse {
             })
     }
 
-    /// The shift from representative `r` to a warp whose `V` is `v`, when
-    /// it is one for every active lane, a multiple of the period and safe.
-    fn shift(&self, r: &Rep, v: &[i64; WARP], mask: u32) -> Option<i64> {
+    /// The shift from representative `r` to `run`'s current warp, whose
+    /// `V` is `v` (unless `V` is linear), when it is one for every active
+    /// lane, a multiple of the period and safe.
+    fn shift(&self, r: &Rep, v: &[i64; WARP], run: &Run, mask: u32) -> Option<i64> {
         let mut shift: Option<i64> = None;
         for l in (0..WARP).filter(|l| mask & (1 << l) != 0) {
-            let s = v[l].checked_sub(r.v[l])?;
+            let s = match &self.linear {
+                // V' - V, in the ring both are computed in.
+                Some(c) => (0..3).fold(0i64, |s, d| {
+                    let dt = run.tid[d][l].wrapping_sub(r.tid[d][l]);
+                    let db = run.bid[d].wrapping_sub(r.bid[d]);
+                    s.wrapping_add(c[d].wrapping_mul(dt))
+                        .wrapping_add(c[3 + d].wrapping_mul(db))
+                }),
+                None => v[l].checked_sub(r.v[l])?,
+            };
             match shift {
                 None => shift = Some(s),
                 Some(x) if x != s => return None,
