@@ -685,18 +685,27 @@ fn lint(
         arch,
         thresholds,
     };
-    // Suppressions are read from the file each diagnostic is in.
-    let mut suppressions: Vec<Suppressions> =
-        vec![Suppressions::parse(&String::from_utf8_lossy(bytes))];
-    for h in &options.frontend.headers {
-        suppressions.push(Suppressions::parse(&String::from_utf8_lossy(&h.text)));
-    }
+    // Suppressions are read from the file each diagnostic is in, only for
+    // the files that have one (a file includes megabytes of headers).
+    let mut suppressions: Vec<Option<Suppressions>> = Vec::new();
+    suppressions.resize_with(options.frontend.headers.len() + 1, || None);
     let diagnostics = warplint_lints::check(&ctx, selected)
         .into_iter()
         .filter(|d| {
-            !suppressions
-                .get(d.span.file as usize)
-                .is_some_and(|s| s.suppresses(d))
+            let i = d.span.file as usize;
+            let text = match i {
+                0 => Some(bytes),
+                _ => options
+                    .frontend
+                    .headers
+                    .get(i - 1)
+                    .map(|h| h.text.as_slice()),
+            };
+            let (Some(slot), Some(text)) = (suppressions.get_mut(i), text) else {
+                return true;
+            };
+            let s = slot.get_or_insert_with(|| Suppressions::parse(&String::from_utf8_lossy(text)));
+            !s.suppresses(d)
         })
         .collect();
     (analysis, diagnostics)
