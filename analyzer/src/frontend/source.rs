@@ -26,12 +26,12 @@ pub struct Source {
 /// Blanks `key(args)` (same length, newlines kept) and reports each one's
 /// offset and argument text.
 fn blank_attribute(text: &mut [u8], key: &[u8], mut found: impl FnMut(usize, &str)) {
-    let mut i = 0;
-    while i + key.len() <= text.len() {
-        if &text[i..i + key.len()] != key
-            || (i > 0 && (text[i - 1].is_ascii_alphanumeric() || text[i - 1] == b'_'))
-        {
-            i += 1;
+    let finder = memchr::memmem::Finder::new(key);
+    let mut from = 0;
+    while let Some(at) = text.get(from..).and_then(|t| finder.find(t)) {
+        let i = from + at;
+        from = i + 1;
+        if i > 0 && (text[i - 1].is_ascii_alphanumeric() || text[i - 1] == b'_') {
             continue;
         }
         let mut j = i + key.len();
@@ -39,7 +39,6 @@ fn blank_attribute(text: &mut [u8], key: &[u8], mut found: impl FnMut(usize, &st
             j += 1;
         }
         if j >= text.len() || text[j] != b'(' {
-            i += 1;
             continue;
         }
         // Matching parenthesis, within a small window.
@@ -59,7 +58,6 @@ fn blank_attribute(text: &mut [u8], key: &[u8], mut found: impl FnMut(usize, &st
             }
         }
         let Some(close) = close else {
-            i += 1;
             continue;
         };
         let arg = String::from_utf8_lossy(&text[j + 1..close]).into_owned();
@@ -69,7 +67,7 @@ fn blank_attribute(text: &mut [u8], key: &[u8], mut found: impl FnMut(usize, &st
                 *b = b' ';
             }
         }
-        i = close + 1;
+        from = close + 1;
     }
 }
 
@@ -78,9 +76,9 @@ fn blank_attribute(text: &mut [u8], key: &[u8], mut found: impl FnMut(usize, &st
 fn blank_lambda_annotations(text: &mut [u8]) {
     let mut i = 0;
     while i < text.len() {
-        if text[i] != b']' {
-            i += 1;
-            continue;
+        match memchr::memchr(b']', &text[i..]) {
+            Some(at) => i += at,
+            None => break,
         }
         let mut j = i + 1;
         loop {
@@ -110,11 +108,7 @@ fn blank_lambda_annotations(text: &mut [u8]) {
 
 fn line_starts(text: &[u8]) -> Vec<usize> {
     let mut v = vec![0];
-    for (k, &b) in text.iter().enumerate() {
-        if b == b'\n' {
-            v.push(k + 1);
-        }
-    }
+    v.extend(memchr::memchr_iter(b'\n', text).map(|k| k + 1));
     v
 }
 
