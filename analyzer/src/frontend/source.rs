@@ -155,12 +155,36 @@ pub(crate) fn skip_comment_or_literal(t: &[u8], i: usize) -> Option<usize> {
     })
 }
 
+/// A set of bytes, for [`next_of`].
+const fn byte_set(bytes: &[u8]) -> [bool; 256] {
+    let mut set = [false; 256];
+    let mut k = 0;
+    while k < bytes.len() {
+        set[bytes[k] as usize] = true;
+        k += 1;
+    }
+    set
+}
+
+/// The first index from `i` whose byte is in `set`, or `t.len()`: the
+/// scans below skip the bytes they do nothing with in a tight loop.
+fn next_of(t: &[u8], i: usize, set: &[bool; 256]) -> usize {
+    t.get(i..)
+        .and_then(|rest| rest.iter().position(|b| set[*b as usize]))
+        .map_or(t.len(), |n| i + n)
+}
+
 /// Braces left open at the end of `text`, skipping comments, strings and
 /// character literals.
 fn open_braces(text: &[u8]) -> usize {
+    const SET: [bool; 256] = byte_set(b"/\"'{}");
     let mut depth: i64 = 0;
     let mut i = 0;
     while i < text.len() {
+        i = next_of(text, i, &SET);
+        if i >= text.len() {
+            break;
+        }
         if let Some(end) = skip_comment_or_literal(text, i) {
             i = end;
             continue;
@@ -223,8 +247,13 @@ impl Source {
         let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
         let mut launches = 0usize;
         let mut line_start = 0usize;
+        const SET: [bool; 256] = byte_set(b"/\"'\n;{}<>");
         let mut i = 0usize;
         while i < t.len() {
+            i = next_of(t, i, &SET);
+            if i >= t.len() {
+                break;
+            }
             if let Some(end) = skip_comment_or_literal(t, i) {
                 if let Some(n) = t[i..end].iter().rposition(|b| *b == b'\n') {
                     line_start = i + n + 1;
