@@ -7,6 +7,7 @@
 //! variables into loop-carried ones), so each access sees the value a
 //! variable has at that point of the program.
 
+use super::fields::Fields;
 use std::collections::HashMap;
 
 use tree_sitter::{Node, Parser};
@@ -170,7 +171,7 @@ fn if_converts(n: Node, src: &Src) -> bool {
             "pointer_expression" => src.text(x).trim_start().starts_with('&'),
             "field_expression" => !src.text(x).contains("->"),
             "call_expression" => x
-                .child_by_field_name("function")
+                .field("function")
                 .is_some_and(|f| super::fuse::MERGES.contains(&src.text(f).as_str())),
             _ => true,
         };
@@ -192,7 +193,7 @@ fn moved_pointer(e: Node, src: &Src) -> bool {
     for _ in 0..8 {
         match e.kind() {
             "parenthesized_expression" => e = e.named_child(0).unwrap_or(e),
-            "cast_expression" => match e.child_by_field_name("value") {
+            "cast_expression" => match e.field("value") {
                 Some(v) => e = v,
                 None => return false,
             },
@@ -201,11 +202,11 @@ fn moved_pointer(e: Node, src: &Src) -> bool {
     }
     match e.kind() {
         "binary_expression" => e
-            .child_by_field_name("operator")
+            .field("operator")
             .is_some_and(|o| matches!(o.kind(), "+" | "-")),
         "pointer_expression" => {
             src.text(e).trim_start().starts_with('&')
-                && e.child_by_field_name("argument")
+                && e.field("argument")
                     .is_some_and(|a| a.kind() == "subscript_expression")
         }
         _ => false,
@@ -224,12 +225,8 @@ fn moved_names(body: Node, src: &Src) -> std::collections::HashSet<String> {
             break;
         }
         let named = match x.kind() {
-            "init_declarator" => x
-                .child_by_field_name("declarator")
-                .zip(x.child_by_field_name("value")),
-            "assignment_expression" => x
-                .child_by_field_name("left")
-                .zip(x.child_by_field_name("right")),
+            "init_declarator" => x.field("declarator").zip(x.field("value")),
+            "assignment_expression" => x.field("left").zip(x.field("right")),
             _ => None,
         };
         if let Some((name, value)) = named {
@@ -411,10 +408,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             }
             "type_identifier" | "qualified_type_identifier" => self.named_type(&text),
             "struct_specifier" | "class_specifier" | "union_specifier" => {
-                let name = n
-                    .child_by_field_name("name")
-                    .map(|x| src.text(x))
-                    .unwrap_or_default();
+                let name = n.field("name").map(|x| src.text(x)).unwrap_or_default();
                 match self.tu.struct_names.get(&name) {
                     Some(i) => Ty::Struct(*i),
                     None => Ty::Unknown(text),
@@ -453,23 +447,23 @@ impl<'a, 't> Lowerer<'a, 't> {
     }
 
     pub fn type_descriptor(&mut self, n: Node, src: &Src) -> Ty {
-        let base = match n.child_by_field_name("type") {
+        let base = match n.field("type") {
             Some(t) => self.resolve_type(t, src),
             None => return Ty::Unknown(src.text(n)),
         };
-        match n.child_by_field_name("declarator") {
+        match n.field("declarator") {
             Some(d) => self.abstract_declarator(base, d, src),
             None => base,
         }
     }
 
     fn abstract_declarator(&mut self, base: Ty, d: Node, src: &Src) -> Ty {
-        let inner = d.child_by_field_name("declarator");
+        let inner = d.field("declarator");
         let ty = match d.kind() {
             "abstract_pointer_declarator" => Ty::Ptr(Box::new(base)),
             "abstract_array_declarator" => {
                 let size = d
-                    .child_by_field_name("size")
+                    .field("size")
                     .and_then(|s| self.const_int(s, src))
                     .map(|v| v.max(0) as u64);
                 Ty::Array(Box::new(base), size)
@@ -509,14 +503,14 @@ impl<'a, 't> Lowerer<'a, 't> {
                 (src.text(d), base, None, false)
             }
             "qualified_identifier" => (
-                d.child_by_field_name("name")
+                d.field("name")
                     .map(|x| src.text(x))
                     .unwrap_or_else(|| src.text(d)),
                 base,
                 None,
                 false,
             ),
-            "pointer_declarator" => match d.child_by_field_name("declarator") {
+            "pointer_declarator" => match d.field("declarator") {
                 Some(inner) => self.declarator_ref(Ty::Ptr(Box::new(base)), inner, src, depth + 1),
                 None => (String::new(), Ty::Ptr(Box::new(base)), None, false),
             },
@@ -531,7 +525,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 }
             }
             "array_declarator" => {
-                let size = d.child_by_field_name("size").map(|s| {
+                let size = d.field("size").map(|s| {
                     let e = self.int(s, src);
                     let v = e.as_const().map(|v| v.max(0) as u64);
                     // A dimension that depends on the kernel's template
@@ -551,14 +545,14 @@ impl<'a, 't> Lowerer<'a, 't> {
                     v
                 });
                 let ty = Ty::Array(Box::new(base), size.flatten());
-                match d.child_by_field_name("declarator") {
+                match d.field("declarator") {
                     Some(inner) => self.declarator_ref(ty, inner, src, depth + 1),
                     None => (String::new(), ty, None, false),
                 }
             }
             "init_declarator" => {
-                let value = d.child_by_field_name("value");
-                match d.child_by_field_name("declarator") {
+                let value = d.field("value");
+                match d.field("declarator") {
                     Some(inner) => {
                         let (n, t, _, r) = self.declarator_ref(base, inner, src, depth + 1);
                         (n, t, value, r)
@@ -570,7 +564,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 Some(inner) => self.declarator_ref(base, inner, src, depth + 1),
                 None => (String::new(), base, None, false),
             },
-            "function_declarator" => match d.child_by_field_name("declarator") {
+            "function_declarator" => match d.field("declarator") {
                 Some(inner) => self.declarator_ref(base, inner, src, depth + 1),
                 None => (String::new(), base, None, false),
             },
@@ -593,7 +587,7 @@ impl<'a, 't> Lowerer<'a, 't> {
     pub fn preproc_branch<'n>(n: Node<'n>) -> Vec<Node<'n>> {
         let skip: Vec<usize> = ["condition", "name", "alternative"]
             .iter()
-            .filter_map(|f| n.child_by_field_name(f).map(|c| c.id()))
+            .filter_map(|f| n.field(f).map(|c| c.id()))
             .collect();
         let mut c = n.walk();
         n.named_children(&mut c)
@@ -946,8 +940,8 @@ impl<'a, 't> Lowerer<'a, 't> {
                         let value = tree
                             .root_node()
                             .named_child(0)
-                            .and_then(|d| d.child_by_field_name("declarator"))
-                            .and_then(|d| d.child_by_field_name("value"));
+                            .and_then(|d| d.field("declarator"))
+                            .and_then(|d| d.field("value"));
                         if let Some(v) = value {
                             return self.expr(v, &snip);
                         }
@@ -964,7 +958,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 if let Some(b) = tree
                     .root_node()
                     .named_child(0)
-                    .and_then(|f| f.child_by_field_name("body"))
+                    .and_then(|f| f.field("body"))
                 {
                     let mut c = b.walk();
                     let stmts: Vec<_> = b.named_children(&mut c).collect();
@@ -1036,10 +1030,10 @@ impl<'a, 't> Lowerer<'a, 't> {
             }
             "qualified_identifier" => {
                 let name = n
-                    .child_by_field_name("name")
+                    .field("name")
                     .map(|x| src.text(x))
                     .unwrap_or_else(|| src.text(n));
-                let scope = n.child_by_field_name("scope");
+                let scope = n.field("scope");
                 if let Some(v) = scope.and_then(|scope| self.static_member(scope, src, &name)) {
                     return Val::Int(Expr::konst(v));
                 }
@@ -1064,12 +1058,12 @@ impl<'a, 't> Lowerer<'a, 't> {
             },
             "field_expression" => self.field_expr(n, src),
             "subscript_expression" => {
-                let Some(arg) = n.child_by_field_name("argument") else {
+                let Some(arg) = n.field("argument") else {
                     return Val::Void;
                 };
                 let base = self.expr(arg, src);
                 let idx_node = n
-                    .child_by_field_name("indices")
+                    .field("indices")
                     .and_then(|i| {
                         if i.kind() == "subscript_argument_list" {
                             i.named_child(0)
@@ -1077,7 +1071,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                             Some(i)
                         }
                     })
-                    .or_else(|| n.child_by_field_name("index"));
+                    .or_else(|| n.field("index"));
                 let idx = match idx_node {
                     Some(i) => self.int(i, src),
                     None => self.unknown("an empty subscript", None),
@@ -1086,7 +1080,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             }
             "pointer_expression" => {
                 let op = op_of(n);
-                let Some(arg) = n.child_by_field_name("argument") else {
+                let Some(arg) = n.field("argument") else {
                     return Val::Void;
                 };
                 if op == "&" {
@@ -1111,7 +1105,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             }
             "unary_expression" => {
                 let op = op_of(n);
-                let Some(arg) = n.child_by_field_name("argument") else {
+                let Some(arg) = n.field("argument") else {
                     return Val::Void;
                 };
                 let v = self.rv(arg, src);
@@ -1130,7 +1124,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             "binary_expression" => self.binary(n, src),
             "update_expression" => {
                 let op = op_of(n);
-                let Some(arg) = n.child_by_field_name("argument") else {
+                let Some(arg) = n.field("argument") else {
                     return Val::Void;
                 };
                 let bop = if op == "--" { BinOp::Sub } else { BinOp::Add };
@@ -1144,10 +1138,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             }
             "assignment_expression" => {
                 let op = op_of(n);
-                let (Some(left), Some(right)) = (
-                    n.child_by_field_name("left"),
-                    n.child_by_field_name("right"),
-                ) else {
+                let (Some(left), Some(right)) = (n.field("left"), n.field("right")) else {
                     return Val::Void;
                 };
                 let bop = match op.trim_end_matches('=') {
@@ -1169,9 +1160,9 @@ impl<'a, 't> Lowerer<'a, 't> {
             }
             "conditional_expression" => {
                 let (Some(c), Some(a), Some(b)) = (
-                    n.child_by_field_name("condition"),
-                    n.child_by_field_name("consequence"),
-                    n.child_by_field_name("alternative"),
+                    n.field("condition"),
+                    n.field("consequence"),
+                    n.field("alternative"),
                 ) else {
                     return Val::Void;
                 };
@@ -1197,8 +1188,8 @@ impl<'a, 't> Lowerer<'a, 't> {
                 // `(a & (b * c)) * d` parses as a cast to `a&` when the grammar
                 // cannot tell `a` is a variable; we can: re-read it as arithmetic.
                 if let Some(b) = n
-                    .child_by_field_name("type")
-                    .and_then(|t| t.child_by_field_name("type"))
+                    .field("type")
+                    .and_then(|t| t.field("type"))
                     .filter(|b| b.kind() == "type_identifier")
                 {
                     let name = src.text(b);
@@ -1215,24 +1206,24 @@ impl<'a, 't> Lowerer<'a, 't> {
                     }
                 }
                 let ty = n
-                    .child_by_field_name("type")
+                    .field("type")
                     .map(|t| self.type_descriptor(t, src))
                     .unwrap_or(Ty::Unknown(String::new()));
-                let Some(v) = n.child_by_field_name("value") else {
+                let Some(v) = n.field("value") else {
                     return Val::Void;
                 };
                 let val = self.rv(v, src);
                 self.cast(ty, val)
             }
             "sizeof_expression" => {
-                if let Some(t) = n.child_by_field_name("type") {
+                if let Some(t) = n.field("type") {
                     let ty = self.type_descriptor(t, src);
                     return match self.elem_size(&ty) {
                         Some(s) => Val::Int(Expr::konst(s as i64)),
                         None => self.sizeof_unknown(n, src),
                     };
                 }
-                if let Some(v) = n.child_by_field_name("value") {
+                if let Some(v) = n.field("value") {
                     let inner = if v.kind() == "parenthesized_expression" {
                         v.named_child(0).unwrap_or(v)
                     } else {
@@ -1254,7 +1245,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             }
             "alignof_expression" => {
                 let ty = n
-                    .child_by_field_name("type")
+                    .field("type")
                     .map(|t| self.type_descriptor(t, src))
                     .unwrap_or(Ty::Unknown(String::new()));
                 match align_of(&ty, self.structs()) {
@@ -1263,10 +1254,10 @@ impl<'a, 't> Lowerer<'a, 't> {
                 }
             }
             "comma_expression" => {
-                if let Some(l) = n.child_by_field_name("left") {
+                if let Some(l) = n.field("left") {
                     self.expr(l, src);
                 }
-                match n.child_by_field_name("right") {
+                match n.field("right") {
                     Some(r) => self.expr(r, src),
                     None => Val::Void,
                 }
@@ -1340,15 +1331,12 @@ impl<'a, 't> Lowerer<'a, 't> {
     }
 
     fn field_expr(&mut self, n: Node, src: &Src) -> Val {
-        let (Some(arg), Some(fname)) = (
-            n.child_by_field_name("argument"),
-            n.child_by_field_name("field"),
-        ) else {
+        let (Some(arg), Some(fname)) = (n.field("argument"), n.field("field")) else {
             return Val::Void;
         };
         let fname = src.text(fname);
         let arrow = n
-            .child_by_field_name("operator")
+            .field("operator")
             .map(|o| o.kind() == "->")
             .unwrap_or(false);
         if arg.kind() == "identifier" && !arrow {
@@ -1418,10 +1406,7 @@ impl<'a, 't> Lowerer<'a, 't> {
 
     fn binary(&mut self, n: Node, src: &Src) -> Val {
         let op = op_of(n);
-        let (Some(l), Some(r)) = (
-            n.child_by_field_name("left"),
-            n.child_by_field_name("right"),
-        ) else {
+        let (Some(l), Some(r)) = (n.field("left"), n.field("right")) else {
             return Val::Void;
         };
         if op == "&&" || op == "||" || op == "and" || op == "or" {
@@ -1517,11 +1502,9 @@ impl<'a, 't> Lowerer<'a, 't> {
         }
         // `block.x = n` on a `dim3` variable.
         if t.kind() == "field_expression" {
-            let base = t.child_by_field_name("argument");
-            let field = t.child_by_field_name("field").map(|f| src.text(f));
-            let dot = t
-                .child_by_field_name("operator")
-                .is_none_or(|o| o.kind() == ".");
+            let base = t.field("argument");
+            let field = t.field("field").map(|f| src.text(f));
+            let dot = t.field("operator").is_none_or(|o| o.kind() == ".");
             if let (Some(base), Some(field), true) = (base, field, dot) {
                 let i = match field.as_str() {
                     "x" => Some(0),
@@ -1615,10 +1598,10 @@ impl<'a, 't> Lowerer<'a, 't> {
     // ------------------------------------------------------------- calls
 
     fn call(&mut self, n: Node, src: &Src) -> Val {
-        let Some(f) = n.child_by_field_name("function") else {
+        let Some(f) = n.field("function") else {
             return Val::Void;
         };
-        let args_node = n.child_by_field_name("arguments");
+        let args_node = n.field("arguments");
         let args: Vec<Node> = match args_node {
             Some(a) => {
                 let mut c = a.walk();
@@ -1651,13 +1634,11 @@ impl<'a, 't> Lowerer<'a, 't> {
         let (name, targs_node) = match f.kind() {
             "identifier" => (src.text(f), None),
             "template_function" => (
-                f.child_by_field_name("name")
-                    .map(|x| src.text(x))
-                    .unwrap_or_default(),
-                f.child_by_field_name("arguments"),
+                f.field("name").map(|x| src.text(x)).unwrap_or_default(),
+                f.field("arguments"),
             ),
             "qualified_identifier" => (
-                f.child_by_field_name("name")
+                f.field("name")
                     .map(|x| src.text(x))
                     .unwrap_or_else(|| src.text(f)),
                 None,
@@ -1717,12 +1698,8 @@ impl<'a, 't> Lowerer<'a, 't> {
                     }
                 }
                 let div = inner.kind() == "binary_expression"
-                    && inner.child_by_field_name("operator").map(|o| o.kind()) == Some("/");
-                if let (true, Some(l), Some(r)) = (
-                    div,
-                    inner.child_by_field_name("left"),
-                    inner.child_by_field_name("right"),
-                ) {
+                    && inner.field("operator").map(|o| o.kind()) == Some("/");
+                if let (true, Some(l), Some(r)) = (div, inner.field("left"), inner.field("right")) {
                     let a = self.int(l, src);
                     let b = self.int(r, src);
                     if let (Some(x), Some(y)) = (a.as_const(), b.as_const()) {
@@ -1827,7 +1804,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 .or_else(|| defs.iter().rev().find(|d| !d.is_kernel))
                 .cloned();
             if let Some(def) = def {
-                if def.node.child_by_field_name("body").is_some() {
+                if def.node.field("body").is_some() {
                     let vals: Vec<Val> = args.iter().map(|a| self.expr(*a, src)).collect();
                     return self.inline_call(&def, vals, args.clone(), n, src);
                 }
@@ -1895,7 +1872,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         }
         self.inlined += 1;
         let main = Src::of(def.src);
-        let Some(body) = def.node.child_by_field_name("body") else {
+        let Some(body) = def.node.field("body") else {
             return Val::Void;
         };
         let params = function_params(def.node);
@@ -1912,7 +1889,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         // Arguments are evaluated in the caller's scope.
         let mut converted = Vec::new();
         for (i, (p, v)) in params.iter().zip(vals).enumerate() {
-            let tn = p.child_by_field_name("type");
+            let tn = p.field("type");
             // Deduce `T` from `T *` arguments.
             if let (Some(tn), Val::Ptr(ptr)) = (tn, &v) {
                 let tname = main.text(tn);
@@ -1921,7 +1898,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 }
             }
             let is_ref = p
-                .child_by_field_name("declarator")
+                .field("declarator")
                 .map(|d| d.kind() == "reference_declarator")
                 .unwrap_or(false);
             let v = if is_ref {
@@ -1934,11 +1911,11 @@ impl<'a, 't> Lowerer<'a, 't> {
         }
         self.tscopes.push(tscope);
         for (p, v) in converted {
-            let Some(tn) = p.child_by_field_name("type") else {
+            let Some(tn) = p.field("type") else {
                 continue;
             };
             let base = self.resolve_type(tn, &main);
-            let Some(d) = p.child_by_field_name("declarator") else {
+            let Some(d) = p.field("declarator") else {
                 continue;
             };
             let (pname, ty, _, _) = self.declarator_ref(base, d, &main, 0);
@@ -1979,10 +1956,8 @@ impl<'a, 't> Lowerer<'a, 't> {
     fn launch_site(&mut self, n: Node, f: Node, cfg: Node, args: &[Node], src: &Src) -> Val {
         let (name, targs) = match f.kind() {
             "template_function" => (
-                f.child_by_field_name("name")
-                    .map(|x| src.text(x))
-                    .unwrap_or_default(),
-                f.child_by_field_name("arguments")
+                f.field("name").map(|x| src.text(x)).unwrap_or_default(),
+                f.field("arguments")
                     .map(|a| self.template_args(a, src))
                     .unwrap_or_default(),
             ),
@@ -2064,7 +2039,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             }
             host = h.parent();
         }
-        let Some(body) = host.and_then(|h| h.child_by_field_name("body")) else {
+        let Some(body) = host.and_then(|h| h.field("body")) else {
             return false;
         };
         let key = (body.start_byte(), body.end_byte());
@@ -2192,12 +2167,12 @@ impl<'a, 't> Lowerer<'a, 't> {
                 if let Some(e) = n.named_child(0) {
                     if e.kind() == "call_expression" {
                         // A macro used as a statement may expand to statements.
-                        if let Some(f) = e.child_by_field_name("function") {
+                        if let Some(f) = e.field("function") {
                             let name = src.text(f);
                             if let Some(m) = self.tu.macros.get(&name) {
                                 if m.params.is_some() && !self.expanding.contains(&name) {
                                     let args: Vec<String> = e
-                                        .child_by_field_name("arguments")
+                                        .field("arguments")
                                         .map(|a| {
                                             let mut c = a.walk();
                                             a.named_children(&mut c).map(|x| src.text(x)).collect()
@@ -2217,12 +2192,12 @@ impl<'a, 't> Lowerer<'a, 't> {
             "for_range_loop" => {
                 // `for (x : range)`: the body, once per unknown element.
                 self.scopes.push(Scope::new());
-                if let Some(d) = n.child_by_field_name("declarator") {
+                if let Some(d) = n.field("declarator") {
                     let name = src.text(d);
                     let u = self.unknown_val(format!("range element `{name}`"));
                     self.bind(name, u);
                 }
-                if let Some(b) = n.child_by_field_name("body") {
+                if let Some(b) = n.field("body") {
                     self.stmt(b, src);
                 }
                 self.scopes.pop();
@@ -2246,10 +2221,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             }
             "switch_statement" => self.switch_stmt(n, src),
             "labeled_statement" => {
-                if let Some(s) = n
-                    .child_by_field_name("statement")
-                    .or_else(|| n.named_child(1))
-                {
+                if let Some(s) = n.field("statement").or_else(|| n.named_child(1)) {
                     self.stmt(s, src);
                 }
             }
@@ -2260,7 +2232,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 }
             }
             "type_definition" | "alias_declaration" => {
-                if let Some(t) = n.child_by_field_name("type") {
+                if let Some(t) = n.field("type") {
                     let ty = if n.kind() == "alias_declaration" {
                         self.type_descriptor(t, src)
                     } else {
@@ -2269,7 +2241,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                     let mut c = n.walk();
                     let decls: Vec<Node> = n.children_by_field_name("declarator", &mut c).collect();
                     let names: Vec<(String, Ty)> = if n.kind() == "alias_declaration" {
-                        n.child_by_field_name("name")
+                        n.field("name")
                             .map(|x| vec![(src.text(x), ty.clone())])
                             .unwrap_or_default()
                     } else {
@@ -2284,10 +2256,8 @@ impl<'a, 't> Lowerer<'a, 't> {
                     // `using K = Dims<D>;`: `K::stages` reads the struct
                     // with these arguments.
                     if n.kind() == "alias_declaration" {
-                        let tt = t
-                            .child_by_field_name("type")
-                            .filter(|x| x.kind() == "template_type");
-                        let name = n.child_by_field_name("name").map(|x| src.text(x));
+                        let tt = t.field("type").filter(|x| x.kind() == "template_type");
+                        let name = n.field("name").map(|x| src.text(x));
                         if let (Some(tt), Some(name)) = (tt, name) {
                             if let Some(found) = self.template_type_args(tt, src) {
                                 if let Some(m) = self.local_aliases.last_mut() {
@@ -2380,13 +2350,11 @@ impl<'a, 't> Lowerer<'a, 't> {
     }
 
     fn if_stmt(&mut self, n: Node, src: &Src) {
-        let Some(c) = n.child_by_field_name("condition") else {
+        let Some(c) = n.field("condition") else {
             return;
         };
         let c = if c.kind() == "condition_clause" {
-            c.child_by_field_name("value")
-                .or_else(|| c.named_child(0))
-                .unwrap_or(c)
+            c.field("value").or_else(|| c.named_child(0)).unwrap_or(c)
         } else {
             c
         };
@@ -2396,8 +2364,8 @@ impl<'a, 't> Lowerer<'a, 't> {
         } else {
             self.int(c, src)
         };
-        let cons = n.child_by_field_name("consequence");
-        let alt = n.child_by_field_name("alternative").map(|a| {
+        let cons = n.field("consequence");
+        let alt = n.field("alternative").map(|a| {
             if a.kind() == "else_clause" {
                 a.named_child(0).unwrap_or(a)
             } else {
@@ -2462,18 +2430,16 @@ impl<'a, 't> Lowerer<'a, 't> {
     }
 
     fn switch_stmt(&mut self, n: Node, src: &Src) {
-        let Some(c) = n.child_by_field_name("condition") else {
+        let Some(c) = n.field("condition") else {
             return;
         };
         let c = if c.kind() == "condition_clause" {
-            c.child_by_field_name("value")
-                .or_else(|| c.named_child(0))
-                .unwrap_or(c)
+            c.field("value").or_else(|| c.named_child(0)).unwrap_or(c)
         } else {
             c
         };
         let value = self.int(c, src);
-        let Some(body) = n.child_by_field_name("body") else {
+        let Some(body) = n.field("body") else {
             return;
         };
         self.frame().loops.push(LoopCtx {
@@ -2487,7 +2453,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 self.stmt(case, src);
                 continue;
             }
-            let cv = case.child_by_field_name("value").map(|v| self.int(v, src));
+            let cv = case.field("value").map(|v| self.int(v, src));
             let guard = match cv {
                 Some(v) => Guard {
                     cond: Expr::bin(BinOp::Eq, value.clone(), v),
@@ -2502,7 +2468,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             let mut c2 = case.walk();
             let stmts: Vec<Node> = case
                 .named_children(&mut c2)
-                .filter(|s| Some(s.id()) != case.child_by_field_name("value").map(|v| v.id()))
+                .filter(|s| Some(s.id()) != case.field("value").map(|v| v.id()))
                 .collect();
             self.scopes.push(Scope::new());
             for s in stmts {
@@ -2521,7 +2487,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         let kind = n.kind();
         self.scopes.push(Scope::new());
         if kind == "for_statement" {
-            if let Some(init) = n.child_by_field_name("initializer") {
+            if let Some(init) = n.field("initializer") {
                 if init.kind() == "declaration" {
                     self.local_decl(init, src);
                 } else {
@@ -2529,19 +2495,17 @@ impl<'a, 't> Lowerer<'a, 't> {
                 }
             }
         }
-        let body = n.child_by_field_name("body");
-        let cond_node = n.child_by_field_name("condition").map(|c| {
+        let body = n.field("body");
+        let cond_node = n.field("condition").map(|c| {
             if c.kind() == "condition_clause" {
-                c.child_by_field_name("value")
-                    .or_else(|| c.named_child(0))
-                    .unwrap_or(c)
+                c.field("value").or_else(|| c.named_child(0)).unwrap_or(c)
             } else if c.kind() == "parenthesized_expression" && kind == "do_statement" {
                 c.named_child(0).unwrap_or(c)
             } else {
                 c
             }
         });
-        let update = n.child_by_field_name("update");
+        let update = n.field("update");
         let mut assigned = Vec::new();
         for part in [body, cond_node, update].into_iter().flatten() {
             collect_assigned(part, src, &mut assigned);
@@ -2675,20 +2639,17 @@ impl<'a, 't> Lowerer<'a, 't> {
     /// constant of the enclosing scope (its value may depend on template
     /// arguments).
     fn local_enum(&mut self, n: Node, src: &Src) {
-        let Some(body) = n.child_by_field_name("body") else {
+        let Some(body) = n.field("body") else {
             return;
         };
         let mut next = Expr::konst(0);
         let mut c = body.walk();
         let items: Vec<Node> = body.named_children(&mut c).collect();
         for e in items {
-            let Some(name) = e
-                .child_by_field_name("name")
-                .filter(|_| e.kind() == "enumerator")
-            else {
+            let Some(name) = e.field("name").filter(|_| e.kind() == "enumerator") else {
                 continue;
             };
-            if let Some(v) = e.child_by_field_name("value") {
+            if let Some(v) = e.field("value") {
                 next = self.int(v, src);
             }
             self.bind(src.text(name), Val::Int(next.clone()));
@@ -2697,7 +2658,7 @@ impl<'a, 't> Lowerer<'a, 't> {
     }
 
     fn local_decl(&mut self, n: Node, src: &Src) {
-        let Some(tn) = n.child_by_field_name("type") else {
+        let Some(tn) = n.field("type") else {
             return;
         };
         if tn.kind() == "enum_specifier" {
@@ -2851,9 +2812,9 @@ impl<'a, 't> Lowerer<'a, 't> {
     /// `Name<args>` with each argument resolved (a type, or an integer;
     /// `None` for an integer not known here).
     fn template_type_args(&mut self, tt: Node, src: &Src) -> Option<(String, Vec<TArg>)> {
-        let name = src.text(tt.child_by_field_name("name")?);
+        let name = src.text(tt.field("name")?);
         let mut args = Vec::new();
-        if let Some(a) = tt.child_by_field_name("arguments") {
+        if let Some(a) = tt.field("arguments") {
             let mut c = a.walk();
             let nodes: Vec<Node> = a.named_children(&mut c).collect();
             for n in nodes {
@@ -2917,7 +2878,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 continue; // a partial specialisation: not matched
             }
             let Some((_, sargs)) = node
-                .child_by_field_name("name")
+                .field("name")
                 .and_then(|t| self.template_type_args(t, &Src::of(ssrc)))
             else {
                 continue;
@@ -2933,12 +2894,12 @@ impl<'a, 't> Lowerer<'a, 't> {
             Some(c) => c,
             None => self.tu.struct_nodes.get(struct_name)?.clone(),
         };
-        let body = node.child_by_field_name("body")?;
+        let body = node.field("body")?;
         let mut c = body.walk();
         let init = body.named_children(&mut c).find_map(|f| {
-            let d = f.child_by_field_name("declarator")?;
+            let d = f.field("declarator")?;
             (f.kind() == "field_declaration" && Src::of(ssrc).text(d) == member)
-                .then(|| f.child_by_field_name("default_value"))
+                .then(|| f.field("default_value"))
                 .flatten()
         })?;
         // Bind the template's parameters to the arguments.
@@ -2978,11 +2939,11 @@ impl<'a, 't> Lowerer<'a, 't> {
 
     /// `T name(a, b);` read as a variable constructed from `a` and `b`.
     fn vexing_parse(&mut self, d: Node, base: &Ty, src: &Src) {
-        let Some(name) = d.child_by_field_name("declarator").map(|x| src.text(x)) else {
+        let Some(name) = d.field("declarator").map(|x| src.text(x)) else {
             return;
         };
         let mut args = Vec::new();
-        if let Some(pl) = d.child_by_field_name("parameters") {
+        if let Some(pl) = d.field("parameters") {
             let mut c = pl.walk();
             let params: Vec<Node> = pl.named_children(&mut c).collect();
             for p in params {
@@ -3073,7 +3034,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 }
             }
         }
-        if let Some(d) = n.child_by_field_name("declarator") {
+        if let Some(d) = n.field("declarator") {
             k.span = def.src.span(d.start_byte(), d.end_byte());
         }
         k.extent = def.src.span(n.start_byte(), n.end_byte());
@@ -3081,12 +3042,12 @@ impl<'a, 't> Lowerer<'a, 't> {
         k.unknowns = std::mem::take(&mut self.k.unknowns);
         self.k = k;
         for p in function_params(n) {
-            let Some(tn) = p.child_by_field_name("type") else {
+            let Some(tn) = p.field("type") else {
                 continue;
             };
             let base = self.resolve_type(tn, &main);
             let elem_text = main.text(tn);
-            let Some(d) = p.child_by_field_name("declarator") else {
+            let Some(d) = p.field("declarator") else {
                 continue;
             };
             let (name, ty, _, _) = self.declarator_ref(base, d, &main, 0);
@@ -3130,7 +3091,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 }
             }
         }
-        if let Some(body) = n.child_by_field_name("body") {
+        if let Some(body) = n.field("body") {
             self.frames = vec![Frame::default()];
             self.stmt(body, &main);
         }
@@ -3141,7 +3102,7 @@ impl<'a, 't> Lowerer<'a, 't> {
     pub fn host_launches(&mut self, f: Node, source: &Source) -> Vec<LaunchSite> {
         let main = Src::of(source);
         self.launches = Some(Vec::new());
-        if let Some(body) = f.child_by_field_name("body") {
+        if let Some(body) = f.field("body") {
             self.stmt(body, &main);
         }
         self.launches.take().unwrap_or_default()
@@ -3154,11 +3115,9 @@ fn innermost_size(d: Node) -> Option<Node> {
     let mut x = d;
     for _ in 0..16 {
         match x.kind() {
-            "array_declarator" => return x.child_by_field_name("size"),
+            "array_declarator" => return x.field("size"),
             "init_declarator" | "parenthesized_declarator" | "attributed_declarator" => {
-                x = x
-                    .child_by_field_name("declarator")
-                    .or_else(|| x.named_child(0))?
+                x = x.field("declarator").or_else(|| x.named_child(0))?
             }
             _ => return None,
         }
@@ -3168,7 +3127,7 @@ fn innermost_size(d: Node) -> Option<Node> {
 
 /// The operator token of a unary/binary/assignment/update expression.
 fn op_of(n: Node) -> String {
-    n.child_by_field_name("operator")
+    n.field("operator")
         .map(|o| o.kind().to_string())
         .unwrap_or_default()
 }
@@ -3178,11 +3137,11 @@ fn param_count(f: Node) -> Option<usize> {
 }
 
 fn function_params(f: Node) -> Vec<Node> {
-    let mut d = f.child_by_field_name("declarator");
+    let mut d = f.field("declarator");
     for _ in 0..16 {
         let Some(x) = d else { break };
         if x.kind() == "function_declarator" {
-            let Some(pl) = x.child_by_field_name("parameters") else {
+            let Some(pl) = x.field("parameters") else {
                 return Vec::new();
             };
             let mut c = pl.walk();
@@ -3196,7 +3155,7 @@ fn function_params(f: Node) -> Vec<Node> {
                 })
                 .collect();
         }
-        d = x.child_by_field_name("declarator");
+        d = x.field("declarator");
     }
     Vec::new()
 }
@@ -3211,8 +3170,8 @@ fn collect_assigned(n: Node, src: &Src, out: &mut Vec<String>) {
             return;
         }
         let target = match x.kind() {
-            "assignment_expression" => x.child_by_field_name("left"),
-            "update_expression" => x.child_by_field_name("argument"),
+            "assignment_expression" => x.field("left"),
+            "update_expression" => x.field("argument"),
             _ => None,
         };
         if let Some(mut t) = target {

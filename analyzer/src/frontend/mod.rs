@@ -10,6 +10,7 @@
 //! - [`cache`]: header parse trees shared by the files of a run.
 
 pub mod cache;
+pub(crate) mod fields;
 pub(crate) mod fuse;
 pub(crate) mod lower;
 pub(crate) mod preprocess;

@@ -13,6 +13,7 @@
 //! (never a hand-written parser). One that uses a macro not defined at
 //! that point is unknown: its first branch is kept and a note says so.
 
+use super::fields::Fields;
 use std::collections::HashMap;
 
 use tree_sitter::{Node, Parser};
@@ -171,7 +172,7 @@ fn eval_condition(
     let cond = tree
         .root_node()
         .named_child(0)
-        .and_then(|n| n.child_by_field_name("condition"))
+        .and_then(|n| n.field("condition"))
         .ok_or_else(|| text.to_string())?;
     eval_node(parser, cond, snippet.as_bytes(), defines, depth)
 }
@@ -213,13 +214,10 @@ fn eval_node(
             None => Err(text(n)),
         },
         "unary_expression" => {
-            let op = n
-                .child_by_field_name("operator")
-                .map(|o| o.kind())
-                .unwrap_or("");
+            let op = n.field("operator").map(|o| o.kind()).unwrap_or("");
             let v = eval_node(
                 parser,
-                n.child_by_field_name("argument").ok_or_else(|| text(n))?,
+                n.field("argument").ok_or_else(|| text(n))?,
                 src,
                 defines,
                 depth,
@@ -232,12 +230,9 @@ fn eval_node(
             })
         }
         "binary_expression" => {
-            let op = n
-                .child_by_field_name("operator")
-                .map(|o| o.kind())
-                .unwrap_or("");
-            let l = n.child_by_field_name("left").ok_or_else(|| text(n))?;
-            let r = n.child_by_field_name("right").ok_or_else(|| text(n))?;
+            let op = n.field("operator").map(|o| o.kind()).unwrap_or("");
+            let l = n.field("left").ok_or_else(|| text(n))?;
+            let r = n.field("right").ok_or_else(|| text(n))?;
             let a = eval_node(parser, l, src, defines, depth);
             // `defined(X) && X > 2` with X undefined is simply false.
             match (op, &a) {
@@ -273,7 +268,7 @@ fn eval_node(
         "conditional_expression" => {
             let c = eval_node(
                 parser,
-                n.child_by_field_name("condition").ok_or_else(|| text(n))?,
+                n.field("condition").ok_or_else(|| text(n))?,
                 src,
                 defines,
                 depth,
@@ -281,7 +276,7 @@ fn eval_node(
             let pick = if c != 0 { "consequence" } else { "alternative" };
             eval_node(
                 parser,
-                n.child_by_field_name(pick).ok_or_else(|| text(n))?,
+                n.field(pick).ok_or_else(|| text(n))?,
                 src,
                 defines,
                 depth,

@@ -3,6 +3,7 @@
 //! the way), then finds launch sites and lowers every kernel
 //! instantiation.
 
+use super::fields::Fields;
 use std::collections::HashMap;
 
 use tree_sitter::{Node, Parser};
@@ -402,7 +403,7 @@ impl<'t> Tu<'t> {
     /// Collects an included header (each once per translation unit, which
     /// also breaks include cycles).
     fn include(&mut self, n: Node<'t>, depth: u32) {
-        let Some(path) = n.child_by_field_name("path") else {
+        let Some(path) = n.field("path") else {
             return;
         };
         let raw = Src::of(self.src).text(path);
@@ -492,7 +493,7 @@ impl<'t> Tu<'t> {
                 }
             }
             "namespace_definition" | "linkage_specification" => {
-                if let Some(b) = n.child_by_field_name("body") {
+                if let Some(b) = n.field("body") {
                     self.collect(b, depth + 1);
                 }
             }
@@ -500,11 +501,11 @@ impl<'t> Tu<'t> {
             "preproc_include" => self.include(n, depth),
             "preproc_call" => {
                 let directive = n
-                    .child_by_field_name("directive")
+                    .field("directive")
                     .map(|d| src.text(d))
                     .unwrap_or_default();
                 if directive.trim() == "#undef" {
-                    if let Some(a) = n.child_by_field_name("argument") {
+                    if let Some(a) = n.field("argument") {
                         let name = src.text(a).trim().to_string();
                         self.macros.remove(&name);
                     }
@@ -516,13 +517,8 @@ impl<'t> Tu<'t> {
             "enum_specifier" => self.enum_def(n),
             "type_definition" => self.typedef(n),
             "alias_declaration" => {
-                if let (Some(name), Some(ty)) =
-                    (n.child_by_field_name("name"), n.child_by_field_name("type"))
-                {
-                    if let Some(tt) = ty
-                        .child_by_field_name("type")
-                        .filter(|t| t.kind() == "template_type")
-                    {
+                if let (Some(name), Some(ty)) = (n.field("name"), n.field("type")) {
+                    if let Some(tt) = ty.field("type").filter(|t| t.kind() == "template_type") {
                         self.template_aliases.insert(src.text(name), (tt, self.src));
                     }
                     let t = Lowerer::new(self).type_descriptor(ty, &src);
@@ -542,7 +538,7 @@ impl<'t> Tu<'t> {
                             self.function(k, tparams.clone(), tdefaults.clone())
                         }
                         "struct_specifier" | "class_specifier" => {
-                            if let Some(name) = k.child_by_field_name("name") {
+                            if let Some(name) = k.field("name") {
                                 let name = src.text(name);
                                 self.struct_nodes
                                     .insert(name, (tparams.clone(), k, self.src));
@@ -559,14 +555,14 @@ impl<'t> Tu<'t> {
 
     fn define(&mut self, n: Node<'t>) {
         let src = self.src();
-        let Some(name) = n.child_by_field_name("name") else {
+        let Some(name) = n.field("name") else {
             return;
         };
         let body = n
-            .child_by_field_name("value")
+            .field("value")
             .map(|v| preprocess::strip_comments(&src.text(v)))
             .unwrap_or_default();
-        let params = n.child_by_field_name("parameters").map(|p| {
+        let params = n.field("parameters").map(|p| {
             let mut c = p.walk();
             p.named_children(&mut c)
                 .map(|x| src.text(x))
@@ -578,14 +574,11 @@ impl<'t> Tu<'t> {
     /// Registers a struct with a body; returns its type.
     pub(crate) fn struct_def(&mut self, n: Node<'t>, alias: Option<String>) -> Option<Ty> {
         let src = self.src();
-        let name = n
-            .child_by_field_name("name")
-            .map(|x| src.text(x))
-            .or(alias)?;
+        let name = n.field("name").map(|x| src.text(x)).or(alias)?;
         self.struct_nodes
             .entry(name.clone())
             .or_insert((Vec::new(), n, self.src));
-        let body = n.child_by_field_name("body")?;
+        let body = n.field("body")?;
         let mut fields = Vec::new();
         {
             let mut lw = Lowerer::new(self);
@@ -594,7 +587,7 @@ impl<'t> Tu<'t> {
                 if f.kind() != "field_declaration" {
                     continue;
                 }
-                let Some(tn) = f.child_by_field_name("type") else {
+                let Some(tn) = f.field("type") else {
                     continue;
                 };
                 let base = lw.resolve_type(tn, &src);
@@ -626,7 +619,7 @@ impl<'t> Tu<'t> {
 
     fn enum_def(&mut self, n: Node<'t>) {
         let src = self.src();
-        let Some(body) = n.child_by_field_name("body") else {
+        let Some(body) = n.field("body") else {
             return;
         };
         let mut next = 0i64;
@@ -636,10 +629,10 @@ impl<'t> Tu<'t> {
             if e.kind() != "enumerator" {
                 continue;
             }
-            let Some(name) = e.child_by_field_name("name") else {
+            let Some(name) = e.field("name") else {
                 continue;
             };
-            if let Some(v) = e.child_by_field_name("value") {
+            if let Some(v) = e.field("value") {
                 match Lowerer::new(self).const_int(v, &src) {
                     Some(x) => next = x,
                     None => continue,
@@ -652,7 +645,7 @@ impl<'t> Tu<'t> {
 
     fn typedef(&mut self, n: Node<'t>) {
         let src = self.src();
-        let Some(tn) = n.child_by_field_name("type") else {
+        let Some(tn) = n.field("type") else {
             return;
         };
         if tn.kind() == "template_type" {
@@ -667,7 +660,7 @@ impl<'t> Tu<'t> {
         // `typedef struct { … } Name;`
         let first_name = decls.first().map(|d| src.text(*d));
         let base = if matches!(tn.kind(), "struct_specifier" | "class_specifier")
-            && tn.child_by_field_name("body").is_some()
+            && tn.field("body").is_some()
         {
             match self.struct_def(tn, first_name) {
                 Some(t) => t,
@@ -685,11 +678,10 @@ impl<'t> Tu<'t> {
     fn global_declaration(&mut self, n: Node<'t>) {
         let src = self.src();
         let text = src.text(n);
-        let Some(tn) = n.child_by_field_name("type") else {
+        let Some(tn) = n.field("type") else {
             return;
         };
-        if matches!(tn.kind(), "struct_specifier" | "class_specifier")
-            && tn.child_by_field_name("body").is_some()
+        if matches!(tn.kind(), "struct_specifier" | "class_specifier") && tn.field("body").is_some()
         {
             self.struct_def(tn, None);
         }
@@ -750,7 +742,7 @@ impl<'t> Tu<'t> {
 
     fn function(&mut self, n: Node<'t>, tparams: Vec<TParam>, tdefaults: Vec<Option<Node<'t>>>) {
         let src = self.src();
-        let Some(decl) = n.child_by_field_name("declarator") else {
+        let Some(decl) = n.field("declarator") else {
             return;
         };
         let Some(name) = function_name(decl, &src) else {
@@ -974,7 +966,7 @@ fn launches_for(
 
 /// The default argument of each template parameter, if any.
 pub(crate) fn template_defaults(n: Node) -> Vec<Option<Node>> {
-    let Some(list) = n.child_by_field_name("parameters") else {
+    let Some(list) = n.field("parameters") else {
         return Vec::new();
     };
     let mut c = list.walk();
@@ -988,16 +980,13 @@ pub(crate) fn template_defaults(n: Node) -> Vec<Option<Node>> {
                     | "optional_parameter_declaration"
             )
         })
-        .map(|p| {
-            p.child_by_field_name("default_value")
-                .or_else(|| p.child_by_field_name("default_type"))
-        })
+        .map(|p| p.field("default_value").or_else(|| p.field("default_type")))
         .collect()
 }
 
 pub(crate) fn template_params(n: Node, src: &Src) -> Vec<TParam> {
     let mut out = Vec::new();
-    let Some(list) = n.child_by_field_name("parameters") else {
+    let Some(list) = n.field("parameters") else {
         return out;
     };
     let mut c = list.walk();
@@ -1005,7 +994,7 @@ pub(crate) fn template_params(n: Node, src: &Src) -> Vec<TParam> {
         match p.kind() {
             "type_parameter_declaration" | "optional_type_parameter_declaration" => {
                 let name = p
-                    .child_by_field_name("name")
+                    .field("name")
                     .or_else(|| p.named_child(0))
                     .map(|x| src.text(x))
                     .unwrap_or_default();
@@ -1013,7 +1002,7 @@ pub(crate) fn template_params(n: Node, src: &Src) -> Vec<TParam> {
             }
             "parameter_declaration" | "optional_parameter_declaration" => {
                 let name = p
-                    .child_by_field_name("declarator")
+                    .field("declarator")
                     .map(|x| src.text(x))
                     .unwrap_or_default();
                 out.push(TParam::Value(name));
@@ -1046,16 +1035,16 @@ fn function_name(decl: Node, src: &Src) -> Option<String> {
     for _ in 0..16 {
         match d.kind() {
             "function_declarator" => {
-                let inner = d.child_by_field_name("declarator")?;
+                let inner = d.field("declarator")?;
                 return Some(match inner.kind() {
                     "qualified_identifier" => inner
-                        .child_by_field_name("name")
+                        .field("name")
                         .map(|x| src.text(x))
                         .unwrap_or_else(|| src.text(inner)),
                     _ => src.text(inner),
                 });
             }
-            _ => d = d.child_by_field_name("declarator")?,
+            _ => d = d.field("declarator")?,
         }
     }
     None
