@@ -217,3 +217,36 @@ fn a_short_circuit_at_another_iteration_keeps_a_block_from_standing_for_another(
     );
     assert_eq!(format!("{:?}", fast.reports), format!("{:?}", slow.reports));
 }
+
+/// Addresses near the ends of the 64-bit range: warps whose shift would
+/// overflow are run, not replayed, and nothing panics (debug builds check
+/// overflow).
+#[test]
+fn huge_offsets_are_run_not_shifted() {
+    for (index, n) in [
+        ("(long long)threadIdx.x * n + 9223372036854775000LL", "argc"),
+        (
+            "(long long)blockIdx.x * 4611686018427387904LL + threadIdx.x",
+            "argc",
+        ),
+        ("(long long)threadIdx.y * -9223372036854775807LL - 2", "3"),
+        ("(long long)threadIdx.y * (-9223372036854775807LL - 1)", "3"),
+    ] {
+        let src = format!(
+            "__global__ void k(char *g, long long n)\n{{\n    g[{index}] = 0;\n}}\n\
+             int main(int argc, char **argv) {{ k<<<dim3(4, 2), dim3(32, 4)>>>(0, {n}); return 0; }}\n"
+        );
+        for arch in ["sm_90", "sm_20"] {
+            let model = Arch::parse(arch).unwrap().model().unwrap();
+            let mut options = Options::default();
+            let fast = analyze(src.as_bytes(), model.as_ref(), &options);
+            options.engine.collapse = false;
+            let slow = analyze(src.as_bytes(), model.as_ref(), &options);
+            assert_eq!(
+                format!("{:?}", fast.reports),
+                format!("{:?}", slow.reports),
+                "{src}"
+            );
+        }
+    }
+}

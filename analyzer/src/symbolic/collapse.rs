@@ -566,10 +566,15 @@ impl Collapse {
             }
         }
         let s = shift.unwrap_or(0);
-        if (self.local && s != 0) || s.rem_euclid(self.period) != 0 || s.abs() >= MAX_MAGNITUDE {
+        if (self.local && s != 0)
+            || s.rem_euclid(self.period) != 0
+            || s.unsigned_abs() >= MAX_MAGNITUDE.unsigned_abs()
+        {
             return None;
         }
-        let safe = |x: i64| x.abs() < MAX_MAGNITUDE && (x + s).abs() < MAX_MAGNITUDE;
+        // `i64::MIN` has no `abs`: compare magnitudes unsigned.
+        let small = |x: i64| x.unsigned_abs() < MAX_MAGNITUDE.unsigned_abs();
+        let safe = |x: i64| small(x) && small(x + s);
         if let Some((lo, hi)) = r.range {
             if !safe(lo) || !safe(hi) {
                 return None;
