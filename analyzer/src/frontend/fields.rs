@@ -59,9 +59,29 @@ fn id(name: &str) -> u16 {
     }
 }
 
+/// The grammar's node kind names, by kind id.
+fn kinds() -> &'static [String] {
+    static KINDS: OnceLock<Vec<String>> = OnceLock::new();
+    KINDS.get_or_init(|| {
+        let language: tree_sitter::Language = tree_sitter_cuda::LANGUAGE.into();
+        (0..language.node_kind_count())
+            .map(|id| {
+                u16::try_from(id)
+                    .ok()
+                    .and_then(|id| language.node_kind_for_id(id))
+                    .unwrap_or_default()
+                    .to_string()
+            })
+            .collect()
+    })
+}
+
 pub(crate) trait Fields<'t> {
     /// `child_by_field_name`, with the id looked up once.
     fn field(&self, name: &str) -> Option<Node<'t>>;
+    /// `kind`, read from a table (`Node::kind` measures and validates the
+    /// grammar's C string at every call).
+    fn node_kind(&self) -> &'t str;
 }
 
 impl<'t> Fields<'t> for Node<'t> {
@@ -71,14 +91,21 @@ impl<'t> Fields<'t> for Node<'t> {
             i => self.child_by_field_id(i),
         }
     }
+
+    fn node_kind(&self) -> &'t str {
+        match kinds().get(self.kind_id() as usize) {
+            Some(k) if !k.is_empty() => k,
+            _ => self.kind(),
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// Every name resolves to what `child_by_field_name` finds, on a
-    /// file that has each field.
+    /// Every name resolves to what `child_by_field_name` finds, and every
+    /// node's kind to `kind`, on a file that has each field.
     #[test]
     fn fields_by_id_are_the_fields_by_name() {
         let src = "template <typename T = int, int N = 4> struct S { int a[N]; };\n\
@@ -101,6 +128,7 @@ mod tests {
                 seen[i] |= by_name.is_some();
             }
             assert_eq!(n.field("no_such_field"), None);
+            assert_eq!(n.node_kind(), n.kind());
             let mut c = n.walk();
             stack.extend(n.children(&mut c));
         }

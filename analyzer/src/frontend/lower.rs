@@ -145,7 +145,7 @@ pub(crate) struct Lowerer<'a, 't> {
 /// function) and is small. `if (d > 0) cnd = 1.0f - cnd;` in BlackScholes
 /// leaves the field reads around it merged (measured).
 fn if_converts(n: Node, src: &Src) -> bool {
-    if n.kind() != "if_statement" {
+    if n.node_kind() != "if_statement" {
         return false;
     }
     let mut stack = vec![n];
@@ -155,7 +155,7 @@ fn if_converts(n: Node, src: &Src) -> bool {
         if seen > 64 {
             return false;
         }
-        let ok = match x.kind() {
+        let ok = match x.node_kind() {
             "subscript_expression"
             | "for_statement"
             | "while_statement"
@@ -191,7 +191,7 @@ fn if_converts(n: Node, src: &Src) -> bool {
 fn moved_pointer(e: Node, src: &Src) -> bool {
     let mut e = e;
     for _ in 0..8 {
-        match e.kind() {
+        match e.node_kind() {
             "parenthesized_expression" => e = e.named_child(0).unwrap_or(e),
             "cast_expression" => match e.field("value") {
                 Some(v) => e = v,
@@ -200,14 +200,14 @@ fn moved_pointer(e: Node, src: &Src) -> bool {
             _ => break,
         }
     }
-    match e.kind() {
+    match e.node_kind() {
         "binary_expression" => e
             .field("operator")
-            .is_some_and(|o| matches!(o.kind(), "+" | "-")),
+            .is_some_and(|o| matches!(o.node_kind(), "+" | "-")),
         "pointer_expression" => {
             src.text(e).trim_start().starts_with('&')
                 && e.field("argument")
-                    .is_some_and(|a| a.kind() == "subscript_expression")
+                    .is_some_and(|a| a.node_kind() == "subscript_expression")
         }
         _ => false,
     }
@@ -224,7 +224,7 @@ fn moved_names(body: Node, src: &Src) -> std::collections::HashSet<String> {
         if seen > 200_000 {
             break;
         }
-        let named = match x.kind() {
+        let named = match x.node_kind() {
             "init_declarator" => x.field("declarator").zip(x.field("value")),
             "assignment_expression" => x.field("left").zip(x.field("right")),
             _ => None,
@@ -401,7 +401,7 @@ impl<'a, 't> Lowerer<'a, 't> {
 
     pub fn resolve_type(&mut self, n: Node, src: &Src) -> Ty {
         let text = src.text(n);
-        match n.kind() {
+        match n.node_kind() {
             "primitive_type" | "sized_type_specifier" => {
                 let folded = text.split_whitespace().collect::<Vec<_>>().join(" ");
                 builtin(&folded).unwrap_or(Ty::Unknown(folded))
@@ -459,7 +459,7 @@ impl<'a, 't> Lowerer<'a, 't> {
 
     fn abstract_declarator(&mut self, base: Ty, d: Node, src: &Src) -> Ty {
         let inner = d.field("declarator");
-        let ty = match d.kind() {
+        let ty = match d.node_kind() {
             "abstract_pointer_declarator" => Ty::Ptr(Box::new(base)),
             "abstract_array_declarator" => {
                 let size = d
@@ -498,7 +498,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         if depth > 64 {
             return (String::new(), Ty::Unknown("declarator".into()), None, false);
         }
-        match d.kind() {
+        match d.node_kind() {
             "identifier" | "field_identifier" | "type_identifier" => {
                 (src.text(d), base, None, false)
             }
@@ -1000,7 +1000,7 @@ impl<'a, 't> Lowerer<'a, 't> {
     }
 
     fn expr_inner(&mut self, n: Node, src: &Src) -> Val {
-        match n.kind() {
+        match n.node_kind() {
             "number_literal" => {
                 let t = src.text(n);
                 match parse_int(&t) {
@@ -1065,7 +1065,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 let idx_node = n
                     .field("indices")
                     .and_then(|i| {
-                        if i.kind() == "subscript_argument_list" {
+                        if i.node_kind() == "subscript_argument_list" {
                             i.named_child(0)
                         } else {
                             Some(i)
@@ -1128,7 +1128,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                     return Val::Void;
                 };
                 let bop = if op == "--" { BinOp::Sub } else { BinOp::Add };
-                let prefix = n.child(0).map(|c| c.kind() == op).unwrap_or(false);
+                let prefix = n.child(0).map(|c| c.node_kind() == op).unwrap_or(false);
                 let (old, new) = self.assign(arg, Some(bop), None, n, src);
                 if prefix {
                     new
@@ -1190,7 +1190,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 if let Some(b) = n
                     .field("type")
                     .and_then(|t| t.field("type"))
-                    .filter(|b| b.kind() == "type_identifier")
+                    .filter(|b| b.node_kind() == "type_identifier")
                 {
                     let name = src.text(b);
                     if self.lookup(&name).is_some()
@@ -1224,7 +1224,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                     };
                 }
                 if let Some(v) = n.field("value") {
-                    let inner = if v.kind() == "parenthesized_expression" {
+                    let inner = if v.node_kind() == "parenthesized_expression" {
                         v.named_child(0).unwrap_or(v)
                     } else {
                         v
@@ -1267,7 +1267,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 let mut c = n.walk();
                 let kids: Vec<_> = n.named_children(&mut c).collect();
                 let mut vals: Vec<Expr> = kids.iter().map(|k| self.int(*k, src)).collect();
-                if n.kind() == "initializer_list" && vals.len() == 1 {
+                if n.node_kind() == "initializer_list" && vals.len() == 1 {
                     // `constexpr int WARPGROUP_WARPS{4};` (a dim3 from
                     // `{32}` is made where the type says so).
                     return Val::Int(vals.remove(0));
@@ -1337,9 +1337,9 @@ impl<'a, 't> Lowerer<'a, 't> {
         let fname = src.text(fname);
         let arrow = n
             .field("operator")
-            .map(|o| o.kind() == "->")
+            .map(|o| o.node_kind() == "->")
             .unwrap_or(false);
-        if arg.kind() == "identifier" && !arrow {
+        if arg.node_kind() == "identifier" && !arrow {
             let base = src.text(arg);
             if self.lookup(&base).is_none() {
                 let dim = match fname.as_str() {
@@ -1494,17 +1494,17 @@ impl<'a, 't> Lowerer<'a, 't> {
         src: &Src,
     ) -> (Val, Val) {
         let mut t = target;
-        while t.kind() == "parenthesized_expression" {
+        while t.node_kind() == "parenthesized_expression" {
             match t.named_child(0) {
                 Some(i) => t = i,
                 None => break,
             }
         }
         // `block.x = n` on a `dim3` variable.
-        if t.kind() == "field_expression" {
+        if t.node_kind() == "field_expression" {
             let base = t.field("argument");
             let field = t.field("field").map(|f| src.text(f));
-            let dot = t.field("operator").is_none_or(|o| o.kind() == ".");
+            let dot = t.field("operator").is_none_or(|o| o.node_kind() == ".");
             if let (Some(base), Some(field), true) = (base, field, dot) {
                 let i = match field.as_str() {
                     "x" => Some(0),
@@ -1534,7 +1534,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 }
             }
         }
-        if t.kind() == "identifier" {
+        if t.node_kind() == "identifier" {
             let name = src.text(t);
             if let Some(b) = self.lookup(&name).cloned() {
                 if !matches!(b.val, Val::Place(_)) {
@@ -1606,7 +1606,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             Some(a) => {
                 let mut c = a.walk();
                 a.named_children(&mut c)
-                    .filter(|x| x.kind() != "comment")
+                    .filter(|x| x.node_kind() != "comment")
                     .collect()
             }
             None => Vec::new(),
@@ -1614,14 +1614,14 @@ impl<'a, 't> Lowerer<'a, 't> {
         let mut c = n.walk();
         let launch = n
             .children(&mut c)
-            .find(|k| k.kind() == "kernel_call_syntax");
+            .find(|k| k.node_kind() == "kernel_call_syntax");
         if let Some(cfg) = launch {
             return self.launch_site(n, f, cfg, &args, src);
         }
         // A functional cast to a scalar type: `int(x)`, `uint32_t(x)`.
-        if args.len() == 1 && matches!(f.kind(), "primitive_type" | "identifier") {
+        if args.len() == 1 && matches!(f.node_kind(), "primitive_type" | "identifier") {
             let name = src.text(f);
-            let ty = match f.kind() {
+            let ty = match f.node_kind() {
                 "primitive_type" => builtin(&name),
                 _ if self.lookup(&name).is_none() => Some(self.named_type(&name)),
                 _ => None,
@@ -1631,7 +1631,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 return self.cast(ty, v);
             }
         }
-        let (name, targs_node) = match f.kind() {
+        let (name, targs_node) = match f.node_kind() {
             "identifier" => (src.text(f), None),
             "template_function" => (
                 f.field("name").map(|x| src.text(x)).unwrap_or_default(),
@@ -1663,7 +1663,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 let ty = targs_node
                     .and_then(|t| t.named_child(0))
                     .map(|t| {
-                        if t.kind() == "type_descriptor" {
+                        if t.node_kind() == "type_descriptor" {
                             self.type_descriptor(t, src)
                         } else {
                             Ty::Unknown(src.text(t))
@@ -1691,14 +1691,14 @@ impl<'a, 't> Lowerer<'a, 't> {
             "ceil" | "ceilf" | "floor" | "floorf" if args.len() == 1 => {
                 // `ceil((float)n / (float)b)`: the usual grid-size idiom.
                 let mut inner = args[0];
-                while inner.kind() == "parenthesized_expression" {
+                while inner.node_kind() == "parenthesized_expression" {
                     match inner.named_child(0) {
                         Some(i) => inner = i,
                         None => break,
                     }
                 }
-                let div = inner.kind() == "binary_expression"
-                    && inner.field("operator").map(|o| o.kind()) == Some("/");
+                let div = inner.node_kind() == "binary_expression"
+                    && inner.field("operator").map(|o| o.node_kind()) == Some("/");
                 if let (true, Some(l), Some(r)) = (div, inner.field("left"), inner.field("right")) {
                     let a = self.int(l, src);
                     let b = self.int(r, src);
@@ -1899,7 +1899,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             }
             let is_ref = p
                 .field("declarator")
-                .map(|d| d.kind() == "reference_declarator")
+                .map(|d| d.node_kind() == "reference_declarator")
                 .unwrap_or(false);
             let v = if is_ref {
                 v
@@ -1954,7 +1954,7 @@ impl<'a, 't> Lowerer<'a, 't> {
     }
 
     fn launch_site(&mut self, n: Node, f: Node, cfg: Node, args: &[Node], src: &Src) -> Val {
-        let (name, targs) = match f.kind() {
+        let (name, targs) = match f.node_kind() {
             "template_function" => (
                 f.field("name").map(|x| src.text(x)).unwrap_or_default(),
                 f.field("arguments")
@@ -2029,12 +2029,12 @@ impl<'a, 't> Lowerer<'a, 't> {
         if moved_pointer(arg, src) {
             return true;
         }
-        if arg.kind() != "identifier" {
+        if arg.node_kind() != "identifier" {
             return false;
         }
         let mut host = arg.parent();
         while let Some(h) = host {
-            if h.kind() == "function_definition" {
+            if h.node_kind() == "function_definition" {
                 break;
             }
             host = h.parent();
@@ -2069,7 +2069,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         let mut c = list.walk();
         let kids: Vec<Node> = list.named_children(&mut c).collect();
         for a in kids {
-            if a.kind() == "type_descriptor" {
+            if a.node_kind() == "type_descriptor" {
                 let text = src.text(a).trim().to_string();
                 let is_value = self.tu.consts.contains_key(&text)
                     || self
@@ -2132,7 +2132,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         // from merging them (if-conversion, unrolling): on the way in and out.
         let branches = !if_converts(n, src)
             && matches!(
-                n.kind(),
+                n.node_kind(),
                 "if_statement"
                     | "for_statement"
                     | "while_statement"
@@ -2149,7 +2149,7 @@ impl<'a, 't> Lowerer<'a, 't> {
     }
 
     fn stmt_inner(&mut self, n: Node, src: &Src) {
-        match n.kind() {
+        match n.node_kind() {
             "compound_statement" | "declaration_list" => {
                 self.scopes.push(Scope::new());
                 self.local_aliases.push(HashMap::new());
@@ -2165,7 +2165,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             "enum_specifier" => self.local_enum(n, src),
             "expression_statement" => {
                 if let Some(e) = n.named_child(0) {
-                    if e.kind() == "call_expression" {
+                    if e.node_kind() == "call_expression" {
                         // A macro used as a statement may expand to statements.
                         if let Some(f) = e.field("function") {
                             let name = src.text(f);
@@ -2233,14 +2233,14 @@ impl<'a, 't> Lowerer<'a, 't> {
             }
             "type_definition" | "alias_declaration" => {
                 if let Some(t) = n.field("type") {
-                    let ty = if n.kind() == "alias_declaration" {
+                    let ty = if n.node_kind() == "alias_declaration" {
                         self.type_descriptor(t, src)
                     } else {
                         self.resolve_type(t, src)
                     };
                     let mut c = n.walk();
                     let decls: Vec<Node> = n.children_by_field_name("declarator", &mut c).collect();
-                    let names: Vec<(String, Ty)> = if n.kind() == "alias_declaration" {
+                    let names: Vec<(String, Ty)> = if n.node_kind() == "alias_declaration" {
                         n.field("name")
                             .map(|x| vec![(src.text(x), ty.clone())])
                             .unwrap_or_default()
@@ -2255,8 +2255,8 @@ impl<'a, 't> Lowerer<'a, 't> {
                     };
                     // `using K = Dims<D>;`: `K::stages` reads the struct
                     // with these arguments.
-                    if n.kind() == "alias_declaration" {
-                        let tt = t.field("type").filter(|x| x.kind() == "template_type");
+                    if n.node_kind() == "alias_declaration" {
+                        let tt = t.field("type").filter(|x| x.node_kind() == "template_type");
                         let name = n.field("name").map(|x| src.text(x));
                         if let (Some(tt), Some(name)) = (tt, name) {
                             if let Some(found) = self.template_type_args(tt, src) {
@@ -2353,12 +2353,12 @@ impl<'a, 't> Lowerer<'a, 't> {
         let Some(c) = n.field("condition") else {
             return;
         };
-        let c = if c.kind() == "condition_clause" {
+        let c = if c.node_kind() == "condition_clause" {
             c.field("value").or_else(|| c.named_child(0)).unwrap_or(c)
         } else {
             c
         };
-        let cond = if c.kind() == "declaration" {
+        let cond = if c.node_kind() == "declaration" {
             self.local_decl(c, src);
             self.unknown("a declaration used as a condition", None)
         } else {
@@ -2366,7 +2366,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         };
         let cons = n.field("consequence");
         let alt = n.field("alternative").map(|a| {
-            if a.kind() == "else_clause" {
+            if a.node_kind() == "else_clause" {
                 a.named_child(0).unwrap_or(a)
             } else {
                 a
@@ -2433,7 +2433,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         let Some(c) = n.field("condition") else {
             return;
         };
-        let c = if c.kind() == "condition_clause" {
+        let c = if c.node_kind() == "condition_clause" {
             c.field("value").or_else(|| c.named_child(0)).unwrap_or(c)
         } else {
             c
@@ -2449,7 +2449,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         let mut cursor = body.walk();
         let cases: Vec<Node> = body.named_children(&mut cursor).collect();
         for case in cases {
-            if case.kind() != "case_statement" {
+            if case.node_kind() != "case_statement" {
                 self.stmt(case, src);
                 continue;
             }
@@ -2484,11 +2484,11 @@ impl<'a, 't> Lowerer<'a, 't> {
     }
 
     fn loop_stmt(&mut self, n: Node, src: &Src) {
-        let kind = n.kind();
+        let kind = n.node_kind();
         self.scopes.push(Scope::new());
         if kind == "for_statement" {
             if let Some(init) = n.field("initializer") {
-                if init.kind() == "declaration" {
+                if init.node_kind() == "declaration" {
                     self.local_decl(init, src);
                 } else {
                     self.expr(init, src);
@@ -2497,9 +2497,9 @@ impl<'a, 't> Lowerer<'a, 't> {
         }
         let body = n.field("body");
         let cond_node = n.field("condition").map(|c| {
-            if c.kind() == "condition_clause" {
+            if c.node_kind() == "condition_clause" {
                 c.field("value").or_else(|| c.named_child(0)).unwrap_or(c)
-            } else if c.kind() == "parenthesized_expression" && kind == "do_statement" {
+            } else if c.node_kind() == "parenthesized_expression" && kind == "do_statement" {
                 c.named_child(0).unwrap_or(c)
             } else {
                 c
@@ -2561,7 +2561,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         });
         if kind != "do_statement" {
             let pre = cond_node.map(|c| {
-                if c.kind() == "declaration" {
+                if c.node_kind() == "declaration" {
                     self.local_decl(c, src);
                     self.unknown("a declaration used as a loop condition", None)
                 } else {
@@ -2646,7 +2646,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         let mut c = body.walk();
         let items: Vec<Node> = body.named_children(&mut c).collect();
         for e in items {
-            let Some(name) = e.field("name").filter(|_| e.kind() == "enumerator") else {
+            let Some(name) = e.field("name").filter(|_| e.node_kind() == "enumerator") else {
                 continue;
             };
             if let Some(v) = e.field("value") {
@@ -2661,7 +2661,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         let Some(tn) = n.field("type") else {
             return;
         };
-        if tn.kind() == "enum_specifier" {
+        if tn.node_kind() == "enum_specifier" {
             self.local_enum(tn, src);
         }
         let quals = qualifiers(n, src);
@@ -2674,7 +2674,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         let mut c = n.walk();
         let decls: Vec<Node> = n.children_by_field_name("declarator", &mut c).collect();
         for d in decls {
-            if d.kind() == "function_declarator" {
+            if d.node_kind() == "function_declarator" {
                 // `dim3 block(BX, BY);` with macro arguments parses as a
                 // function declaration (C++'s most vexing parse); inside a
                 // function body it is a constructor call.
@@ -2793,7 +2793,7 @@ impl<'a, 't> Lowerer<'a, 't> {
     /// Dims<D>;`) or the file, a template type parameter bound to a struct
     /// (`Ktraits::N` in `k<Traits>`), or the struct's own name.
     fn scope_struct(&mut self, scope: Node, src: &Src) -> Option<(String, Vec<TArg>)> {
-        if scope.kind() == "template_type" {
+        if scope.node_kind() == "template_type" {
             return self.template_type_args(scope, src);
         }
         let name = src.text(scope);
@@ -2826,7 +2826,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 };
                 let arg = if let Some(v) = bound {
                     TArg::Value(v)
-                } else if n.kind() == "type_descriptor" {
+                } else if n.node_kind() == "type_descriptor" {
                     TArg::Type(self.type_descriptor(n, src))
                 } else {
                     match self.int(n, src).as_const() {
@@ -2898,7 +2898,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         let mut c = body.walk();
         let init = body.named_children(&mut c).find_map(|f| {
             let d = f.field("declarator")?;
-            (f.kind() == "field_declaration" && Src::of(ssrc).text(d) == member)
+            (f.node_kind() == "field_declaration" && Src::of(ssrc).text(d) == member)
                 .then(|| f.field("default_value"))
                 .flatten()
         })?;
@@ -2983,7 +2983,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             let defaulted = match (p, targs.get(i), def.tdefaults.get(i).copied().flatten()) {
                 (TParam::Value(_), None, Some(d)) => self.const_int(d, &main).map(TArg::Value),
                 (TParam::Type(_), None, Some(d)) => {
-                    Some(TArg::Type(if d.kind() == "type_descriptor" {
+                    Some(TArg::Type(if d.node_kind() == "type_descriptor" {
                         self.type_descriptor(d, &main)
                     } else {
                         self.resolve_type(d, &main)
@@ -3025,7 +3025,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         };
         let mut c = n.walk();
         for ch in n.children(&mut c) {
-            if ch.kind() == "launch_bounds" {
+            if ch.node_kind() == "launch_bounds" {
                 if let Some(v) = ch.named_child(0) {
                     k.launch_bounds = self
                         .const_int(v, &main)
@@ -3114,7 +3114,7 @@ impl<'a, 't> Lowerer<'a, 't> {
 fn innermost_size(d: Node) -> Option<Node> {
     let mut x = d;
     for _ in 0..16 {
-        match x.kind() {
+        match x.node_kind() {
             "array_declarator" => return x.field("size"),
             "init_declarator" | "parenthesized_declarator" | "attributed_declarator" => {
                 x = x.field("declarator").or_else(|| x.named_child(0))?
@@ -3128,7 +3128,7 @@ fn innermost_size(d: Node) -> Option<Node> {
 /// The operator token of a unary/binary/assignment/update expression.
 fn op_of(n: Node) -> String {
     n.field("operator")
-        .map(|o| o.kind().to_string())
+        .map(|o| o.node_kind().to_string())
         .unwrap_or_default()
 }
 
@@ -3140,7 +3140,7 @@ fn function_params(f: Node) -> Vec<Node> {
     let mut d = f.field("declarator");
     for _ in 0..16 {
         let Some(x) = d else { break };
-        if x.kind() == "function_declarator" {
+        if x.node_kind() == "function_declarator" {
             let Some(pl) = x.field("parameters") else {
                 return Vec::new();
             };
@@ -3149,7 +3149,7 @@ fn function_params(f: Node) -> Vec<Node> {
                 .named_children(&mut c)
                 .filter(|p| {
                     matches!(
-                        p.kind(),
+                        p.node_kind(),
                         "parameter_declaration" | "optional_parameter_declaration"
                     )
                 })
@@ -3169,19 +3169,19 @@ fn collect_assigned(n: Node, src: &Src, out: &mut Vec<String>) {
         if budget == 0 {
             return;
         }
-        let target = match x.kind() {
+        let target = match x.node_kind() {
             "assignment_expression" => x.field("left"),
             "update_expression" => x.field("argument"),
             _ => None,
         };
         if let Some(mut t) = target {
-            while t.kind() == "parenthesized_expression" {
+            while t.node_kind() == "parenthesized_expression" {
                 match t.named_child(0) {
                     Some(i) => t = i,
                     None => break,
                 }
             }
-            if t.kind() == "identifier" {
+            if t.node_kind() == "identifier" {
                 let name = src.text(t);
                 if !out.contains(&name) {
                     out.push(name);

@@ -185,7 +185,7 @@ fn eval_node(
     depth: u32,
 ) -> Result<i64, String> {
     let text = |n: Node| String::from_utf8_lossy(&src[n.byte_range()]).into_owned();
-    match n.kind() {
+    match n.node_kind() {
         "number_literal" => super::lower::parse_int(&text(n)).ok_or_else(|| text(n)),
         "char_literal" => Ok(text(n)
             .trim_matches('\'')
@@ -214,7 +214,7 @@ fn eval_node(
             None => Err(text(n)),
         },
         "unary_expression" => {
-            let op = n.field("operator").map(|o| o.kind()).unwrap_or("");
+            let op = n.field("operator").map(|o| o.node_kind()).unwrap_or("");
             let v = eval_node(
                 parser,
                 n.field("argument").ok_or_else(|| text(n))?,
@@ -230,7 +230,7 @@ fn eval_node(
             })
         }
         "binary_expression" => {
-            let op = n.field("operator").map(|o| o.kind()).unwrap_or("");
+            let op = n.field("operator").map(|o| o.node_kind()).unwrap_or("");
             let l = n.field("left").ok_or_else(|| text(n))?;
             let r = n.field("right").ok_or_else(|| text(n))?;
             let a = eval_node(parser, l, src, defines, depth);

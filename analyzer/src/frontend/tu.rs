@@ -455,7 +455,7 @@ impl<'t> Tu<'t> {
         found.sort_by_key(|n| n.start_byte());
         for n in found {
             let msg = if n.is_missing() {
-                format!("could not parse: expected `{}` here", n.kind())
+                format!("could not parse: expected `{}` here", n.node_kind())
             } else {
                 let text = String::from_utf8_lossy(&self.src.text[n.byte_range()]);
                 let snippet: String = text.chars().take(40).collect();
@@ -479,7 +479,7 @@ impl<'t> Tu<'t> {
             return;
         }
         let src = self.src();
-        match n.kind() {
+        match n.node_kind() {
             "translation_unit" | "declaration_list" | "ERROR" => {
                 let mut c = n.walk();
                 let kids: Vec<_> = n.children(&mut c).collect();
@@ -518,7 +518,10 @@ impl<'t> Tu<'t> {
             "type_definition" => self.typedef(n),
             "alias_declaration" => {
                 if let (Some(name), Some(ty)) = (n.field("name"), n.field("type")) {
-                    if let Some(tt) = ty.field("type").filter(|t| t.kind() == "template_type") {
+                    if let Some(tt) = ty
+                        .field("type")
+                        .filter(|t| t.node_kind() == "template_type")
+                    {
                         self.template_aliases.insert(src.text(name), (tt, self.src));
                     }
                     let t = Lowerer::new(self).type_descriptor(ty, &src);
@@ -533,7 +536,7 @@ impl<'t> Tu<'t> {
                 let mut c = n.walk();
                 let kids: Vec<_> = n.named_children(&mut c).collect();
                 for k in kids {
-                    match k.kind() {
+                    match k.node_kind() {
                         "function_definition" => {
                             self.function(k, tparams.clone(), tdefaults.clone())
                         }
@@ -584,7 +587,7 @@ impl<'t> Tu<'t> {
             let mut lw = Lowerer::new(self);
             let mut c = body.walk();
             for f in body.named_children(&mut c) {
-                if f.kind() != "field_declaration" {
+                if f.node_kind() != "field_declaration" {
                     continue;
                 }
                 let Some(tn) = f.field("type") else {
@@ -601,7 +604,7 @@ impl<'t> Tu<'t> {
         let mut force = self.src.align_in(n.start_byte(), body.start_byte());
         let mut c = n.walk();
         for ch in n.children(&mut c) {
-            if ch.kind() == "alignas_qualifier" {
+            if ch.node_kind() == "alignas_qualifier" {
                 if let Some(v) = ch.named_child(0) {
                     force = Lowerer::new(self)
                         .const_int(v, &src)
@@ -626,7 +629,7 @@ impl<'t> Tu<'t> {
         let mut c = body.walk();
         let items: Vec<_> = body.named_children(&mut c).collect();
         for e in items {
-            if e.kind() != "enumerator" {
+            if e.node_kind() != "enumerator" {
                 continue;
             }
             let Some(name) = e.field("name") else {
@@ -648,7 +651,7 @@ impl<'t> Tu<'t> {
         let Some(tn) = n.field("type") else {
             return;
         };
-        if tn.kind() == "template_type" {
+        if tn.node_kind() == "template_type" {
             let mut c = n.walk();
             let decls: Vec<_> = n.children_by_field_name("declarator", &mut c).collect();
             for d in decls {
@@ -659,7 +662,7 @@ impl<'t> Tu<'t> {
         let decls: Vec<_> = n.children_by_field_name("declarator", &mut c).collect();
         // `typedef struct { … } Name;`
         let first_name = decls.first().map(|d| src.text(*d));
-        let base = if matches!(tn.kind(), "struct_specifier" | "class_specifier")
+        let base = if matches!(tn.node_kind(), "struct_specifier" | "class_specifier")
             && tn.field("body").is_some()
         {
             match self.struct_def(tn, first_name) {
@@ -681,11 +684,12 @@ impl<'t> Tu<'t> {
         let Some(tn) = n.field("type") else {
             return;
         };
-        if matches!(tn.kind(), "struct_specifier" | "class_specifier") && tn.field("body").is_some()
+        if matches!(tn.node_kind(), "struct_specifier" | "class_specifier")
+            && tn.field("body").is_some()
         {
             self.struct_def(tn, None);
         }
-        if tn.kind() == "enum_specifier" {
+        if tn.node_kind() == "enum_specifier" {
             self.enum_def(tn);
         }
         let quals = qualifiers(n, &src);
@@ -751,7 +755,7 @@ impl<'t> Tu<'t> {
         let mut is_kernel = false;
         let mut c = n.walk();
         for k in n.children(&mut c) {
-            if k.kind() == "__global__" {
+            if k.node_kind() == "__global__" {
                 is_kernel = true;
             }
             if k.id() == decl.id() {
@@ -973,7 +977,7 @@ pub(crate) fn template_defaults(n: Node) -> Vec<Option<Node>> {
     list.named_children(&mut c)
         .filter(|p| {
             matches!(
-                p.kind(),
+                p.node_kind(),
                 "type_parameter_declaration"
                     | "optional_type_parameter_declaration"
                     | "parameter_declaration"
@@ -991,7 +995,7 @@ pub(crate) fn template_params(n: Node, src: &Src) -> Vec<TParam> {
     };
     let mut c = list.walk();
     for p in list.named_children(&mut c) {
-        match p.kind() {
+        match p.node_kind() {
             "type_parameter_declaration" | "optional_type_parameter_declaration" => {
                 let name = p
                     .field("name")
@@ -1018,12 +1022,12 @@ pub(crate) fn qualifiers(n: Node, src: &Src) -> Vec<String> {
     let mut out = Vec::new();
     let mut c = n.walk();
     for k in n.children(&mut c) {
-        match k.kind() {
+        match k.node_kind() {
             "type_qualifier" | "storage_class_specifier" | "attribute_specifier" => {
                 out.extend(src.text(k).split_whitespace().map(str::to_string))
             }
             "__shared__" | "__constant__" | "__device__" | "__managed__" | "constexpr"
-            | "const" | "extern" | "static" => out.push(k.kind().to_string()),
+            | "const" | "extern" | "static" => out.push(k.node_kind().to_string()),
             _ => {}
         }
     }
@@ -1033,10 +1037,10 @@ pub(crate) fn qualifiers(n: Node, src: &Src) -> Vec<String> {
 fn function_name(decl: Node, src: &Src) -> Option<String> {
     let mut d = decl;
     for _ in 0..16 {
-        match d.kind() {
+        match d.node_kind() {
             "function_declarator" => {
                 let inner = d.field("declarator")?;
-                return Some(match inner.kind() {
+                return Some(match inner.node_kind() {
                     "qualified_identifier" => inner
                         .field("name")
                         .map(|x| src.text(x))
@@ -1078,7 +1082,7 @@ fn contains_launch(n: Node) -> bool {
         if visited > 1_000_000 {
             return false;
         }
-        if x.kind() == "kernel_call_syntax" {
+        if x.node_kind() == "kernel_call_syntax" {
             return true;
         }
         let mut c = x.walk();
