@@ -112,11 +112,32 @@ fn pads(k: &Kernel, obj: usize, max: u64) -> impl Iterator<Item = u64> {
     (1..=max / step).map(move |i| i * step)
 }
 
+/// The dimension `size_text` grown by `pad`: a literal is summed
+/// (`32` -> `33`), a trailing `+ N` grows (`TILE + 1` -> `TILE + 2`,
+/// `16 + 1` -> `16 + 32`), anything else gets `+ pad`, in parentheses when
+/// an operator in it binds less tightly than `+` (`1 << LOG` ->
+/// `(1 << LOG) + 1`, not `1 << LOG + 1`).
 fn replacement(size_text: &str, pad: u64) -> String {
-    match size_text.trim().parse::<u64>() {
-        Ok(n) => (n + pad).to_string(),
-        Err(_) => format!("{} + {pad}", size_text.trim()),
+    let text = size_text.trim();
+    if let Ok(n) = text.parse::<u64>() {
+        if let Some(sum) = n.checked_add(pad) {
+            return sum.to_string();
+        }
     }
+    let looser = ["<<", ">>", "<", ">", "=", "&", "|", "^", "?", ":", ","];
+    if looser.iter().any(|op| text.contains(op)) {
+        return format!("({text}) + {pad}");
+    }
+    if let Some((head, tail)) = text.rsplit_once('+') {
+        let (head, tail) = (head.trim_end(), tail.trim());
+        if let (Ok(n), false) = (tail.parse::<u64>(), head.is_empty()) {
+            let ends_in_operator = head.ends_with(['+', '-', '*', '/', '%', '(']);
+            if let (Some(sum), false) = (n.checked_add(pad), ends_in_operator) {
+                return format!("{head} + {sum}");
+            }
+        }
+    }
+    format!("{text} + {pad}")
 }
 
 /// Plans the padding of object `obj` of kernel `kernel` (indices into the
@@ -536,6 +557,22 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_padded_dimension_reads_as_its_author_would_write_it() {
+        use super::replacement;
+        assert_eq!(replacement("32", 1), "33");
+        assert_eq!(replacement(" TILE ", 1), "TILE + 1");
+        assert_eq!(replacement("TILE + 1", 1), "TILE + 2");
+        assert_eq!(replacement("16 + 1", 31), "16 + 32");
+        assert_eq!(replacement("BM+4", 4), "BM + 8");
+        assert_eq!(replacement("N * 2", 1), "N * 2 + 1");
+        assert_eq!(replacement("N - 1", 2), "N - 1 + 2");
+        assert_eq!(replacement("1 << LOG", 1), "(1 << LOG) + 1");
+        assert_eq!(replacement("A + B", 1), "A + B + 1");
+        assert_eq!(replacement("(A + 1)", 1), "(A + 1) + 1");
+        assert_eq!(replacement("N * +1", 1), "N * +1 + 1");
     }
 
     #[test]
