@@ -101,6 +101,12 @@ pub const MAX_WORK_PER_ACCESS: u64 = 4_000_000;
 /// near it (64 M cut Rodinia's myocyte kernels).
 pub const MAX_WORK_PER_KERNEL: u64 = 1_000_000_000;
 
+/// Address size (expression nodes) up to which the engine tries to prove
+/// that warps cost what an earlier one did (`symbolic/collapse.rs`; the
+/// proof walks the address once per atom). Past it every warp is run:
+/// the result is the same, only slower.
+pub const MAX_COLLAPSE_ADDRESS_NODES: u32 = 2048;
+
 /// Blocks of the grid enumerated as representatives when the address
 /// depends on `blockIdx`.
 pub const MAX_BLOCKS_SAMPLED: u64 = 8;

@@ -23,8 +23,9 @@
 //! Per warp, besides: the same active lanes, one shift `V' - V` for every
 //! active lane, a multiple of the period (zero for local memory, whose
 //! layout depends on the lane), addresses that stay far from overflow, the
-//! same short circuits where a product's left operand depends on the warp
-//! (so the address reads the same assumed values), and every assumed value
+//! same short circuits where a deciding operand (of `*`, `&&`, `||`, a
+//! select) depends on the warp (so the address reads the same assumed
+//! values), and every assumed value
 //! the address may read either stated already or proved irrelevant for
 //! this warp as well (see `Run::irrelevant`). A warp that fails any of
 //! these runs. Reports are identical with and without (a property test
@@ -37,9 +38,6 @@ use super::{Run, Said, Totals};
 use crate::hardware::{Lanes, WARP};
 use crate::ir::{Atom, BinOp, Builtin, Dim, Expr, ExprKind, Kernel, Space, UnOp};
 use std::collections::HashSet;
-
-/// Addresses past this many expression nodes are not examined.
-const MAX_ADDRESS_NODES: u32 = 2048;
 
 /// Addresses whose magnitude reaches this are never shifted (the models
 /// add widths to them).
@@ -329,7 +327,7 @@ impl Collapse {
     pub fn of(run: &mut Run, nwarps: usize) -> Option<Collapse> {
         let (k, a) = (run.k, run.a);
         let offset = &a.offset;
-        if offset.size() > MAX_ADDRESS_NODES
+        if offset.size() > crate::budget::MAX_COLLAPSE_ADDRESS_NODES
             || !reads_only(offset, |x| {
                 !matches!(x, Atom::Unknown(_) | Atom::TooComplex)
             })
