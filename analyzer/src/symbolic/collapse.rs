@@ -138,11 +138,11 @@ pub(super) struct Collapse {
     pivots: Vec<(Pivot, Expr)>,
     /// Assumed values the address may read.
     assumable: Vec<Assumed>,
-    /// The coefficient of each atom behind an assumable value: `None` when
-    /// the address is not linear in it (judged relevant whenever read),
-    /// `Some(None)` when it reads more than varying and launch-constant
-    /// atoms (cannot be judged once per warp).
-    atom_coeffs: Vec<(Atom, Option<Option<Expr>>)>,
+    /// Each atom behind an assumable value, and whether its coefficient in
+    /// the address can be judged once per warp (it reads only varying and
+    /// launch-constant atoms); `None` when the address is not linear in it
+    /// (judged relevant whenever read).
+    atom_coeffs: Vec<(Atom, Option<bool>)>,
     period: i64,
     local: bool,
     reps: Vec<Rep>,
@@ -406,7 +406,7 @@ impl Collapse {
             for atom in atoms {
                 let c = run
                     .coeff(atom)
-                    .map(|c| reads_only(&c, |x| varying(x) || launch_constant(x)).then_some(c));
+                    .map(|c| reads_only(&c, |x| varying(x) || launch_constant(x)));
                 atom_coeffs.push((atom, c));
             }
         }
@@ -600,27 +600,18 @@ impl Collapse {
                     (Assumed::BlockIdx, Atom::Builtin(Builtin::BlockIdx(_))) => true,
                     _ => false,
                 };
-                let c = match (mine, c) {
+                match (mine, c) {
                     // Not linear in it: relevant whenever read, so stated
                     // already had the representative read it.
                     (false, _) | (true, None) => continue,
-                    (true, Some(None)) => return false,
-                    (true, Some(Some(c))) => c,
-                };
-                let (v, reads) = run.eval_raw(c);
-                if v.err & seen != 0 || !reads.is_empty() {
-                    return false;
-                }
-                let mut first = None;
-                for l in (0..WARP).filter(|l| seen & (1 << l) != 0) {
-                    match first {
-                        None => first = Some(v.v[l]),
-                        Some(f) if f != v.v[l] => return false,
-                        _ => {}
+                    (true, Some(false)) => return false,
+                    // What every execution of this warp would find, on
+                    // every lane it executes with (see `Run::irrelevant`).
+                    (true, Some(true)) => {
+                        if !run.irrelevant(*atom, seen) {
+                            return false;
+                        }
                     }
-                }
-                if first.is_some_and(|f| f % run.period != 0) {
-                    return false;
                 }
             }
         }
