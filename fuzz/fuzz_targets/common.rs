@@ -1,12 +1,15 @@
 //! The whole pipeline on one input: front end, engine, every lint (fix
 //! search included), for the architecture the first byte picks; with
-//! headers, the analysis must not change when the run's cache is used.
+//! headers, the analysis must not change when the run's cache is used;
+//! and the engine must report the same with and without collapsing warps
+//! (unless a work budget ran out: collapsing counts less work).
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use warplint_analyzer::frontend::cache::ParseCache;
 use warplint_analyzer::hardware::Arch;
+use warplint_analyzer::symbolic::{analyze_program, AccessReport};
 use warplint_analyzer::{analyze, FileAnalysis, Header, Options};
 use warplint_lints::{rules, Context, Thresholds};
 
@@ -45,6 +48,27 @@ pub fn run(data: &[u8], headers: Vec<Header>) {
                 "the run's cache ({pass}) changed the analysis"
             );
         }
+    }
+    // Collapsing warps (`symbolic/collapse.rs`) changes no report.
+    let mut every_warp = options.engine.clone();
+    every_warp.collapse = false;
+    let slow = analyze_program(&analysis.program, model.as_ref(), &every_warp);
+    let budgeted = |r: &AccessReport| {
+        r.unknown_reason.as_deref().is_some_and(|u| {
+            [
+                "MAX_EXECUTIONS_PER_ACCESS",
+                "MAX_WORK_PER_ACCESS",
+                "MAX_WORK_PER_KERNEL",
+            ]
+            .iter()
+            .any(|b| u.contains(b))
+        })
+    };
+    if !analysis.reports.iter().chain(&slow).any(budgeted) {
+        assert!(
+            format!("{:?}", analysis.reports) == format!("{slow:?}"),
+            "collapsing warps changed the reports"
+        );
     }
     let thresholds = Thresholds::default();
     let ctx = Context {
