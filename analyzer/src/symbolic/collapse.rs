@@ -34,7 +34,7 @@
 //! [`MemoryModel::shift_period`]: crate::hardware::MemoryModel::shift_period
 
 use super::eval::{Assumed, Fail, Reads};
-use super::{Run, Said, Totals};
+use super::{judged_atoms, reachable_atoms, Run, Said, Totals};
 use crate::hardware::{Lanes, WARP};
 use crate::ir::{Atom, BinOp, Builtin, Dim, Expr, ExprKind, Kernel, Space, UnOp};
 use std::collections::HashSet;
@@ -138,51 +138,11 @@ pub(super) struct Collapse {
     pivots: Vec<(Pivot, Expr)>,
     /// Assumed values the address may read.
     assumable: Vec<Assumed>,
-    /// Each atom behind an assumable value, and whether its coefficient in
-    /// the address can be judged once per warp (it reads only varying and
-    /// launch-constant atoms); `None` when the address is not linear in it
-    /// (judged relevant whenever read).
-    atom_coeffs: Vec<(Atom, Option<bool>)>,
     period: i64,
     local: bool,
     reps: Vec<Rep>,
     /// The representatives of each warp index (one per block at most).
     by_warp: Vec<Vec<usize>>,
-}
-
-/// Every atom `roots` read, following loop variables (theirs and `vars`)
-/// to their initial values and updates.
-fn closure(k: &Kernel, roots: &[&Expr], vars: &[u32]) -> Vec<Atom> {
-    let mut atoms: Vec<Atom> = Vec::new();
-    let mut done: HashSet<u32> = HashSet::new();
-    let mut work: Vec<Expr> = roots.iter().map(|e| (*e).clone()).collect();
-    let mut follow = |v: u32, work: &mut Vec<Expr>| {
-        if !done.insert(v) {
-            return;
-        }
-        let Some(info) = k.loop_vars.get(v as usize) else {
-            return;
-        };
-        let lp = &k.loops[info.loop_id];
-        if let Some(i) = lp.vars.iter().position(|x| *x == v) {
-            work.extend(lp.init.get(i).cloned());
-            work.extend(lp.next.get(i).cloned());
-        }
-    };
-    for v in vars {
-        follow(*v, &mut work);
-    }
-    while let Some(e) = work.pop() {
-        for a in e.atoms() {
-            if let Atom::LoopVar(v) = a {
-                follow(v, &mut work);
-            }
-            if !atoms.contains(&a) {
-                atoms.push(a);
-            }
-        }
-    }
-    atoms
 }
 
 fn reads_only(e: &Expr, f: impl Fn(Atom) -> bool) -> bool {
@@ -309,7 +269,7 @@ fn pivots(k: &Kernel, e: &Expr) -> Option<Vec<(Pivot, Expr)>> {
             }
             // `R` the same in every lane: no threadIdx behind it.
             let (v, r) = split(decider)?;
-            let uniform = closure(k, &[&r], &[])
+            let uniform = reachable_atoms(k, &[&r], &[])
                 .into_iter()
                 .all(|a| !matches!(a, Atom::Builtin(Builtin::ThreadIdx(_))));
             if !uniform {
@@ -358,7 +318,7 @@ impl Collapse {
                 vars.push(v);
             }
         });
-        let computed = closure(k, &values, &vars);
+        let computed = reachable_atoms(k, &values, &vars);
         let mut fixed = [false; 6];
         for (i, b) in VARYING.iter().enumerate() {
             fixed[i] = computed.contains(&Atom::Builtin(*b));
@@ -393,23 +353,6 @@ impl Collapse {
                 }
             }
         });
-        let mut atom_coeffs = Vec::new();
-        for r in &assumable {
-            let atoms: Vec<Atom> = match r {
-                Assumed::Param(i) => vec![Atom::Param(*i)],
-                Assumed::BlockIdx => Dim::ALL
-                    .iter()
-                    .map(|d| Atom::Builtin(Builtin::BlockIdx(*d)))
-                    .collect(),
-                Assumed::GridDim => Vec::new(),
-            };
-            for atom in atoms {
-                let c = run
-                    .coeff(atom)
-                    .map(|c| reads_only(&c, |x| varying(x) || launch_constant(x)));
-                atom_coeffs.push((atom, c));
-            }
-        }
         let mut linear = Some([0i64; 6]);
         for (i, b) in VARYING.iter().enumerate() {
             let c = super::linear::coefficient(&v, Atom::Builtin(*b))
@@ -428,7 +371,6 @@ impl Collapse {
             linear,
             pivots,
             assumable,
-            atom_coeffs,
             period: run.period.max(1),
             local: run.space == Space::Local,
             reps: Vec::new(),
@@ -594,20 +536,18 @@ impl Collapse {
             if *r == Assumed::GridDim || run.noted.contains(&Said::Read(*r)) {
                 continue;
             }
-            for (atom, c) in &self.atom_coeffs {
-                let mine = match (r, atom) {
-                    (Assumed::Param(i), Atom::Param(j)) => i == j,
-                    (Assumed::BlockIdx, Atom::Builtin(Builtin::BlockIdx(_))) => true,
-                    _ => false,
-                };
-                match (mine, c) {
+            let (atoms, n) = judged_atoms(*r);
+            for atom in &atoms[..n] {
+                match run.coeff_entry(*atom) {
                     // Not linear in it: relevant whenever read, so stated
                     // already had the representative read it.
-                    (false, _) | (true, None) => continue,
-                    (true, Some(false)) => return false,
+                    (None, _) => continue,
+                    // Reads a loop variable (the address has no unknown):
+                    // cannot be judged once for the warp.
+                    (Some(_), false) => return false,
                     // What every execution of this warp would find, on
                     // every lane it executes with (see `Run::irrelevant`).
-                    (true, Some(true)) => {
+                    (Some(_), true) => {
                         if !run.irrelevant(*atom, seen) {
                             return false;
                         }

@@ -711,18 +711,13 @@ impl<'a> Run<'a> {
         {
             return *v;
         }
-        let atoms: &[Atom] = match r {
-            Assumed::Param(i) => &[Atom::Param(i)],
-            Assumed::BlockIdx => &[
-                Atom::Builtin(Builtin::BlockIdx(Dim::X)),
-                Atom::Builtin(Builtin::BlockIdx(Dim::Y)),
-                Atom::Builtin(Builtin::BlockIdx(Dim::Z)),
-            ],
-            Assumed::GridDim => return true,
-        };
+        if r == Assumed::GridDim {
+            return true;
+        }
+        let (atoms, n) = judged_atoms(r);
         let mut relevant = false;
         let mut warp_wide = true;
-        for atom in atoms {
+        for atom in &atoms[..n] {
             warp_wide &= self.coeff_entry(*atom).1;
             if !self.irrelevant(*atom, active) {
                 relevant = true;
@@ -1065,35 +1060,60 @@ fn invariant_loops(k: &Kernel, a: &Access) -> Vec<bool> {
 
 /// Loop variables `roots` depend on, through the variables' own updates.
 fn relevant_vars(k: &Kernel, roots: &[&Expr]) -> BTreeSet<u32> {
-    let mut found = BTreeSet::new();
-    let mut work: Vec<u32> = Vec::new();
-    let add = |e: &Expr, found: &mut BTreeSet<u32>, work: &mut Vec<u32>| {
-        e.visit_atoms(&mut |x| {
-            if let Atom::LoopVar(v) = x {
-                if found.insert(v) {
-                    work.push(v);
-                }
-            }
+    reachable_atoms(k, roots, &[])
+        .into_iter()
+        .filter_map(|a| match a {
+            Atom::LoopVar(v) => Some(v),
+            _ => None,
         })
-    };
-    for e in roots {
-        add(e, &mut found, &mut work);
-    }
-    while let Some(v) = work.pop() {
+        .collect()
+}
+
+/// Every atom `roots` read, following loop variables (theirs and `vars`)
+/// to their initial values and updates.
+fn reachable_atoms(k: &Kernel, roots: &[&Expr], vars: &[u32]) -> Vec<Atom> {
+    let mut atoms: Vec<Atom> = Vec::new();
+    let mut done: BTreeSet<u32> = BTreeSet::new();
+    let mut work: Vec<Expr> = roots.iter().map(|e| (*e).clone()).collect();
+    let mut follow = |v: u32, work: &mut Vec<Expr>| {
+        if !done.insert(v) {
+            return;
+        }
         let Some(info) = k.loop_vars.get(v as usize) else {
-            continue;
+            return;
         };
         let lp = &k.loops[info.loop_id];
         if let Some(i) = lp.vars.iter().position(|x| *x == v) {
-            if let Some(e) = lp.init.get(i) {
-                add(e, &mut found, &mut work);
+            work.extend(lp.init.get(i).cloned());
+            work.extend(lp.next.get(i).cloned());
+        }
+    };
+    for v in vars {
+        follow(*v, &mut work);
+    }
+    while let Some(e) = work.pop() {
+        for a in e.atoms() {
+            if let Atom::LoopVar(v) = a {
+                follow(v, &mut work);
             }
-            if let Some(e) = lp.next.get(i) {
-                add(e, &mut found, &mut work);
+            if !atoms.contains(&a) {
+                atoms.push(a);
             }
         }
     }
-    found
+    atoms
+}
+
+/// The atoms whose coefficients decide whether an assumed value matters
+/// (see [`Run::irrelevant`]), the first `n` of the array; none for
+/// `gridDim`, which always does.
+fn judged_atoms(r: Assumed) -> ([Atom; 3], usize) {
+    let block = |d| Atom::Builtin(Builtin::BlockIdx(d));
+    match r {
+        Assumed::Param(i) => ([Atom::Param(i); 3], 1),
+        Assumed::BlockIdx => ([block(Dim::X), block(Dim::Y), block(Dim::Z)], 3),
+        Assumed::GridDim => ([Atom::TooComplex; 3], 0),
+    }
 }
 
 fn uses_block(k: &Kernel, a: &Access) -> bool {
