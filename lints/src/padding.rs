@@ -31,15 +31,23 @@ impl PaddingPlan {
     }
 }
 
+/// The reports on shared accesses to `array` in `kernel`.
+fn array_reports<'a>(
+    a: &'a warplint_analyzer::FileAnalysis,
+    kernel: &'a str,
+    array: &'a str,
+) -> impl Iterator<Item = &'a warplint_analyzer::AccessReport> {
+    a.reports
+        .iter()
+        .filter(move |r| r.kernel_name == kernel && r.array == array && r.space == Space::Shared)
+}
+
 /// Worst-warp ways over every shared access to `array` in `kernel`;
 /// `None` if one of them is unknown.
 fn worst_ways(a: &warplint_analyzer::FileAnalysis, kernel: &str, array: &str) -> Option<f64> {
     let mut worst: f64 = 0.0;
     let mut any = false;
-    for r in &a.reports {
-        if r.kernel_name != kernel || r.array != array || r.space != Space::Shared {
-            continue;
-        }
+    for r in array_reports(a, kernel, array) {
         if r.status == Status::Unknown {
             return None;
         }
@@ -70,10 +78,7 @@ fn padded_worst_bound(ctx: &Context, k: &Kernel, obj: usize, pad: u64) -> Option
         return None;
     }
     let mut worst: f64 = 0.0;
-    for r in &ctx.analysis.reports {
-        if r.kernel_name != k.display_name || r.array != o.name || r.space != Space::Shared {
-            continue;
-        }
+    for r in array_reports(ctx.analysis, &k.display_name, &o.name) {
         let sample = r.worst.as_ref()?;
         let mut lanes = sample.lanes;
         for a in lanes.iter_mut().flatten() {
