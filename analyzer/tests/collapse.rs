@@ -8,7 +8,7 @@
 
 use proptest::prelude::*;
 use warplint_analyzer::hardware::Arch;
-use warplint_analyzer::{analyze, Options};
+use warplint_analyzer::{analyze, FileAnalysis, Options};
 
 #[derive(Clone, Debug)]
 enum E {
@@ -151,6 +151,16 @@ fn source(c: &Case) -> String {
     )
 }
 
+/// `src` analysed for `arch` with collapsing on, then off.
+fn with_and_without(src: &str, arch: &str) -> (FileAnalysis, FileAnalysis) {
+    let model = Arch::parse(arch).unwrap().model().unwrap();
+    let mut options = Options::default();
+    let fast = analyze(src.as_bytes(), model.as_ref(), &options);
+    options.engine.collapse = false;
+    let slow = analyze(src.as_bytes(), model.as_ref(), &options);
+    (fast, slow)
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
 
@@ -158,11 +168,7 @@ proptest! {
     fn collapsed_warps_report_what_running_them_reports(c in case()) {
         let src = source(&c);
         for arch in ["sm_90", "sm_35", "sm_20", "sm_13", "sm_10"] {
-            let model = Arch::parse(arch).unwrap().model().unwrap();
-            let mut options = Options::default();
-            let fast = analyze(src.as_bytes(), model.as_ref(), &options);
-            options.engine.collapse = false;
-            let slow = analyze(src.as_bytes(), model.as_ref(), &options);
+            let (fast, slow) = with_and_without(&src, arch);
             prop_assert_eq!(fast.reports.len(), slow.reports.len());
             for (f, s) in fast.reports.iter().zip(&slow.reports) {
                 prop_assert_eq!(format!("{f:?}"), format!("{s:?}"), "{}\n{}", arch, src);
@@ -179,12 +185,8 @@ proptest! {
 fn an_assumption_only_a_later_block_needs_is_still_stated() {
     let src = "__global__ void k(float *g, int n)\n{\n    g[(blockIdx.y + 8) * n + threadIdx.x] = 0.0f;\n}\n\
                int main(int argc, char **argv) { k<<<dim3(1, 2), 256>>>(0, argc); return 0; }\n";
-    let model = Arch::parse("sm_90").unwrap().model().unwrap();
-    let mut options = Options::default();
-    let fast = analyze(src.as_bytes(), model.as_ref(), &options);
-    options.engine.collapse = false;
-    let slow = analyze(src.as_bytes(), model.as_ref(), &options);
-    let said = |a: &warplint_analyzer::FileAnalysis| {
+    let (fast, slow) = with_and_without(src, "sm_90");
+    let said = |a: &FileAnalysis| {
         a.reports[0]
             .assumptions
             .iter()
@@ -204,11 +206,7 @@ fn a_short_circuit_at_another_iteration_keeps_a_block_from_standing_for_another(
     let src = "__global__ void k(float *g, int n)\n{\n    for (int i = 0; i < 2; i++)\n        \
                g[((i & 1) - (int)blockIdx.y) * n + (int)threadIdx.x - 1] = 0.0f;\n}\n\
                int main(int argc, char **argv) { k<<<dim3(1, 2), 32>>>(0, argc); return 0; }\n";
-    let model = Arch::parse("sm_90").unwrap().model().unwrap();
-    let mut options = Options::default();
-    let fast = analyze(src.as_bytes(), model.as_ref(), &options);
-    options.engine.collapse = false;
-    let slow = analyze(src.as_bytes(), model.as_ref(), &options);
+    let (fast, slow) = with_and_without(src, "sm_90");
     assert_eq!(
         slow.reports[0].min_offset,
         Some(-4),
@@ -237,11 +235,7 @@ fn huge_offsets_are_run_not_shifted() {
              int main(int argc, char **argv) {{ k<<<dim3(4, 2), dim3(32, 4)>>>(0, {n}); return 0; }}\n"
         );
         for arch in ["sm_90", "sm_20"] {
-            let model = Arch::parse(arch).unwrap().model().unwrap();
-            let mut options = Options::default();
-            let fast = analyze(src.as_bytes(), model.as_ref(), &options);
-            options.engine.collapse = false;
-            let slow = analyze(src.as_bytes(), model.as_ref(), &options);
+            let (fast, slow) = with_and_without(&src, arch);
             assert_eq!(
                 format!("{:?}", fast.reports),
                 format!("{:?}", slow.reports),
