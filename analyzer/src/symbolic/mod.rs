@@ -1260,7 +1260,8 @@ fn analyze_access(
     } else {
         block_list
     };
-    let mut collapse = if opts.collapse && !block_list.is_empty() {
+    // One warp in all: nothing could stand for another.
+    let mut collapse = if opts.collapse && block_list.len() as i64 * nwarps > 1 {
         collapse::Collapse::of(&mut run, nwarps as usize)
     } else {
         None
