@@ -354,6 +354,21 @@ fn attributes_the_grammar_lacks_and_a_missing_final_newline() {
 }
 
 #[test]
+fn pragmas_between_a_loop_header_and_its_body() {
+    // flashinfer's `moe_bgmv_impl.cuh`: a pragma between two loop headers
+    // is a syntax error to the grammar; the pragma lines are blanked and
+    // every position after them is unchanged.
+    let src = "__global__ void k(float *a) {\n  __shared__ float s[4][32];\n#pragma unroll\n  for (int i = 0; i < 4; ++i)\n#pragma unroll\n    for (int j = 0; j < 2; ++j) s[i][threadIdx.x * 2 + j] = 0;\n  a[threadIdx.x] = s[0][threadIdx.x];\n}\nint main() { k<<<1, 32>>>(0); }\n";
+    let a = run(src);
+    assert!(a.program.notes.is_empty(), "{:?}", a.program.notes);
+    let store = find(&a, "s", Op::Store);
+    assert_eq!((store.span.line, store.span.column), (6, 33));
+    assert_eq!(ways(store), 2.0);
+    let load = find(&a, "s", Op::Load);
+    assert_eq!((load.span.line, load.span.column), (7, 20));
+}
+
+#[test]
 fn unknown_if_conditions_keep_the_first_branch_and_say_so() {
     let a = run("#if SOME_HEADER_FLAG > 2\n#define STRIDE 2\n#else\n#define STRIDE 1\n#endif\n__global__ void k(float *a) { a[threadIdx.x * STRIDE] = 0; }\nint main() { k<<<1, 32>>>(0); }\n");
     assert_eq!(sectors(find(&a, "a", Op::Store)), 8.0);

@@ -582,6 +582,11 @@ impl<'a> Conditionals<'a> {
                 _ if !active => blank(&mut text, start, end),
                 "define" => self.define(&arg),
                 "undef" => self.unset_macro(arg.trim()),
+                // `#pragma unroll` between a loop's header and its body
+                // (`for (...)\n#pragma unroll\nfor (...)`) is a syntax
+                // error to the grammar, which knows directives only where
+                // statements go; no pragma changes an address.
+                "pragma" => blank(&mut text, start, end),
                 "include" => {
                     let inc = arg.trim().trim_matches(['"', '<', '>']).to_string();
                     if depth >= budget::MAX_INCLUDE_DEPTH {
