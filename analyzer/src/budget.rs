@@ -19,6 +19,12 @@ pub const MAX_FILE_BYTES: usize = 16 << 20;
 /// Headers read per translation unit.
 pub const MAX_HEADERS: usize = 256;
 
+/// Files listed in one project's header index (what a quoted `#include`
+/// found on no searched path is looked up in, by the end of its path).
+/// The index holds the first files of a sorted walk; past this, the rest
+/// are not found through it.
+pub const MAX_INDEXED_FILES: usize = 200_000;
+
 /// Parsed macro expansions kept per thread (by text) for reuse; the set
 /// is dropped and started again when full, or past `MAX_SNIPPET_BYTES`.
 pub const MAX_SNIPPET_TREES: usize = 4096;

@@ -154,6 +154,7 @@ pub fn run(args: CheckArgs) -> std::process::ExitCode {
         Ok(p) => p,
         Err(e) => return fail(&e),
     };
+    let project = crate::includes::ProjectHeaders::new(&args.paths);
     let progress = crate::progress::Progress::new(inputs.len(), args.format);
     let outcomes: Vec<Outcome> = pool.install(|| {
         use rayon::prelude::*;
@@ -176,6 +177,7 @@ pub fn run(args: CheckArgs) -> std::process::ExitCode {
                             Path::new(&input.path),
                             &bytes,
                             &s.include_dirs,
+                            s.project_includes.then_some(&project),
                         );
                         check_one(input, bytes, headers, &args, s, model.as_ref(), sel)
                     }

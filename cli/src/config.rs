@@ -67,6 +67,10 @@ pub struct Analysis {
     /// Folders `#include` searches (relative to this file).
     #[serde(default)]
     pub include: Vec<String>,
+    /// Where a quoted `#include` that neither the including file's folder
+    /// nor `include` holds is looked for: "paths" (nowhere else; default)
+    /// or "project" (the project's files, by the end of their path).
+    pub include_search: Option<String>,
     pub default_block: Option<[u64; 3]>,
     pub default_block_2d: Option<[u64; 3]>,
     pub default_grid: Option<[u64; 3]>,

@@ -2,12 +2,18 @@
 //! `#include "name"` is looked up next to the including file, then in the
 //! `-I`/config `include` folders; `#include <name>` in those folders, then
 //! next to the including file (a project header named with angle brackets,
-//! as builds that pass `-I.` allow: `#include <common.cu>`). System headers
-//! are not read: they are on no searched path. Each header is read once per
-//! file, which also stops include cycles.
+//! as builds that pass `-I.` allow: `#include <common.cu>`). A quoted
+//! include found on none of those is looked up in the project's files by
+//! the end of its path ([`ProjectHeaders`]): `"flashinfer/utils.cuh"` is
+//! `include/flashinfer/utils.cuh` of the repository, as the build's `-I
+//! include` would find it. System headers are not read: they are on no
+//! searched path. Each header is read once per file, which also stops
+//! include cycles.
 
-use std::collections::VecDeque;
-use std::path::{Path, PathBuf};
+use std::collections::{HashMap, VecDeque};
+use std::ffi::OsString;
+use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use warplint_analyzer::budget;
 use warplint_analyzer::Header;
@@ -38,11 +44,20 @@ fn includes(text: &str) -> Vec<(String, bool)> {
 }
 
 /// Every header reachable from `file` through `#include`, breadth first.
-pub fn headers_for(file: &Path, bytes: &[u8], include_dirs: &[PathBuf]) -> Vec<Header> {
+/// `project`, when given, finds the quoted includes no searched folder
+/// holds.
+pub fn headers_for(
+    file: &Path,
+    bytes: &[u8],
+    include_dirs: &[PathBuf],
+    project: Option<&ProjectHeaders>,
+) -> Vec<Header> {
     let mut out: Vec<Header> = Vec::new();
     let mut seen: Vec<PathBuf> = Vec::new();
     let mut queue: VecDeque<(PathBuf, String)> = VecDeque::new();
     let dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
+    // The project's index, looked up the first time an include needs it.
+    let mut index: Option<Option<Arc<Index>>> = None;
     queue.push_back((dir, String::from_utf8_lossy(bytes).into_owned()));
     while let Some((dir, text)) = queue.pop_front() {
         for (name, quoted) in includes(&text) {
@@ -57,8 +72,18 @@ pub fn headers_for(file: &Path, bytes: &[u8], include_dirs: &[PathBuf]) -> Vec<H
             if !quoted {
                 candidates.push(dir.join(&name));
             }
-            let Some(found) = candidates.into_iter().find(|c| c.is_file()) else {
-                continue;
+            let found = match candidates.into_iter().find(|c| c.is_file()) {
+                Some(f) => f,
+                None => {
+                    let Some(project) = project.filter(|_| quoted) else {
+                        continue;
+                    };
+                    let index = index.get_or_insert_with(|| project.index_for(file));
+                    match index.as_ref().and_then(|i| i.find(&name, &dir)) {
+                        Some(f) => f,
+                        None => continue,
+                    }
+                }
             };
             let key = canonical(&found);
             if seen.contains(&key) {
@@ -98,4 +123,220 @@ pub fn read_source(path: &Path) -> std::io::Result<Vec<u8>> {
 /// `path` with links and `..` resolved where it exists.
 pub fn canonical(path: &Path) -> PathBuf {
     std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// The files of each project a run reaches, by name, for quoted includes
+/// that no searched folder holds. A file's project is the nearest folder
+/// above it with `.git` or a warplint configuration, else the folder named
+/// on the command line that holds it; each project is walked once per run
+/// (when an include first needs it), honouring ignore files like file
+/// discovery does.
+pub struct ProjectHeaders {
+    /// Folders named on the command line, absolute.
+    cli_dirs: Vec<PathBuf>,
+    /// The current folder, to show found headers relative to it as the
+    /// other lookups do.
+    cwd: PathBuf,
+    /// Folder -> its project's root.
+    roots: Mutex<HashMap<PathBuf, Option<PathBuf>>>,
+    /// Root -> its index.
+    indexes: Mutex<HashMap<PathBuf, Arc<OnceLock<Arc<Index>>>>>,
+}
+
+/// Markers of a project's root folder.
+const ROOT_MARKERS: [&str; 3] = [
+    ".git",
+    crate::config::FILE_NAMES[0],
+    crate::config::FILE_NAMES[1],
+];
+
+impl ProjectHeaders {
+    pub fn new(paths: &[PathBuf]) -> Self {
+        let cwd = std::env::current_dir().unwrap_or_default();
+        let cli_dirs = paths
+            .iter()
+            .filter(|p| p.is_dir())
+            .map(|p| absolute(&cwd, p))
+            .collect();
+        ProjectHeaders {
+            cli_dirs,
+            cwd,
+            roots: Mutex::new(HashMap::new()),
+            indexes: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The index of `file`'s project, if it has one.
+    fn index_for(&self, file: &Path) -> Option<Arc<Index>> {
+        let dir = absolute(&self.cwd, file.parent()?);
+        let root = self.root_of(&dir)?;
+        let cell = {
+            let mut m = self.indexes.lock().ok()?;
+            m.entry(root.clone()).or_default().clone()
+        };
+        // Built outside the map's lock: other projects go on meanwhile;
+        // threads of the same project wait for the one walk.
+        Some(
+            cell.get_or_init(|| Arc::new(Index::build(&root, self.shown(&root), &self.cwd)))
+                .clone(),
+        )
+    }
+
+    fn root_of(&self, dir: &Path) -> Option<PathBuf> {
+        if let Some(r) = self.roots.lock().ok()?.get(dir) {
+            return r.clone();
+        }
+        let marked = dir
+            .ancestors()
+            .find(|a| ROOT_MARKERS.iter().any(|m| a.join(m).exists()));
+        let root = match marked {
+            Some(r) => Some(r.to_path_buf()),
+            // The outermost folder named on the command line that holds it.
+            None => self
+                .cli_dirs
+                .iter()
+                .filter(|c| dir.starts_with(c))
+                .min_by_key(|c| c.components().count())
+                .cloned(),
+        };
+        self.roots
+            .lock()
+            .ok()?
+            .insert(dir.to_path_buf(), root.clone());
+        root
+    }
+
+    /// `root` as found headers are shown: relative to the current folder
+    /// when under it.
+    fn shown(&self, root: &Path) -> PathBuf {
+        root.strip_prefix(&self.cwd)
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|_| root.to_path_buf())
+    }
+}
+
+/// `p` made absolute against `cwd`, `.` and `..` components resolved in
+/// the text (links are not followed: a root is where the files appear).
+fn absolute(cwd: &Path, p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in cwd.join(p).components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// One project's files by name: each name's paths relative to the root,
+/// in walk (sorted) order.
+pub struct Index {
+    /// The root as found headers are shown.
+    shown: PathBuf,
+    /// The root, absolute.
+    root: PathBuf,
+    /// The current folder, which relative folders are read from.
+    cwd: PathBuf,
+    by_name: HashMap<OsString, Vec<PathBuf>>,
+}
+
+impl Index {
+    fn build(root: &Path, shown: PathBuf, cwd: &Path) -> Index {
+        let mut by_name: HashMap<OsString, Vec<PathBuf>> = HashMap::new();
+        let mut count = 0usize;
+        let walk = ignore::WalkBuilder::new(root)
+            .hidden(true)
+            .git_ignore(true)
+            .git_exclude(true)
+            .ignore(true)
+            .require_git(false)
+            .follow_links(false)
+            .max_depth(Some(64))
+            .sort_by_file_name(|a, b| a.cmp(b))
+            .filter_entry(|e| e.file_name() != "target")
+            .build();
+        for entry in walk.flatten() {
+            if count >= budget::MAX_INDEXED_FILES {
+                break;
+            }
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                continue;
+            }
+            let Ok(rel) = entry.path().strip_prefix(root) else {
+                continue;
+            };
+            count += 1;
+            by_name
+                .entry(entry.file_name().to_os_string())
+                .or_default()
+                .push(rel.to_path_buf());
+        }
+        Index {
+            shown,
+            root: root.to_path_buf(),
+            cwd: cwd.to_path_buf(),
+            by_name,
+        }
+    }
+
+    /// The project file `name` (an include's text) names, for an include in
+    /// `dir`: the files whose path ends with `name`'s components, the one
+    /// sharing the most leading folders with `dir`; none when two tie (an
+    /// ambiguous name is not guessed) or `name` climbs with `..`.
+    fn find(&self, name: &str, dir: &Path) -> Option<PathBuf> {
+        let want: Vec<&str> = name
+            .split(['/', '\\'])
+            .filter(|c| !c.is_empty() && *c != ".")
+            .collect();
+        if want.is_empty() || want.contains(&"..") {
+            return None;
+        }
+        let last = want.last()?;
+        let candidates = self.by_name.get(std::ffi::OsStr::new(last))?;
+        let dir = self.relative(dir);
+        let mut best: Option<(usize, &PathBuf)> = None;
+        let mut tie = false;
+        for c in candidates {
+            let comps: Vec<&std::ffi::OsStr> = c.iter().collect();
+            if comps.len() < want.len()
+                || !comps[comps.len() - want.len()..]
+                    .iter()
+                    .zip(&want)
+                    .all(|(a, b)| *a == std::ffi::OsStr::new(b))
+            {
+                continue;
+            }
+            let shared = match &dir {
+                Some(d) => c
+                    .parent()
+                    .map(|p| p.iter().zip(d.iter()).take_while(|(a, b)| a == b).count())
+                    .unwrap_or(0),
+                None => 0,
+            };
+            match best {
+                Some((s, _)) if s > shared => {}
+                Some((s, _)) if s == shared => tie = true,
+                _ => {
+                    best = Some((shared, c));
+                    tie = false;
+                }
+            }
+        }
+        match best {
+            Some((_, c)) if !tie => Some(self.shown.join(c)),
+            _ => None,
+        }
+    }
+
+    /// `dir` (as the including file's folder is written) relative to the
+    /// root, when under it.
+    fn relative(&self, dir: &Path) -> Option<PathBuf> {
+        absolute(&self.cwd, dir)
+            .strip_prefix(&self.root)
+            .ok()
+            .map(Path::to_path_buf)
+    }
 }

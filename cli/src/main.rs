@@ -115,6 +115,11 @@ struct ModelArgs {
     /// A folder `#include` searches, as nvcc's -I.
     #[arg(short = 'I', value_name = "DIR")]
     include: Vec<PathBuf>,
+    /// Where a quoted `#include` found in no such folder is looked for:
+    /// `paths` (nowhere else; the default) or `project` (the project's
+    /// files, by the end of their path).
+    #[arg(long, value_name = "paths|project", value_parser = ["paths", "project"])]
+    include_search: Option<String>,
 }
 
 impl ModelArgs {
@@ -124,6 +129,7 @@ impl ModelArgs {
             global_caching: self.global_caching.as_deref().map(|c| c == "l1"),
             defines: self.define.clone(),
             include_dirs: self.include.clone(),
+            include_search: self.include_search.clone(),
         }
     }
 }
@@ -463,6 +469,7 @@ fn report_cmd(args: ReportArgs) -> ExitCode {
         Ok(p) => p,
         Err(e) => return fail(&e),
     };
+    let project = includes::ProjectHeaders::new(&args.paths);
     let json = matches!(args.format, ReportFormat::Json);
     // For JSON, each file becomes its text where it was analysed: a run
     // holds the report's text, not every access record.
@@ -473,7 +480,12 @@ fn report_cmd(args: ReportArgs) -> ExitCode {
             .map(|f| {
                 let bytes =
                     includes::read_source(f).map_err(|e| format!("{}: {e}", f.display()))?;
-                let headers = includes::headers_for(f, &bytes, &settings.include_dirs);
+                let headers = includes::headers_for(
+                    f,
+                    &bytes,
+                    &settings.include_dirs,
+                    settings.project_includes.then_some(&project),
+                );
                 let r = report_file(f, &models, &options, &bytes, headers);
                 let file_note = r.notes.iter().any(|n| n.line == 0);
                 Ok(if json {

@@ -29,6 +29,9 @@ pub struct Settings {
     pub model_options: ModelOptions,
     /// Where `#include` looks besides the including file's folder.
     pub include_dirs: Vec<std::path::PathBuf>,
+    /// Quoted includes found nowhere else are looked up in the project's
+    /// files (`include-search = "project"`).
+    pub project_includes: bool,
 }
 
 /// Model settings and macros given on the command line (beat the file's).
@@ -40,6 +43,8 @@ pub struct ModelFlags {
     pub defines: Vec<String>,
     /// `-I DIR`.
     pub include_dirs: Vec<PathBuf>,
+    /// `--include-search paths|project`.
+    pub include_search: Option<String>,
 }
 
 /// The CUDA release whose nvcc warplint stands in for (its version macros).
@@ -185,6 +190,19 @@ pub fn resolve_with(
         dirs.extend(config.analysis.include.iter().map(|d| base.join(d)));
         dirs
     };
+    let search = flags
+        .include_search
+        .as_deref()
+        .or(config.analysis.include_search.as_deref());
+    let project_includes = match search {
+        Some("project") => true,
+        None | Some("paths") => false,
+        Some(other) => {
+            return Err(format!(
+                "`include-search = \"{other}\"`: expected \"project\" or \"paths\""
+            ))
+        }
+    };
     Ok(Settings {
         config_path,
         config,
@@ -194,6 +212,7 @@ pub fn resolve_with(
         thresholds,
         model_options,
         include_dirs,
+        project_includes,
     })
 }
 

@@ -755,6 +755,107 @@ fn angle_bracket_includes_fall_back_to_the_including_folder() {
     );
 }
 
+/// `--include-search project` (or `include-search = "project"`) finds a
+/// quoted include that no searched folder holds among the project's files
+/// by the end of its path: `"lib/tile.cuh"` is `include/lib/tile.cuh` of
+/// the repository. A name two files end with equally near is not guessed;
+/// the nearer of two is taken. The default searches only the folders.
+#[test]
+fn project_include_search_finds_headers_by_path_suffix() {
+    let dir = temp_dir("project-search");
+    for d in [".git", "include/lib", "src/deep", "a/sub", "b"] {
+        std::fs::create_dir_all(dir.join(d)).unwrap();
+    }
+    std::fs::write(dir.join("include/lib/tile.cuh"), "#define PITCH 32\n").unwrap();
+    // The same name in two folders: 33 in `a/`, 32 in `b/`.
+    std::fs::write(dir.join("a/pitch.cuh"), "#define WIDE 33\n").unwrap();
+    std::fs::write(dir.join("b/pitch.cuh"), "#define WIDE 32\n").unwrap();
+    let kernel = |include: &str, macro_: &str| {
+        format!("#include \"{include}\"\n__global__ void k(float *o) {{\n    __shared__ float t[32 * {macro_}];\n    t[threadIdx.x * {macro_}] = 0;\n    o[threadIdx.x] = t[threadIdx.x];\n}}\nvoid run(float *o) {{ k<<<1, 32>>>(o); }}\n")
+    };
+    std::fs::write(dir.join("src/deep/k.cu"), kernel("lib/tile.cuh", "PITCH")).unwrap();
+    std::fs::write(dir.join("a/sub/near.cu"), kernel("pitch.cuh", "WIDE")).unwrap();
+    std::fs::write(dir.join("src/tie.cu"), kernel("pitch.cuh", "WIDE")).unwrap();
+    // (kernels with notes, ways of the store) for `file` after `extra`.
+    let summary = |extra: &[&str], file: &str| {
+        let mut args = vec!["report", "--format", "json"];
+        if !extra.contains(&"--config") {
+            args.push("--isolated");
+        }
+        args.extend_from_slice(extra);
+        let path = dir.join(file);
+        args.push(path.to_str().unwrap());
+        let doc = json(&warplint(&args));
+        let store = doc["accesses"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["array"] == "t" && a["op"] == "store")
+            .cloned()
+            .unwrap_or_default();
+        (
+            doc["summary"]["kernels_with_notes"].as_u64().unwrap(),
+            store["shared"]["ways"].clone(),
+        )
+    };
+    let project: &[&str] = &["--include-search", "project"];
+    // Found through the index: PITCH 32, a 32-way conflict, no note.
+    assert_eq!(
+        summary(project, "src/deep/k.cu"),
+        (0, serde_json::json!(32))
+    );
+    // By default only the folders are searched: PITCH is unknown, a note.
+    assert_eq!(summary(&[], "src/deep/k.cu").0, 1);
+    assert_eq!(
+        summary(&["--include-search", "paths"], "src/deep/k.cu").0,
+        1
+    );
+    // `a/sub/near.cu` is nearer `a/pitch.cuh` (WIDE 33: conflict-free).
+    assert_eq!(summary(project, "a/sub/near.cu"), (0, serde_json::json!(1)));
+    // `src/tie.cu` is as near to both: neither is taken.
+    assert_eq!(summary(project, "src/tie.cu").0, 1);
+    // The configuration key does what the flag does; the flag wins.
+    std::fs::write(
+        dir.join("warplint.toml"),
+        "[analysis]\ninclude-search = \"project\"\n",
+    )
+    .unwrap();
+    let cfg = dir.join("warplint.toml");
+    let cfg = cfg.to_str().unwrap();
+    assert_eq!(summary(&["--config", cfg], "src/deep/k.cu").0, 0);
+    assert_eq!(
+        summary(
+            &["--config", cfg, "--include-search", "paths"],
+            "src/deep/k.cu"
+        )
+        .0,
+        1
+    );
+    std::fs::write(
+        dir.join("warplint.toml"),
+        "[analysis]\ninclude-search = \"everywhere\"\n",
+    )
+    .unwrap();
+    let out = warplint(&["check", "--config", cfg, dir.join("src").to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("include-search"), "{}", stderr(&out));
+    // With no `.git` or configuration above, the project is the folder
+    // named on the command line; a file named alone has none.
+    std::fs::remove_file(dir.join("warplint.toml")).unwrap();
+    std::fs::remove_dir_all(dir.join(".git")).unwrap();
+    let whole = warplint(&[
+        "report",
+        "--isolated",
+        "--format",
+        "json",
+        "--include-search",
+        "project",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(json(&whole)["summary"]["kernels_with_notes"], 1);
+    assert_eq!(summary(project, "src/deep/k.cu").0, 1);
+}
+
 #[test]
 fn config_include_folders() {
     let dir = temp_dir("include-config");
