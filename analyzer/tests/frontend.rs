@@ -433,6 +433,153 @@ fn split_braces_across_if_branches_and_note_positions() {
 }
 
 #[test]
+fn a_type_parameter_bound_to_a_struct_template_instance_reads_its_members() {
+    // flashinfer's `allToAllMetadataDevice<PipelineConfig, ...>` after
+    // `using PipelineConfig = PipelineConfig<4, 16>;`: the parameter is
+    // named like the template; each launch's arguments (through an alias
+    // or written out) are the ones its members are read with. An inlined function whose own
+    // parameter is bound to another instance reads that one.
+    let src = r#"
+template <int UNIT_IN, int UNROLL_IN>
+struct PipelineConfig {
+  static constexpr int UNIT_SIZE = UNIT_IN;
+};
+template <int N>
+struct Other {
+  static constexpr int UNIT_SIZE = N;
+};
+template <typename Cfg>
+__device__ void put(float *s) { s[threadIdx.x * Cfg::UNIT_SIZE] = 1; }
+template <typename PipelineConfig, typename T>
+__global__ void k(T *out) {
+  __shared__ T buf[PipelineConfig::UNIT_SIZE * 32];
+  buf[threadIdx.x * PipelineConfig::UNIT_SIZE] = out[threadIdx.x];
+  put<Other<8>>(buf);
+  out[threadIdx.x] = buf[threadIdx.x];
+}
+void run(float *o, int unit) {
+  if (unit == 4) {
+    using PipelineConfig = PipelineConfig<4, 16>;
+    k<PipelineConfig, float><<<1, 32>>>(o);
+  } else {
+    k<PipelineConfig<2, 16>, float><<<1, 32>>>(o);
+  }
+}
+"#;
+    let a = run(src);
+    assert!(a.program.notes.is_empty(), "{:?}", a.program.notes);
+    let ways_at = |kernel: &str, line: u32| {
+        let r = a
+            .reports
+            .iter()
+            .find(|r| {
+                a.program.kernels[r.kernel].display_name == kernel
+                    && r.span.line == line
+                    && r.array == "buf"
+            })
+            .unwrap_or_else(|| panic!("no report for {kernel} at {line}"));
+        ways(r)
+    };
+    assert_eq!(ways_at("k<PipelineConfig<4, 16>, float>", 15), 4.0);
+    assert_eq!(ways_at("k<PipelineConfig<2, 16>, float>", 15), 2.0);
+    assert_eq!(ways_at("k<PipelineConfig<4, 16>, float>", 11), 8.0);
+}
+
+#[test]
+fn explicit_template_arguments_of_inlined_calls_are_bound() {
+    // ggml's `block_reduce<SUM, block_size>(val, s_sum)`: with 32 threads
+    // the shared exchange never runs; with 64 it does. cuda-samples'
+    // `ComparatorExtended<sortDir>(..., sortDir)`: a condition on the
+    // argument short-circuits a read.
+    let src = r#"
+enum class method { SUM, MAX };
+template <method M, int W>
+__device__ float reduce(float v, float *s) {
+  if (W > 32) {
+    s[threadIdx.x / 32] = v;
+    v = s[threadIdx.x % 32];
+  }
+  return v;
+}
+template <int B>
+__global__ void k(float *o) {
+  __shared__ float s[32];
+  o[threadIdx.x] = reduce<method::SUM, B>(o[threadIdx.x], s);
+}
+void run(float *o) {
+  k<32><<<1, 32>>>(o);
+  k<64><<<1, 64>>>(o);
+}
+"#;
+    let a = run(src);
+    assert!(a.program.notes.is_empty(), "{:?}", a.program.notes);
+    let shared_in = |kernel: &str| {
+        a.reports
+            .iter()
+            .filter(|r| a.program.kernels[r.kernel].display_name == kernel && r.array == "s")
+            .count()
+    };
+    assert_eq!(shared_in("k<32>"), 0);
+    assert_eq!(shared_in("k<64>"), 2);
+}
+
+#[test]
+fn launch_blocks_fixed_by_switch_cases_and_conditions() {
+    // threadFenceReduction's `switch (threads) { case 64: k<64><<<g,
+    // dimBlock>>>` with `dim3 dimBlock(threads)`: each launch runs with the
+    // case's block. A case the one before falls into is entered for both
+    // values, so its block stays unknown (the default, 256); an assignment
+    // (`sqrt_block_size = 16;` in llm.c) is a value like any other.
+    let src = r#"
+template <unsigned int N>
+__global__ void k(const float *g, float *o) {
+  unsigned int i = blockIdx.x * (N * 2) + threadIdx.x;
+  o[i] = g[i];
+}
+__global__ void m(float *o) { o[threadIdx.x] = 0; }
+__global__ void f(float *o) { o[threadIdx.x] = 1; }
+void run(int threads, int side, const float *g, float *o) {
+  dim3 dimBlock(threads, 1, 1);
+  switch (threads) {
+  case 64:
+    k<64><<<8, dimBlock>>>(g, o);
+    break;
+  case 2:
+    k<2><<<8, dimBlock>>>(g, o);
+    break;
+  case 8:
+    o = 0;
+  case 4:
+    f<<<8, dimBlock>>>(o);
+    break;
+  }
+  if (side == 128) {
+    m<<<1, side>>>(o);
+  }
+  side = 16;
+  dim3 sq(side, side);
+  m<<<1, sq>>>(o);
+}
+"#;
+    let a = run(src);
+    let blocks = |kernel: &str| {
+        let mut b: Vec<[u64; 3]> = a
+            .reports
+            .iter()
+            .filter(|r| a.program.kernels[r.kernel].display_name == kernel)
+            .map(|r| r.block)
+            .collect();
+        b.sort();
+        b.dedup();
+        b
+    };
+    assert_eq!(blocks("k<64>"), vec![[64, 1, 1]]);
+    assert_eq!(blocks("k<2>"), vec![[2, 1, 1]]);
+    assert_eq!(blocks("f"), vec![[256, 1, 1]]);
+    assert_eq!(blocks("m"), vec![[16, 16, 1], [128, 1, 1]]);
+}
+
+#[test]
 fn static_constants_of_structs_and_struct_templates() {
     // llm.c's Packed128: `x128::size` through a typedef of a template.
     let a = run(r#"

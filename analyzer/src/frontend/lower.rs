@@ -131,6 +131,9 @@ pub(crate) struct Lowerer<'a, 't> {
     /// `using K = Name<args>;` in the function being lowered, innermost
     /// last (see `scope_struct`).
     local_aliases: Vec<HashMap<String, (String, Vec<TArg>)>>,
+    /// Struct template instances that template parameters are bound to,
+    /// by the type's text (see `instance`).
+    instances: HashMap<String, (String, Vec<TArg>)>,
     /// Names the current launching function sets to moved pointers, by
     /// the function body's byte range (see `offset_pointer`).
     moved: Option<((usize, usize), std::collections::HashSet<String>)>,
@@ -346,6 +349,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             expansions: 0,
             launches: None,
             local_aliases: vec![HashMap::new()],
+            instances: HashMap::new(),
             moved: None,
             region: 0,
             undecided: 0,
@@ -1878,6 +1882,34 @@ impl<'a, 't> Lowerer<'a, 't> {
         let params = function_params(def.node);
         let mut scope = Scope::new();
         let mut tscope = HashMap::new();
+        // Explicit template arguments (`put<Cfg<8>, 4>(s)`), read in the
+        // caller's scope; a type not given is deduced below.
+        let explicit = n
+            .field("function")
+            .filter(|f| f.node_kind() == "template_function")
+            .and_then(|f| f.field("arguments"))
+            .map(|list| self.template_args(list, src))
+            .unwrap_or_default();
+        for (p, a) in def.tparams.iter().zip(&explicit) {
+            match (p, a) {
+                (TParam::Type(name), TArg::Type(t)) => {
+                    tscope.insert(name.clone(), t.clone());
+                }
+                (TParam::Type(name), TArg::Instance(t, s, args)) => {
+                    tscope.insert(name.clone(), t.clone());
+                    self.instance(t, s, args);
+                }
+                (TParam::Value(name), TArg::Value(v)) => {
+                    scope.insert(
+                        name.clone(),
+                        Binding {
+                            val: Val::Int(Expr::konst(*v)),
+                        },
+                    );
+                }
+                _ => {}
+            }
+        }
         let tnames: Vec<String> = def
             .tparams
             .iter()
@@ -1972,6 +2004,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         });
         let block = parts.get(1).and_then(|b| {
             let v = self.rv(*b, src);
+            let v = self.known_by_guards(v);
             self.dim3(v)
         });
         let block = match block {
@@ -2052,6 +2085,36 @@ impl<'a, 't> Lowerer<'a, 't> {
             .is_some_and(|(_, names)| names.contains(&name))
     }
 
+    /// `v` with each dimension that the enclosing conditions fix replaced
+    /// by its value: in `case 64:` of `switch (threads)` (entered only
+    /// for 64: the case before it does not fall through), or under `if
+    /// (threads == 64)`, `dim3 block(threads)` is 64 threads.
+    fn known_by_guards(&self, v: Val) -> Val {
+        let fixed = |e: Expr| -> Expr {
+            if e.as_const().is_some() {
+                return e;
+            }
+            for g in self.guards.iter().rev() {
+                if !g.expect {
+                    continue;
+                }
+                if let crate::ir::ExprKind::Bin(BinOp::Eq, a, b) = g.cond.kind() {
+                    match (a.as_const(), b.as_const()) {
+                        (None, Some(k)) if a.same(&e) => return Expr::konst(k),
+                        (Some(k), None) if b.same(&e) => return Expr::konst(k),
+                        _ => {}
+                    }
+                }
+            }
+            e
+        };
+        match v {
+            Val::Int(e) => Val::Int(fixed(e)),
+            Val::Dim3([x, y, z]) => Val::Dim3([fixed(x), fixed(y), fixed(z)]),
+            other => other,
+        }
+    }
+
     fn dim3(&self, v: Val) -> Option<[u64; 3]> {
         let d = match v {
             Val::Int(e) => [e.as_const()?, 1, 1],
@@ -2087,8 +2150,8 @@ impl<'a, 't> Lowerer<'a, 't> {
                         None => TArg::Unknown(text),
                     });
                 } else {
-                    let t = self.type_descriptor(a, src);
-                    out.push(TArg::Type(t));
+                    let t = self.type_arg(a, src);
+                    out.push(t);
                 }
             } else {
                 match self.const_int(a, src) {
@@ -2448,28 +2511,46 @@ impl<'a, 't> Lowerer<'a, 't> {
         });
         let mut cursor = body.walk();
         let cases: Vec<Node> = body.named_children(&mut cursor).collect();
+        // The condition the previous case was entered under, when its
+        // statements fall through into the next one.
+        let mut falling: Option<Expr> = None;
         for case in cases {
             if case.node_kind() != "case_statement" {
                 self.stmt(case, src);
                 continue;
             }
             let cv = case.field("value").map(|v| self.int(v, src));
-            let guard = match cv {
-                Some(v) => Guard {
-                    cond: Expr::bin(BinOp::Eq, value.clone(), v),
-                    expect: true,
-                },
-                None => Guard {
-                    cond: self.unknown("the `default:` case of a switch", None),
-                    expect: true,
-                },
+            let own = match cv {
+                Some(v) => Expr::bin(BinOp::Eq, value.clone(), v),
+                None => self.unknown("the `default:` case of a switch", None),
             };
-            self.guards.push(guard);
+            // A case the one before falls into runs for either value.
+            let cond = match falling.take() {
+                Some(prev) => Expr::bin(BinOp::LOr, prev, own),
+                None => own,
+            };
+            self.guards.push(Guard {
+                cond: cond.clone(),
+                expect: true,
+            });
             let mut c2 = case.walk();
             let stmts: Vec<Node> = case
                 .named_children(&mut c2)
                 .filter(|s| Some(s.id()) != case.field("value").map(|v| v.id()))
                 .collect();
+            let jumps = stmts.last().is_some_and(|s| {
+                matches!(
+                    s.node_kind(),
+                    "break_statement"
+                        | "return_statement"
+                        | "continue_statement"
+                        | "goto_statement"
+                        | "throw_statement"
+                )
+            });
+            if !jumps {
+                falling = Some(cond);
+            }
             self.scopes.push(Scope::new());
             for s in stmts {
                 self.stmt(s, src);
@@ -2805,7 +2886,19 @@ impl<'a, 't> Lowerer<'a, 't> {
         }
         match self.scoped_type(&name) {
             Some(Ty::Struct(id)) => Some((self.structs().get(*id)?.name.clone(), Vec::new())),
+            Some(Ty::Unknown(text)) if self.instances.contains_key(text) => {
+                self.instances.get(text).cloned()
+            }
             _ => Some((name, Vec::new())),
+        }
+    }
+
+    /// Remembers that the type `t` (a template parameter's value) is the
+    /// struct template `name` with `args`, for `scope_struct`.
+    fn instance(&mut self, t: &Ty, name: &str, args: &[TArg]) {
+        if let Ty::Unknown(text) = t {
+            self.instances
+                .insert(text.clone(), (name.to_string(), args.to_vec()));
         }
     }
 
@@ -2827,7 +2920,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 let arg = if let Some(v) = bound {
                     TArg::Value(v)
                 } else if n.node_kind() == "type_descriptor" {
-                    TArg::Type(self.type_descriptor(n, src))
+                    self.type_arg(n, src)
                 } else {
                     match self.int(n, src).as_const() {
                         Some(v) => TArg::Value(v),
@@ -2838,6 +2931,46 @@ impl<'a, 't> Lowerer<'a, 't> {
             }
         }
         Some((name, args))
+    }
+
+    /// A type given as a template argument; an instance of a struct
+    /// template whose arguments are all known keeps them
+    /// ([`TArg::Instance`]).
+    fn type_arg(&mut self, n: Node, src: &Src) -> TArg {
+        let t = self.type_descriptor(n, src);
+        // An alias of an instance: `using Cfg = PipelineConfig<4, 16>;`
+        // in the launching function, or in the file.
+        let text = src.text(n);
+        let text = text.trim();
+        if let Some((name, args)) = self
+            .local_aliases
+            .iter()
+            .rev()
+            .find_map(|m| m.get(text))
+            .filter(|(_, args)| !args.iter().any(|a| matches!(a, TArg::Unknown(_))))
+            .cloned()
+        {
+            return TArg::Instance(t, name, args);
+        }
+        let Some(tt) = n.field("type").filter(|x| x.node_kind() == "template_type") else {
+            return TArg::Type(t);
+        };
+        let known = tt
+            .field("name")
+            .is_some_and(|x| self.tu.struct_nodes.contains_key(&src.text(x)));
+        // Nested instances (`A<B<C<...>>>`) recurse: bounded like syntax.
+        if !known || self.depth >= budget::MAX_SYNTAX_DEPTH {
+            return TArg::Type(t);
+        }
+        self.depth += 1;
+        let found = self.template_type_args(tt, src);
+        self.depth -= 1;
+        match found {
+            Some((name, args)) if !args.iter().any(|a| matches!(a, TArg::Unknown(_))) => {
+                TArg::Instance(t, name, args)
+            }
+            _ => TArg::Type(t),
+        }
     }
 
     /// `Name<args>::member` for a `static constexpr` member: a full
@@ -2909,6 +3042,10 @@ impl<'a, 't> Lowerer<'a, 't> {
             match (p, a) {
                 (TParam::Type(n), TArg::Type(t)) => {
                     tscope.insert(n.clone(), t.clone());
+                }
+                (TParam::Type(n), TArg::Instance(t, name, args)) => {
+                    tscope.insert(n.clone(), t.clone());
+                    self.instance(t, name, args);
                 }
                 (TParam::Value(n), TArg::Value(v)) => {
                     scope_vals.insert(
@@ -2999,6 +3136,11 @@ impl<'a, 't> Lowerer<'a, 't> {
                 (TParam::Type(name), Some(TArg::Type(t))) => {
                     shown.push(super::types::spell(t, self.structs()));
                     tscope.insert(name.clone(), t.clone());
+                }
+                (TParam::Type(name), Some(TArg::Instance(t, s, args))) => {
+                    shown.push(super::types::spell(t, self.structs()));
+                    tscope.insert(name.clone(), t.clone());
+                    self.instance(t, s, args);
                 }
                 (TParam::Value(name), _) => {
                     shown.push(name.clone());
@@ -3102,6 +3244,20 @@ impl<'a, 't> Lowerer<'a, 't> {
     pub fn host_launches(&mut self, f: Node, source: &Source) -> Vec<LaunchSite> {
         let main = Src::of(source);
         self.launches = Some(Vec::new());
+        // An integer parameter is one unknown value throughout, so that
+        // `dim3 block(threads)` under `case 64:` of `switch (threads)` is
+        // known (see `known_by_guards`).
+        for p in function_params(f) {
+            let (Some(tn), Some(d)) = (p.field("type"), p.field("declarator")) else {
+                continue;
+            };
+            let base = self.resolve_type(tn, &main);
+            let (name, ty, _) = self.declarator(base, d, &main);
+            if matches!(ty, Ty::Int { .. }) {
+                let u = self.unknown(format!("parameter `{name}`"), None);
+                self.bind(name, Val::Int(u));
+            }
+        }
         if let Some(body) = f.field("body") {
             self.stmt(body, &main);
         }

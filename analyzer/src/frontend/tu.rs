@@ -32,6 +32,10 @@ pub(crate) enum TParam {
 pub(crate) enum TArg {
     Value(i64),
     Type(Ty),
+    /// An instance of a struct template (`Cfg<4, 16>`): its type, and the
+    /// template and arguments its static members are read with
+    /// (`Cfg::UNIT` in a kernel whose parameter `Cfg` it is).
+    Instance(Ty, String, Vec<TArg>),
     Unknown(String),
 }
 
