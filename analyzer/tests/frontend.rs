@@ -623,6 +623,20 @@ fn macros_used_as_specifiers_do_not_derail_the_kernel() {
     assert_eq!(sectors(r), 8.0);
     // The load in get() is reported at its own place: line 4.
     assert_eq!(r.span.line, 4);
+    // CUTLASS's `CUTLASS_GRID_CONSTANT TmaA const tma_a` once the header
+    // defining it as `__grid_constant__` is found.
+    let b = run("#define CUTE_GRID_CONSTANT __grid_constant__
+#define CUTLASS_GRID_CONSTANT CUTE_GRID_CONSTANT
+__global__ void k(float *a, CUTLASS_GRID_CONSTANT int const n) { a[threadIdx.x * 2] = n; }
+int main() { k<<<1, 32>>>(0, 4); }
+");
+    assert!(b.program.notes.is_empty(), "{:?}", b.program.notes);
+    assert_eq!(sectors(find(&b, "a", Op::Store)), 8.0);
+    // Macros naming each other eight times over (8^16 words if followed
+    // whole): a bounded look, a note, the kernel still analysed.
+    let c = run("#define A B B B B B B B B\n#define B A A A A A A A A\n__global__ void k(float *a, A int n) { a[threadIdx.x] = 0; }\n");
+    assert_eq!(c.program.notes.len(), 1, "{:?}", c.program.notes);
+    assert_eq!(sectors(find(&c, "a", Op::Store)), 4.0);
 }
 
 #[test]

@@ -666,7 +666,8 @@ impl<'a> Conditionals<'a> {
                 _ => continue,
             };
             let tokens: Vec<&str> = body.split_whitespace().collect();
-            if !tokens.iter().all(|t| SPECIFIERS.contains(t)) || is_specifier {
+            let mut work = 0;
+            if !tokens.iter().all(|t| self.specifier_word(t, 0, &mut work)) || is_specifier {
                 continue;
             }
             let global = tokens.contains(&"__global__");
@@ -679,6 +680,28 @@ impl<'a> Conditionals<'a> {
             if global {
                 text[s..s + 10].copy_from_slice(b"__global__");
             }
+        }
+    }
+
+    /// A declaration specifier, or an object-like macro that stands for
+    /// nothing but specifiers (`#define CUTLASS_GRID_CONSTANT
+    /// CUTE_GRID_CONSTANT`, itself `__grid_constant__`), followed as far as
+    /// `MAX_MACRO_DEPTH` and for at most `MAX_MACRO_DEPTH` words in all
+    /// (`work`): macros that name each other twice over stay cheap.
+    fn specifier_word(&self, word: &str, depth: u32, work: &mut u32) -> bool {
+        if SPECIFIERS.contains(&word) {
+            return true;
+        }
+        *work += 1;
+        if depth >= budget::MAX_MACRO_DEPTH || *work > budget::MAX_MACRO_DEPTH {
+            return false;
+        }
+        match self.defines.get(word) {
+            Some(Macro::Object(body)) => {
+                let mut tokens = body.split_whitespace().peekable();
+                tokens.peek().is_some() && tokens.all(|t| self.specifier_word(t, depth + 1, work))
+            }
+            _ => false,
         }
     }
 
@@ -844,6 +867,9 @@ const SPECIFIERS: &[&str] = &[
     "static",
     "extern",
     "constexpr",
+    // A kernel parameter's annotation (CUTLASS_GRID_CONSTANT): the
+    // grammar knows it written out, not behind a macro.
+    "__grid_constant__",
 ];
 
 /// A use `NAME(args)` at `s..name_end` of a function-like macro whose body
