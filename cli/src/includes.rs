@@ -58,6 +58,8 @@ pub fn headers_for(
     let dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
     // The project's index, looked up the first time an include needs it.
     let mut index: Option<Option<Arc<Index>>> = None;
+    // Header text read so far (`MAX_HEADER_BYTES`).
+    let mut read = 0usize;
     queue.push_back((dir, String::from_utf8_lossy(bytes).into_owned()));
     while let Some((dir, text)) = queue.pop_front() {
         for (name, quoted) in includes(&text) {
@@ -95,6 +97,10 @@ pub fn headers_for(
             };
             if text.len() > budget::MAX_FILE_BYTES {
                 continue;
+            }
+            read += text.len();
+            if read > budget::MAX_HEADER_BYTES {
+                return out;
             }
             let next_dir = found.parent().map(Path::to_path_buf).unwrap_or_default();
             queue.push_back((next_dir, String::from_utf8_lossy(&text).into_owned()));

@@ -856,6 +856,37 @@ fn project_include_search_finds_headers_by_path_suffix() {
     assert_eq!(summary(project, "src/deep/k.cu").0, 1);
 }
 
+/// `MAX_HEADER_BYTES`: headers are read breadth first until their text
+/// would pass the budget; that header and the ones after it are not read.
+#[test]
+fn header_text_past_its_budget_is_not_read() {
+    let dir = temp_dir("header-bytes");
+    let mut big = String::from("#pragma once\n");
+    let line = format!("// {}\n", "x".repeat(1021));
+    while big.len() <= warplint_analyzer::budget::MAX_HEADER_BYTES {
+        big.push_str(&line);
+    }
+    std::fs::write(dir.join("big.cuh"), big).unwrap();
+    std::fs::write(dir.join("tile.cuh"), "#define PITCH 32\n").unwrap();
+    let kernel = "__global__ void k(float *o) {\n    __shared__ float t[32 * PITCH];\n    t[threadIdx.x * PITCH] = 0;\n    o[threadIdx.x] = t[threadIdx.x];\n}\nvoid run(float *o) { k<<<1, 32>>>(o); }\n";
+    let notes = |includes: &str| {
+        let f = dir.join("k.cu");
+        std::fs::write(&f, format!("{includes}{kernel}")).unwrap();
+        let doc = json(&warplint(&[
+            "report",
+            "--isolated",
+            "--format",
+            "json",
+            f.to_str().unwrap(),
+        ]));
+        doc["summary"]["kernels_with_notes"].as_u64().unwrap()
+    };
+    // `tile.cuh` first: read, PITCH known.
+    assert_eq!(notes("#include \"tile.cuh\"\n#include \"big.cuh\"\n"), 0);
+    // After the header that passes the budget: not read, PITCH unknown.
+    assert_eq!(notes("#include \"big.cuh\"\n#include \"tile.cuh\"\n"), 1);
+}
+
 #[test]
 fn config_include_folders() {
     let dir = temp_dir("include-config");
