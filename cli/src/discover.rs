@@ -90,46 +90,52 @@ pub fn files(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<String>) {
     (out, errors)
 }
 
-/// Every `.cu`/`.cuh` under `dir`, honouring `.gitignore`, `.ignore` and
-/// `.git/info/exclude` (the `ignore` crate's parallel walker); hidden
-/// entries and `target/` are skipped.
-fn walk(dir: &Path, out: &mut Vec<PathBuf>, errors: &mut Vec<String>, _depth: u32) {
-    let found = std::sync::Mutex::new(Vec::new());
-    let errs = std::sync::Mutex::new(Vec::new());
-    ignore::WalkBuilder::new(dir)
-        .hidden(true)
+/// A walk of `dir` as discovery does it: `.gitignore`, `.ignore` and
+/// `.git/info/exclude` honoured, hidden entries and `target/` skipped,
+/// links not followed, 64 levels at most.
+pub fn walker(dir: &Path) -> ignore::WalkBuilder {
+    let mut b = ignore::WalkBuilder::new(dir);
+    b.hidden(true)
         .git_ignore(true)
         .git_exclude(true)
         .ignore(true)
         .require_git(false)
         .follow_links(false)
         .max_depth(Some(64))
-        .filter_entry(|e| e.file_name() != "target")
-        .build_parallel()
-        .run(|| {
-            Box::new(|entry| {
-                match entry {
-                    Ok(e) => {
-                        let p = e.path();
-                        let ok = e.file_type().is_some_and(|t| t.is_file())
-                            && p.extension()
-                                .and_then(|x| x.to_str())
-                                .is_some_and(|x| EXTENSIONS.contains(&x));
-                        if ok {
-                            if let Ok(mut v) = found.lock() {
-                                v.push(p.to_path_buf());
-                            }
-                        }
-                    }
-                    Err(err) => {
-                        if let Ok(mut v) = errs.lock() {
-                            v.push(err.to_string());
+        .filter_entry(|e| e.file_name() != "target");
+    b
+}
+
+/// Every `.cu`/`.cuh` under `dir`, honouring `.gitignore`, `.ignore` and
+/// `.git/info/exclude` (the `ignore` crate's parallel walker); hidden
+/// entries and `target/` are skipped.
+fn walk(dir: &Path, out: &mut Vec<PathBuf>, errors: &mut Vec<String>, _depth: u32) {
+    let found = std::sync::Mutex::new(Vec::new());
+    let errs = std::sync::Mutex::new(Vec::new());
+    walker(dir).build_parallel().run(|| {
+        Box::new(|entry| {
+            match entry {
+                Ok(e) => {
+                    let p = e.path();
+                    let ok = e.file_type().is_some_and(|t| t.is_file())
+                        && p.extension()
+                            .and_then(|x| x.to_str())
+                            .is_some_and(|x| EXTENSIONS.contains(&x));
+                    if ok {
+                        if let Ok(mut v) = found.lock() {
+                            v.push(p.to_path_buf());
                         }
                     }
                 }
-                ignore::WalkState::Continue
-            })
-        });
+                Err(err) => {
+                    if let Ok(mut v) = errs.lock() {
+                        v.push(err.to_string());
+                    }
+                }
+            }
+            ignore::WalkState::Continue
+        })
+    });
     out.extend(found.into_inner().unwrap_or_default());
     errors.extend(errs.into_inner().unwrap_or_default());
 }

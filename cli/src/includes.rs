@@ -253,16 +253,8 @@ impl Index {
     fn build(root: &Path, shown: PathBuf, cwd: &Path) -> Index {
         let mut by_name: HashMap<OsString, Vec<PathBuf>> = HashMap::new();
         let mut count = 0usize;
-        let walk = ignore::WalkBuilder::new(root)
-            .hidden(true)
-            .git_ignore(true)
-            .git_exclude(true)
-            .ignore(true)
-            .require_git(false)
-            .follow_links(false)
-            .max_depth(Some(64))
+        let walk = crate::discover::walker(root)
             .sort_by_file_name(|a, b| a.cmp(b))
-            .filter_entry(|e| e.file_name() != "target")
             .build();
         for entry in walk.flatten() {
             if count >= budget::MAX_INDEXED_FILES {

@@ -713,6 +713,23 @@ fn includes_macros_types_and_device_functions_from_headers() {
     );
 }
 
+/// `report` JSON for `args`: the kernels with notes, and the ways of the
+/// store to the shared array `t` (null when there is none).
+fn notes_and_store_ways(args: &[&str]) -> (u64, serde_json::Value) {
+    let doc = json(&warplint(args));
+    let store = doc["accesses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["array"] == "t" && a["op"] == "store")
+        .cloned()
+        .unwrap_or_default();
+    (
+        doc["summary"]["kernels_with_notes"].as_u64().unwrap(),
+        store["shared"]["ways"].clone(),
+    )
+}
+
 /// `#include <common.cuh>` naming a file beside the includer is read (builds
 /// that pass `-I.` find it so); an `-I` folder still comes first, and a name
 /// found nowhere stays unread.
@@ -732,18 +749,8 @@ fn angle_bracket_includes_fall_back_to_the_including_folder() {
         let mut args = vec!["report", "--isolated", "--format", "json"];
         args.extend_from_slice(extra);
         args.push(k.to_str().unwrap());
-        let doc = json(&warplint(&args));
-        let store = doc["accesses"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|a| a["array"] == "t" && a["op"] == "store")
-            .cloned()
-            .unwrap_or_default();
-        (
-            doc["summary"]["kernels_with_notes"].clone(),
-            store["shared"]["ways"].clone(),
-        )
+        let (notes, ways) = notes_and_store_ways(&args);
+        (serde_json::json!(notes), ways)
     };
     // Beside the file: PITCH 33, conflict-free, nothing unknown.
     assert_eq!(summary(&[]), (serde_json::json!(0), serde_json::json!(1)));
@@ -785,18 +792,7 @@ fn project_include_search_finds_headers_by_path_suffix() {
         args.extend_from_slice(extra);
         let path = dir.join(file);
         args.push(path.to_str().unwrap());
-        let doc = json(&warplint(&args));
-        let store = doc["accesses"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|a| a["array"] == "t" && a["op"] == "store")
-            .cloned()
-            .unwrap_or_default();
-        (
-            doc["summary"]["kernels_with_notes"].as_u64().unwrap(),
-            store["shared"]["ways"].clone(),
-        )
+        notes_and_store_ways(&args)
     };
     let project: &[&str] = &["--include-search", "project"];
     // Found through the index: PITCH 32, a 32-way conflict, no note.

@@ -1890,26 +1890,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             .and_then(|f| f.field("arguments"))
             .map(|list| self.template_args(list, src))
             .unwrap_or_default();
-        for (p, a) in def.tparams.iter().zip(&explicit) {
-            match (p, a) {
-                (TParam::Type(name), TArg::Type(t)) => {
-                    tscope.insert(name.clone(), t.clone());
-                }
-                (TParam::Type(name), TArg::Instance(t, s, args)) => {
-                    tscope.insert(name.clone(), t.clone());
-                    self.instance(t, s, args);
-                }
-                (TParam::Value(name), TArg::Value(v)) => {
-                    scope.insert(
-                        name.clone(),
-                        Binding {
-                            val: Val::Int(Expr::konst(*v)),
-                        },
-                    );
-                }
-                _ => {}
-            }
-        }
+        self.bind_targs(&def.tparams, &explicit, &mut tscope, &mut scope);
         let tnames: Vec<String> = def
             .tparams
             .iter()
@@ -2893,6 +2874,37 @@ impl<'a, 't> Lowerer<'a, 't> {
         }
     }
 
+    /// Binds each template parameter whose argument is known: a type (or
+    /// struct template instance) into `tscope`, an integer into `scope`.
+    fn bind_targs(
+        &mut self,
+        params: &[TParam],
+        args: &[TArg],
+        tscope: &mut HashMap<String, Ty>,
+        scope: &mut Scope,
+    ) {
+        for (p, a) in params.iter().zip(args) {
+            match (p, a) {
+                (TParam::Type(n), TArg::Type(t)) => {
+                    tscope.insert(n.clone(), t.clone());
+                }
+                (TParam::Type(n), TArg::Instance(t, name, args)) => {
+                    tscope.insert(n.clone(), t.clone());
+                    self.instance(t, name, args);
+                }
+                (TParam::Value(n), TArg::Value(v)) => {
+                    scope.insert(
+                        n.clone(),
+                        Binding {
+                            val: Val::Int(Expr::konst(*v)),
+                        },
+                    );
+                }
+                _ => {}
+            }
+        }
+    }
+
     /// Remembers that the type `t` (a template parameter's value) is the
     /// struct template `name` with `args`, for `scope_struct`.
     fn instance(&mut self, t: &Ty, name: &str, args: &[TArg]) {
@@ -3038,26 +3050,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         // Bind the template's parameters to the arguments.
         let mut tscope = HashMap::new();
         let mut scope_vals = Scope::new();
-        for (p, a) in tparams.iter().zip(args) {
-            match (p, a) {
-                (TParam::Type(n), TArg::Type(t)) => {
-                    tscope.insert(n.clone(), t.clone());
-                }
-                (TParam::Type(n), TArg::Instance(t, name, args)) => {
-                    tscope.insert(n.clone(), t.clone());
-                    self.instance(t, name, args);
-                }
-                (TParam::Value(n), TArg::Value(v)) => {
-                    scope_vals.insert(
-                        n.clone(),
-                        Binding {
-                            val: Val::Int(Expr::konst(*v)),
-                        },
-                    );
-                }
-                _ => {}
-            }
-        }
+        self.bind_targs(&tparams, args, &mut tscope, &mut scope_vals);
         if self.depth >= budget::MAX_SYNTAX_DEPTH {
             return None;
         }
