@@ -542,7 +542,9 @@ impl<'a, 't> Lowerer<'a, 't> {
                             src,
                             format!(
                                 "array dimension `{text}` is not a known constant here \
-                                 (defined in a header? set it in [analysis.defines])"
+                                 (in a header that was not found? give its folder with -I \
+                                 or try --include-search project; or set it in \
+                                 [analysis.defines])"
                             ),
                         );
                     }
