@@ -521,6 +521,21 @@ void run(float *o) {
     };
     assert_eq!(shared_in("k<32>"), 0);
     assert_eq!(shared_in("k<64>"), 2);
+    // Parameters not given take their defaults, which may read the ones
+    // before them (ggml's `warp_reduce_sum<width = WARP_SIZE>`,
+    // `ggml_cuda_memcpy_1<nbytes, alignment = 0>`).
+    let b = run(r#"
+template <int A, int B = A * 2, int C = 7>
+__device__ void put(float *s) { s[threadIdx.x * B + C - 7] = 1; }
+__global__ void k(float *o) {
+  __shared__ float s[32 * 64];
+  put<8>(s);
+  o[threadIdx.x] = s[threadIdx.x];
+}
+void run(float *o) { k<<<1, 32>>>(o); }
+"#);
+    assert!(b.program.notes.is_empty(), "{:?}", b.program.notes);
+    assert_eq!(ways(find(&b, "s", Op::Store)), 16.0);
 }
 
 #[test]

@@ -1893,6 +1893,25 @@ impl<'a, 't> Lowerer<'a, 't> {
             .map(|list| self.template_args(list, src))
             .unwrap_or_default();
         self.bind_targs(&def.tparams, &explicit, &mut tscope, &mut scope);
+        // A value parameter not given takes its default (`template <int
+        // width = WARP_SIZE>`), read in the callee's scope: its earlier
+        // parameters and the file's names, not the caller's variables.
+        for (i, p) in def.tparams.iter().enumerate().skip(explicit.len()) {
+            let (TParam::Value(name), Some(Some(d))) = (p, def.tdefaults.get(i)) else {
+                continue;
+            };
+            let saved = std::mem::replace(&mut self.scopes, vec![scope.clone()]);
+            let v = self.const_int(*d, &main);
+            self.scopes = saved;
+            if let Some(v) = v {
+                scope.insert(
+                    name.clone(),
+                    Binding {
+                        val: Val::Int(Expr::konst(v)),
+                    },
+                );
+            }
+        }
         let tnames: Vec<String> = def
             .tparams
             .iter()
