@@ -74,18 +74,13 @@ pub fn headers_for(
             if !quoted {
                 candidates.push(dir.join(&name));
             }
-            let found = match candidates.into_iter().find(|c| c.is_file()) {
-                Some(f) => f,
-                None => {
-                    let Some(project) = project.filter(|_| quoted) else {
-                        continue;
-                    };
-                    let index = index.get_or_insert_with(|| project.index_for(file));
-                    match index.as_ref().and_then(|i| i.find(&name, &dir)) {
-                        Some(f) => f,
-                        None => continue,
-                    }
-                }
+            let found = candidates.into_iter().find(|c| c.is_file()).or_else(|| {
+                let project = project.filter(|_| quoted)?;
+                let index = index.get_or_insert_with(|| project.index_for(file));
+                index.as_ref()?.find(&name, &dir)
+            });
+            let Some(found) = found else {
+                continue;
             };
             let key = canonical(&found);
             if seen.contains(&key) {

@@ -2888,9 +2888,11 @@ impl<'a, 't> Lowerer<'a, 't> {
         }
         match self.scoped_type(&name) {
             Some(Ty::Struct(id)) => Some((self.structs().get(*id)?.name.clone(), Vec::new())),
-            Some(Ty::Unknown(text)) if self.instances.contains_key(text) => {
-                self.instances.get(text).cloned()
-            }
+            Some(Ty::Unknown(text)) => self
+                .instances
+                .get(text)
+                .cloned()
+                .or(Some((name, Vec::new()))),
             _ => Some((name, Vec::new())),
         }
     }
@@ -2906,12 +2908,9 @@ impl<'a, 't> Lowerer<'a, 't> {
     ) {
         for (p, a) in params.iter().zip(args) {
             match (p, a) {
-                (TParam::Type(n), TArg::Type(t)) => {
+                (TParam::Type(n), TArg::Type(t) | TArg::Instance(t, ..)) => {
                     tscope.insert(n.clone(), t.clone());
-                }
-                (TParam::Type(n), TArg::Instance(t, name, args)) => {
-                    tscope.insert(n.clone(), t.clone());
-                    self.instance(t, name, args);
+                    self.instance(a);
                 }
                 (TParam::Value(n), TArg::Value(v)) => {
                     scope.insert(
@@ -2926,12 +2925,13 @@ impl<'a, 't> Lowerer<'a, 't> {
         }
     }
 
-    /// Remembers that the type `t` (a template parameter's value) is the
-    /// struct template `name` with `args`, for `scope_struct`.
-    fn instance(&mut self, t: &Ty, name: &str, args: &[TArg]) {
-        if let Ty::Unknown(text) = t {
+    /// Remembers, when `a` (a template parameter's value) is a struct
+    /// template instance, which template and arguments its type's text
+    /// stands for, for `scope_struct`.
+    fn instance(&mut self, a: &TArg) {
+        if let TArg::Instance(Ty::Unknown(text), name, args) = a {
             self.instances
-                .insert(text.clone(), (name.to_string(), args.to_vec()));
+                .insert(text.clone(), (name.clone(), args.clone()));
         }
     }
 
@@ -2980,7 +2980,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             .iter()
             .rev()
             .find_map(|m| m.get(text))
-            .filter(|(_, args)| !args.iter().any(|a| matches!(a, TArg::Unknown(_))))
+            .filter(|(_, args)| TArg::all_known(args))
             .cloned()
         {
             return TArg::Instance(t, name, args);
@@ -2999,9 +2999,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         let found = self.template_type_args(tt, src);
         self.depth -= 1;
         match found {
-            Some((name, args)) if !args.iter().any(|a| matches!(a, TArg::Unknown(_))) => {
-                TArg::Instance(t, name, args)
-            }
+            Some((name, args)) if TArg::all_known(&args) => TArg::Instance(t, name, args),
             _ => TArg::Type(t),
         }
     }
@@ -3050,8 +3048,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 continue;
             };
             // Equal arguments, none of them unknown here.
-            let known = |a: &TArg| !matches!(a, TArg::Unknown(_));
-            if sargs.as_slice() == args && sargs.iter().all(known) {
+            if sargs.as_slice() == args && TArg::all_known(&sargs) {
                 chosen = Some((tparams, node, ssrc));
                 break;
             }
@@ -3147,14 +3144,10 @@ impl<'a, 't> Lowerer<'a, 't> {
                     shown.push(v.to_string());
                     self.bind(name.clone(), Val::Int(Expr::konst(*v)));
                 }
-                (TParam::Type(name), Some(TArg::Type(t))) => {
+                (TParam::Type(name), Some(a @ (TArg::Type(t) | TArg::Instance(t, ..)))) => {
                     shown.push(super::types::spell(t, self.structs()));
                     tscope.insert(name.clone(), t.clone());
-                }
-                (TParam::Type(name), Some(TArg::Instance(t, s, args))) => {
-                    shown.push(super::types::spell(t, self.structs()));
-                    tscope.insert(name.clone(), t.clone());
-                    self.instance(t, s, args);
+                    self.instance(a);
                 }
                 (TParam::Value(name), _) => {
                     shown.push(name.clone());

@@ -39,6 +39,13 @@ pub(crate) enum TArg {
     Unknown(String),
 }
 
+impl TArg {
+    /// Every one of `args` is known here (none is [`TArg::Unknown`]).
+    pub fn all_known(args: &[TArg]) -> bool {
+        !args.iter().any(|a| matches!(a, TArg::Unknown(_)))
+    }
+}
+
 #[derive(Clone)]
 pub(crate) struct FuncDef<'t> {
     pub node: Node<'t>,
