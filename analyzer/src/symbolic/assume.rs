@@ -10,9 +10,6 @@ use crate::budget;
 use crate::hardware::WARP;
 use crate::ir::{Atom, Builtin, Dim, Expr, Kernel};
 
-/// Verdicts on assumed values remembered per warp (by lane mask).
-const MAX_RELEVANCE_MEMO: usize = 64;
-
 /// The identity of an assumption the enumeration records (its text is
 /// built once, the first time).
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -134,7 +131,7 @@ impl Run<'_> {
                 break;
             }
         }
-        if warp_wide && self.relevance.len() < MAX_RELEVANCE_MEMO {
+        if warp_wide && self.relevance.len() < budget::MAX_RELEVANCE_MEMO {
             self.relevance.push((r, active, relevant));
         }
         relevant

@@ -64,7 +64,8 @@ pub(super) struct Run<'a> {
     /// it reads no loop variable (a few atoms: a list beats hashing).
     pub(super) coeff_cache: Vec<(Atom, Option<Expr>, bool)>,
     /// Verdicts of [`Run::relevant`] that hold for the whole warp (their
-    /// coefficients read no loop variable), by value read and mask.
+    /// coefficients read no loop variable), by value read and mask (at
+    /// most [`crate::budget::MAX_RELEVANCE_MEMO`]).
     pub(super) relevance: Vec<(Assumed, u32, bool)>,
     /// The address as `base + sum(coeff * unknown)` over the unknowns in it,
     /// worked out once per access (`None` inside: not linear in them).
