@@ -20,6 +20,8 @@ pub(super) struct LinearForm {
 }
 
 impl LinearForm {
+    /// The linear form of `offset` in its unknowns; `None` when some
+    /// unknown has no coefficient (it does not enter linearly).
     fn of(offset: &Expr) -> Option<LinearForm> {
         let mut units: Vec<u32> = Vec::new();
         offset.visit_atoms(&mut |a| {
