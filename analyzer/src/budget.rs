@@ -131,3 +131,8 @@ pub const MAX_THREADS_PER_BLOCK: u64 = 1024;
 /// Re-analyses a file's fix search may run (each padding or pitch candidate
 /// is one analysis of one kernel's array). Past it, rules give advice only.
 pub const MAX_FIX_REANALYSES_PER_FILE: u32 = 48;
+
+/// Verdicts on whether an assumed value matters for a lane mask, kept per
+/// warp (`symbolic/assume.rs`). Past it a verdict is worked out again each
+/// time it is asked: the result is the same, only slower.
+pub const MAX_RELEVANCE_MEMO: usize = 64;

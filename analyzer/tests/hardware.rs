@@ -124,3 +124,77 @@ proptest! {
         prop_assert_eq!(m.global(&l, w).sectors, oracle::global_modern(&l, w));
     }
 }
+
+/// Every model's settings the lints ask for, one per family and bank mode.
+fn models() -> Vec<(String, Box<dyn MemoryModel>)> {
+    use warplint_analyzer::hardware::{Arch, ModelOptions};
+    let mut out = Vec::new();
+    for (arch, bank_bytes) in [
+        ("sm_13", None),
+        ("sm_20", None),
+        ("sm_35", Some(4)),
+        ("sm_35", Some(8)),
+        ("sm_90", None),
+    ] {
+        let o = ModelOptions {
+            bank_bytes,
+            ..ModelOptions::default()
+        };
+        let model = Arch::parse(arch).unwrap().model_with(o).unwrap();
+        out.push((format!("{arch} {bank_bytes:?}"), model));
+    }
+    out
+}
+
+/// The facts the lints read from a model agree with its own bank
+/// pictures and costs: one sweep of the banks holds `limits().banks`
+/// banks, addresses a sweep apart share a bank, `shared_banks` groups the
+/// lanes as `shared_group` says, and the ideal global cost counts
+/// `sector_bytes` units.
+#[test]
+fn lint_facts_match_the_models() {
+    use warplint_analyzer::hardware::Arch;
+    for (name, m) in models() {
+        let arch = Arch::parse(name.split(' ').next().unwrap()).unwrap();
+        let row = m.bank_row_bytes() as i64;
+        let banks = arch.limits().banks as i64;
+        let bank_bytes = row / banks;
+        let bank_of = |a: i64| {
+            let mut l: Lanes = [None; WARP];
+            l[0] = Some(a);
+            m.shared_banks(&l, 4)[0].bank
+        };
+        let mut seen: Vec<u32> = (0..banks).map(|b| bank_of(b * bank_bytes)).collect();
+        seen.sort_unstable();
+        seen.dedup();
+        assert_eq!(seen.len() as i64, banks, "{name}: banks in one sweep");
+        for a in [0, 4, 12, 100, 1000, -8] {
+            assert_eq!(bank_of(a), bank_of(a + row), "{name}: address {a}");
+            assert_eq!(bank_of(a), bank_of(a + 5 * row), "{name}: address {a}");
+        }
+        for width in [1, 4, 8, 16] {
+            let group = m.shared_group(width);
+            let uses = m.shared_banks(&lanes(|l| l * width as i64), width);
+            let groups = uses.iter().map(|b| b.group).max().unwrap() as usize + 1;
+            assert_eq!(groups, WARP / group, "{name}: width {width}");
+            for b in &uses {
+                let in_group = (u64::MAX >> (64 - group)) << (b.group as usize * group);
+                assert_eq!(u64::from(b.lanes) & !in_group, 0, "{name}: width {width}");
+            }
+        }
+        let s = m.sector_bytes() as i64;
+        assert_eq!(m.global(&lanes(|_| 0), s as u32).ideal, 1, "{name}");
+        assert_eq!(m.global(&lanes(|l| l * s), s as u32).ideal, 32, "{name}");
+        assert_eq!(
+            m.global(&lanes(|l| l * 4), 4).ideal as i64,
+            128 / s,
+            "{name}"
+        );
+        if m.sector_based() {
+            // A unit-stride warp started half a sector in needs one more.
+            let aligned = m.global(&lanes(|l| l * 4), 4).sectors;
+            let off = m.global(&lanes(|l| s / 2 + l * 4), 4).sectors;
+            assert_eq!(off, aligned + 1, "{name}");
+        }
+    }
+}

@@ -188,8 +188,8 @@ pub fn find(ctx: &Context, kernel: usize, obj: usize, budget: &mut u32) -> Optio
         let limit = best.map_or(before, |(w, _)| w) - 1e-9;
         Some((o.name.clone(), limit))
     };
-    // Pads past one sweep of the 32 banks (128 bytes) repeat earlier ones.
-    let max_pad = MAX_PAD.min((128 / o.elem_size.max(1)).max(1));
+    // Pads past one sweep of the banks repeat earlier ones.
+    let max_pad = MAX_PAD.min((ctx.model.bank_row_bytes() / o.elem_size.max(1)).max(1));
     for pad in pads(k, obj, max_pad) {
         let limit = best.map_or(before, |(w, _)| w) - 1e-9;
         if padded_worst_bound(ctx, k, obj, pad).is_some_and(|b| b >= limit) {

@@ -1,7 +1,7 @@
 //! The lane → bank picture of a conflicting warp: which lanes collide in
 //! which bank, as a small table readable in a terminal.
 
-use warplint_analyzer::hardware::{BankUse, MemoryModel};
+use warplint_analyzer::hardware::{BankUse, MemoryModel, WARP};
 use warplint_analyzer::symbolic::WarpSample;
 
 use crate::lane_ranges;
@@ -23,8 +23,10 @@ pub fn bank_table(model: &dyn MemoryModel, sample: &WarpSample, width: u32) -> O
     if words < 2 {
         return None;
     }
-    let grouped = width > 4;
-    let group_name = if width > 8 { "quarter" } else { "half" };
+    // Lanes served in half- or quarter-warps: the table says which.
+    let group = model.shared_group(width);
+    let grouped = group < WARP;
+    let group_name = if group * 2 == WARP { "half" } else { "quarter" };
     let mut out = format!(
         "lanes → banks, warp {} of block ({}, {}, {}){}:\n",
         sample.warp,

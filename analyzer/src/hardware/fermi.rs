@@ -11,7 +11,7 @@
 
 use super::{
     bank_uses, distinct_addresses, ideal_sectors, word_range, BankUse, GlobalCost, Lanes,
-    MemoryModel, SharedCost, WARP,
+    MemoryModel, SharedCost, SECTOR, WARP,
 };
 use crate::ir::Space;
 
@@ -66,7 +66,7 @@ pub(crate) fn cached_global(lanes: &Lanes, width: u32, l1_cached: bool) -> Globa
     let transactions = line_transactions(lanes, width, request_group(width), line as i64);
     let bytes = transactions * line as u32;
     GlobalCost {
-        sectors: bytes.div_ceil(32),
+        sectors: bytes.div_ceil(SECTOR as u32),
         ideal: ideal_sectors(lanes, width),
         transactions,
         bytes,
@@ -130,6 +130,14 @@ impl MemoryModel for Fermi {
 
     fn shared_banks(&self, lanes: &Lanes, width: u32) -> Vec<BankUse> {
         bank_uses(lanes, width, request_group(width), BANKS, 4)
+    }
+
+    fn shared_group(&self, width: u32) -> usize {
+        request_group(width)
+    }
+
+    fn bank_row_bytes(&self) -> u64 {
+        BANKS as u64 * 4
     }
 
     fn shift_period(&self, space: Space, _width: u32) -> u64 {

@@ -45,7 +45,7 @@ impl MemoryModel for Kepler {
     }
 
     fn shared(&self, lanes: &Lanes, width: u32) -> SharedCost {
-        let group = if width > 8 { 16 } else { WARP };
+        let group = self.shared_group(width);
         let (mut wavefronts, mut ideal) = (0, 0);
         for g in lanes.chunks(group) {
             let mut keys: Vec<(i64, i64)> = Vec::new();
@@ -77,8 +77,25 @@ impl MemoryModel for Kepler {
     }
 
     fn shared_banks(&self, lanes: &Lanes, width: u32) -> Vec<BankUse> {
-        let group = if width > 8 { 16 } else { WARP };
-        bank_uses(lanes, width, group, BANKS, self.bank_bytes as i64)
+        bank_uses(
+            lanes,
+            width,
+            self.shared_group(width),
+            BANKS,
+            self.bank_bytes as i64,
+        )
+    }
+
+    fn shared_group(&self, width: u32) -> usize {
+        if width > 8 {
+            WARP / 2
+        } else {
+            WARP
+        }
+    }
+
+    fn bank_row_bytes(&self) -> u64 {
+        BANKS as u64 * u64::from(self.bank_bytes)
     }
 
     fn shift_period(&self, space: Space, _width: u32) -> u64 {

@@ -22,6 +22,10 @@ use crate::ir::Space;
 /// Lanes of a warp.
 pub const WARP: usize = 32;
 
+/// Bytes of a sector, the unit global costs are counted in
+/// ([`GlobalCost::sectors`]).
+pub(crate) const SECTOR: i64 = 32;
+
 /// Byte address touched by each lane; `None` for an inactive lane.
 pub type Lanes = [Option<i64>; WARP];
 
@@ -65,7 +69,7 @@ pub(crate) fn ideal_sectors(lanes: &Lanes, width: u32) -> u32 {
         .enumerate()
         .filter(|(i, a)| *i == 0 || addrs[i - 1] != **a)
         .count();
-    ((distinct as i64 * width.max(1) as i64 + 31) / 32) as u32
+    ((distinct as i64 * width.max(1) as i64 + SECTOR - 1) / SECTOR) as u32
 }
 
 /// How one bank of one group of lanes served together is used.
@@ -97,6 +101,17 @@ pub trait MemoryModel: Send + Sync {
     }
     /// Which lanes use which bank, for explaining a conflict.
     fn shared_banks(&self, lanes: &Lanes, width: u32) -> Vec<BankUse>;
+    /// Lanes served together by a shared access of `width` bytes (the
+    /// warp, a half- or a quarter-warp): the groups of [`Self::shared_banks`].
+    fn shared_group(&self, width: u32) -> usize;
+    /// Bytes of one sweep of the shared-memory banks (the number of banks
+    /// times the bank width): two addresses this far apart are in one bank.
+    fn bank_row_bytes(&self) -> u64;
+    /// Bytes of the unit [`GlobalCost::sectors`] counts in: the 32-byte
+    /// sector (the legacy models count their transactions' bytes in it).
+    fn sector_bytes(&self) -> u32 {
+        SECTOR as u32
+    }
     /// Adding the same multiple of this many bytes to every lane's address
     /// leaves the cost in `space` unchanged (lets the engine reuse costs).
     fn shift_period(&self, space: Space, width: u32) -> u64;

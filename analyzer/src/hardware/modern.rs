@@ -7,11 +7,11 @@
 
 use super::{
     bank_uses, ideal_sectors, word_range, BankUse, GlobalCost, Lanes, MemoryModel, SharedCost,
+    SECTOR,
 };
 use crate::ir::Space;
 
 pub const BANKS: usize = 32;
-pub const SECTOR: i64 = 32;
 
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Modern;
@@ -79,6 +79,14 @@ impl MemoryModel for Modern {
 
     fn shared_banks(&self, lanes: &Lanes, width: u32) -> Vec<BankUse> {
         bank_uses(lanes, width, group_size(width), BANKS as i64, 4)
+    }
+
+    fn shared_group(&self, width: u32) -> usize {
+        group_size(width)
+    }
+
+    fn bank_row_bytes(&self) -> u64 {
+        BANKS as u64 * 4
     }
 
     fn shift_period(&self, space: Space, _width: u32) -> u64 {

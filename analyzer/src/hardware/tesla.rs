@@ -14,7 +14,7 @@
 
 use super::{
     bank_uses, distinct_addresses, ideal_sectors, BankUse, GlobalCost, Lanes, MemoryModel,
-    SharedCost,
+    SharedCost, SECTOR,
 };
 use crate::ir::Space;
 
@@ -180,7 +180,7 @@ impl MemoryModel for Tesla {
             bytes += b;
         }
         GlobalCost {
-            sectors: bytes.div_ceil(32),
+            sectors: bytes.div_ceil(SECTOR as u32),
             ideal: ideal_sectors(lanes, width),
             transactions,
             bytes,
@@ -193,6 +193,14 @@ impl MemoryModel for Tesla {
 
     fn shared_banks(&self, lanes: &Lanes, width: u32) -> Vec<BankUse> {
         bank_uses(lanes, width.min(4), HALF, BANKS, 4)
+    }
+
+    fn shared_group(&self, _width: u32) -> usize {
+        HALF
+    }
+
+    fn bank_row_bytes(&self) -> u64 {
+        BANKS as u64 * 4
     }
 
     fn shift_period(&self, space: Space, _width: u32) -> u64 {

@@ -33,8 +33,10 @@
 //!
 //! [`MemoryModel::shift_period`]: crate::hardware::MemoryModel::shift_period
 
+use super::assume::{judged_atoms, Said};
 use super::eval::{Assumed, Fail, Reads};
-use super::{judged_atoms, reachable_atoms, Run, Said, Totals};
+use super::loops::reachable_atoms;
+use super::run::{Run, Totals};
 use crate::hardware::{Lanes, WARP};
 use crate::ir::{Atom, BinOp, Builtin, Dim, Expr, ExprKind, Kernel, Space, UnOp};
 use std::collections::HashSet;

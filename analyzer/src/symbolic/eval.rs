@@ -347,54 +347,8 @@ pub(crate) fn eval_view<C: Copy>(
     *work += 1;
     match node {
         View::Const(v) => Vals::splat(v),
-        View::Atom(a) => match a {
-            Atom::Builtin(Builtin::ThreadIdx(d)) => Vals {
-                v: env.tid[d.index()],
-                err: 0,
-                fail: Fail::TooComplex,
-            },
-            Atom::Builtin(b) => {
-                let one = LaneEnv {
-                    tid: [0; 3],
-                    bid: env.bid,
-                    block: env.block,
-                    grid: env.grid,
-                    params: env.params,
-                    params_assumed: env.params_assumed,
-                    grid_assumed: env.grid_assumed,
-                    loop_vals: &[],
-                };
-                match atom(Atom::Builtin(b), &one, reads) {
-                    Ok(v) => Vals::splat(v),
-                    Err(f) => Vals::failed(f),
-                }
-            }
-            Atom::Param(i) => {
-                let i = i as usize;
-                if env.params_assumed.get(i).copied().unwrap_or(true) {
-                    reads.add(Assumed::Param(i as u32));
-                }
-                match env.params.get(i) {
-                    Some(v) => Vals::splat(*v),
-                    None => Vals::failed(Fail::TooComplex),
-                }
-            }
-            Atom::LoopVar(v) => match env.loop_vals.get(v as usize) {
-                Some(x) => *x,
-                None => Vals::failed(Fail::LoopVar(v)),
-            },
-            Atom::Unknown(u) => Vals::failed(Fail::Unknown(u)),
-            Atom::TooComplex => Vals::failed(Fail::TooComplex),
-        },
-        View::Un(op, a) => {
-            let mut x = operand(a, reads, work);
-            match op {
-                UnOp::Neg => x.v.iter_mut().for_each(|v| *v = v.wrapping_neg()),
-                UnOp::Not => x.v.iter_mut().for_each(|v| *v = (*v == 0) as i64),
-                UnOp::BitNot => x.v.iter_mut().for_each(|v| *v = !*v),
-            }
-            x
-        }
+        View::Atom(a) => atom_vals(a, env, reads),
+        View::Un(op, a) => un_vals(op, operand(a, reads, work)),
         View::Bin(op, a, b) => {
             let x = operand(a, reads, work);
             // Lanes the left side decides on its own (short circuit, `0 * _`).
@@ -413,38 +367,7 @@ pub(crate) fn eval_view<C: Copy>(
                 return out;
             }
             let y = operand(b, reads, work);
-            let mut out = Vals {
-                v: [0; WARP],
-                err: 0,
-                fail: merge_fail(&x, &y),
-            };
-            // Every lane has both values: one branch-free loop per op (a
-            // decided lane gets the same value the slow path gives).
-            if (x.err | y.err) == 0 && bin_lanes(op, &x.v, &y.v, &mut out.v) {
-                return out;
-            }
-            out.v = [0; WARP];
-            for l in 0..WARP {
-                let bit = 1u32 << l;
-                if decided & bit != 0 {
-                    out.v[l] = if op == BinOp::LOr { 1 } else { 0 };
-                    continue;
-                }
-                if (x.err | y.err) & bit != 0 {
-                    out.err |= bit;
-                    continue;
-                }
-                match eval_bin(op, x.v[l], y.v[l]) {
-                    Some(v) => out.v[l] = v,
-                    None => {
-                        if out.err == 0 && x.err == 0 && y.err == 0 {
-                            out.fail = Fail::Arith;
-                        }
-                        out.err |= bit;
-                    }
-                }
-            }
-            out
+            bin_vals(op, &x, &y, decided)
         }
         View::Select(c, a, b) => {
             let cv = operand(c, reads, work);
@@ -460,32 +383,132 @@ pub(crate) fn eval_view<C: Copy>(
             } else {
                 Vals::failed(Fail::TooComplex)
             };
-            let mut out = Vals {
-                v: [0; WARP],
-                err: cv.err,
-                fail: cv.fail,
-            };
-            for l in 0..WARP {
-                let bit = 1u32 << l;
-                let src = if take_a & bit != 0 {
-                    &av
-                } else if take_b & bit != 0 {
-                    &bv
-                } else {
-                    continue;
-                };
-                if src.err & bit != 0 {
-                    if out.err == 0 {
-                        out.fail = src.fail;
-                    }
-                    out.err |= bit;
-                } else {
-                    out.v[l] = src.v[l];
-                }
-            }
-            out
+            select_vals(&cv, take_a, &av, take_b, &bv)
         }
     }
+}
+
+/// The value of atom `a` for the whole warp.
+#[inline]
+fn atom_vals(a: Atom, env: &WarpEnv, reads: &mut Reads) -> Vals {
+    match a {
+        Atom::Builtin(Builtin::ThreadIdx(d)) => Vals {
+            v: env.tid[d.index()],
+            err: 0,
+            fail: Fail::TooComplex,
+        },
+        Atom::Builtin(b) => {
+            let one = LaneEnv {
+                tid: [0; 3],
+                bid: env.bid,
+                block: env.block,
+                grid: env.grid,
+                params: env.params,
+                params_assumed: env.params_assumed,
+                grid_assumed: env.grid_assumed,
+                loop_vals: &[],
+            };
+            match atom(Atom::Builtin(b), &one, reads) {
+                Ok(v) => Vals::splat(v),
+                Err(f) => Vals::failed(f),
+            }
+        }
+        Atom::Param(i) => {
+            let i = i as usize;
+            if env.params_assumed.get(i).copied().unwrap_or(true) {
+                reads.add(Assumed::Param(i as u32));
+            }
+            match env.params.get(i) {
+                Some(v) => Vals::splat(*v),
+                None => Vals::failed(Fail::TooComplex),
+            }
+        }
+        Atom::LoopVar(v) => match env.loop_vals.get(v as usize) {
+            Some(x) => *x,
+            None => Vals::failed(Fail::LoopVar(v)),
+        },
+        Atom::Unknown(u) => Vals::failed(Fail::Unknown(u)),
+        Atom::TooComplex => Vals::failed(Fail::TooComplex),
+    }
+}
+
+/// `op x` for the whole warp.
+#[inline]
+fn un_vals(op: UnOp, mut x: Vals) -> Vals {
+    match op {
+        UnOp::Neg => x.v.iter_mut().for_each(|v| *v = v.wrapping_neg()),
+        UnOp::Not => x.v.iter_mut().for_each(|v| *v = (*v == 0) as i64),
+        UnOp::BitNot => x.v.iter_mut().for_each(|v| *v = !*v),
+    }
+    x
+}
+
+/// `x op y` for the whole warp, the lanes of `decided` taking the value
+/// the left side decided on its own.
+#[inline]
+fn bin_vals(op: BinOp, x: &Vals, y: &Vals, decided: u32) -> Vals {
+    let mut out = Vals {
+        v: [0; WARP],
+        err: 0,
+        fail: merge_fail(x, y),
+    };
+    // Every lane has both values: one branch-free loop per op (a
+    // decided lane gets the same value the slow path gives).
+    if (x.err | y.err) == 0 && bin_lanes(op, &x.v, &y.v, &mut out.v) {
+        return out;
+    }
+    out.v = [0; WARP];
+    for l in 0..WARP {
+        let bit = 1u32 << l;
+        if decided & bit != 0 {
+            out.v[l] = if op == BinOp::LOr { 1 } else { 0 };
+            continue;
+        }
+        if (x.err | y.err) & bit != 0 {
+            out.err |= bit;
+            continue;
+        }
+        match eval_bin(op, x.v[l], y.v[l]) {
+            Some(v) => out.v[l] = v,
+            None => {
+                if out.err == 0 && x.err == 0 && y.err == 0 {
+                    out.fail = Fail::Arith;
+                }
+                out.err |= bit;
+            }
+        }
+    }
+    out
+}
+
+/// A select for the whole warp: the lanes of `take_a` from `av`, those of
+/// `take_b` from `bv`, the others failing as the condition `cv` did.
+#[inline]
+fn select_vals(cv: &Vals, take_a: u32, av: &Vals, take_b: u32, bv: &Vals) -> Vals {
+    let mut out = Vals {
+        v: [0; WARP],
+        err: cv.err,
+        fail: cv.fail,
+    };
+    for l in 0..WARP {
+        let bit = 1u32 << l;
+        let src = if take_a & bit != 0 {
+            av
+        } else if take_b & bit != 0 {
+            bv
+        } else {
+            continue;
+        };
+        if src.err & bit != 0 {
+            if out.err == 0 {
+                out.fail = src.fail;
+            }
+            out.err |= bit;
+        } else {
+            out.v[l] = src.v[l];
+        }
+    }
+    out
 }
 
 /// `x op y` lane by lane into `out` when every lane is defined; false

@@ -23,7 +23,7 @@
 use std::collections::HashMap;
 
 use super::eval::{eval_view, view, Reads, Vals, View, WarpEnv};
-use crate::ir::{Atom, Expr};
+use crate::ir::{Access, Atom, Expr, Kernel};
 
 /// Identity of an [`Expr`] node (its shared allocation).
 type Key = *const ();
@@ -219,4 +219,27 @@ impl Memo {
         self.slots[id as usize] = Some((epoch, v, own));
         v
     }
+}
+
+/// The expressions `a` evaluates, each at the loop depth it is evaluated
+/// at (see [`Graph::new`]).
+pub(super) fn compile(k: &Kernel, a: &Access) -> Graph {
+    let depth = a.loops.len() as u32;
+    let mut roots: Vec<(&Expr, u32)> = vec![(&a.offset, depth)];
+    roots.extend(a.guards.iter().map(|g| (&g.cond, depth)));
+    let mut level_of: HashMap<u32, u32> = HashMap::new();
+    for (l, &li) in a.loops.iter().enumerate() {
+        let lp = &k.loops[li];
+        let l = l as u32;
+        for v in &lp.vars {
+            level_of.insert(*v, l + 1);
+        }
+        roots.extend(lp.entry_guards.iter().map(|g| (&g.cond, l)));
+        roots.extend(lp.init.iter().map(|e| (e, l)));
+        roots.extend(lp.pre_cond.iter().map(|e| (e, l + 1)));
+        roots.extend(lp.post_cond.iter().map(|e| (e, l + 1)));
+        roots.extend(lp.breaks.iter().flatten().map(|g| (&g.cond, l + 1)));
+        roots.extend(lp.next.iter().map(|e| (e, l + 1)));
+    }
+    Graph::new(&roots, |v| level_of.get(&v).copied().unwrap_or(0))
 }

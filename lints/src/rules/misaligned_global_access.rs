@@ -87,8 +87,9 @@ impl Lint for MisalignedGlobalAccess {
                 continue;
             };
             let (_, _, obj) = ctx.site_of(r);
+            let sector = ctx.model.sector_bytes();
             let message = format!(
-                "misaligned {} of `{}`: the warp starts {off} bytes into a 32-byte sector \
+                "misaligned {} of `{}`: the warp starts {off} bytes into a {sector}-byte sector \
                  ({} sectors per request instead of {})",
                 site.ops,
                 r.array,
@@ -115,11 +116,10 @@ impl Lint for MisalignedGlobalAccess {
                     message: format!("`{}` declared here", obj.name),
                 }],
                 notes,
-                help: Some(
-                    "start each warp on a 32-byte boundary (shift the index or the pointer), or \
-                     load aligned and exchange neighbours with __shfl_sync"
-                        .into(),
-                ),
+                help: Some(format!(
+                    "start each warp on a {sector}-byte boundary (shift the index or the \
+                     pointer), or load aligned and exchange neighbours with __shfl_sync"
+                )),
                 fix: None,
                 facts,
             });

@@ -24,7 +24,7 @@ pub(crate) fn unit_stride_misaligned(
     lanes: &warplint_analyzer::hardware::Lanes,
     width: u32,
 ) -> Option<i64> {
-    let off = unit_stride_offset(lanes, width)?;
+    let off = unit_stride_offset(lanes, width, i64::from(model.sector_bytes()))?;
     let mut aligned = *lanes;
     for a in aligned.iter_mut().flatten() {
         *a -= off;
@@ -32,7 +32,13 @@ pub(crate) fn unit_stride_misaligned(
     (model.global(&aligned, width).sectors < model.global(lanes, width).sectors).then_some(off)
 }
 
-fn unit_stride_offset(lanes: &warplint_analyzer::hardware::Lanes, width: u32) -> Option<i64> {
+/// The offset into its `sector`-byte sector of a warp whose active lanes
+/// touch consecutive elements in lane order, when it is not zero.
+fn unit_stride_offset(
+    lanes: &warplint_analyzer::hardware::Lanes,
+    width: u32,
+    sector: i64,
+) -> Option<i64> {
     let active: Vec<(usize, i64)> = lanes
         .iter()
         .enumerate()
@@ -45,8 +51,8 @@ fn unit_stride_offset(lanes: &warplint_analyzer::hardware::Lanes, width: u32) ->
     let unit = active
         .windows(2)
         .all(|p| p[1].1 - p[0].1 == (p[1].0 - p[0].0) as i64 * w);
-    let first = active[0].1;
-    (unit && first.rem_euclid(32) != 0).then_some(first.rem_euclid(32))
+    let off = active[0].1.rem_euclid(sector);
+    (unit && off != 0).then_some(off)
 }
 
 /// Sectors beyond the ideal: how bad a global access is.

@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 
+use warplint_analyzer::hardware::WARP;
 use warplint_analyzer::ir::Space;
 use warplint_analyzer::symbolic::Cost;
 use warplint_analyzer::AccessReport;
@@ -116,7 +117,9 @@ impl Lint for SharedBankConflict {
                         b.bank,
                         b.words.len()
                     );
-                    colliding = (0..32).filter(|l| b.lanes & (1 << l) != 0).collect();
+                    colliding = (0..WARP as u32)
+                        .filter(|l| b.lanes & (1 << l) != 0)
+                        .collect();
                 }
                 if let Some(table) = bank_table(ctx.model, sample, r.width) {
                     notes.push(table);

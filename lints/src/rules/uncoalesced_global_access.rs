@@ -1,5 +1,6 @@
 //! GM001 `uncoalesced-global-access`.
 
+use warplint_analyzer::hardware::WARP;
 use warplint_analyzer::ir::{Atom, Builtin, Dim, Space};
 use warplint_analyzer::symbolic::{linear, Cost};
 
@@ -115,8 +116,8 @@ impl Lint for UncoalescedGlobalAccess {
                         .map(|s| s.lanes.iter().flatten().copied().collect())
                         .unwrap_or_default();
                     match active.as_slice() {
-                        [a, b, ..] if active.len() < 32 => format!(
-                            "only {} of the warp's 32 lanes are active, {} bytes apart",
+                        [a, b, ..] if active.len() < WARP => format!(
+                            "only {} of the warp's {WARP} lanes are active, {} bytes apart",
                             active.len(),
                             (b - a).abs()
                         ),
@@ -157,7 +158,11 @@ impl Lint for UncoalescedGlobalAccess {
             facts.lanes = r
                 .worst
                 .as_ref()
-                .map(|s| (0..32).filter(|l| s.lanes[*l as usize].is_some()).collect())
+                .map(|s| {
+                    (0..WARP as u32)
+                        .filter(|l| s.lanes[*l as usize].is_some())
+                        .collect()
+                })
                 .unwrap_or_default();
             out.push(Diagnostic {
                 code: RULE.code,

@@ -1,0 +1,158 @@
+//! One access under one launch: what makes it `unknown` before anything
+//! runs, its run, and the report made of the run's totals (means per
+//! executed warp-level instruction, maxima, the worst warp). An `unknown`
+//! report carries no cost and no worst warp.
+
+use super::run::Run;
+use super::setup::Setup;
+use super::{AccessReport, ConstantStats, Cost, EngineOptions, GlobalStats, SharedStats, Status};
+use crate::budget;
+use crate::hardware::MemoryModel;
+use crate::ir::{Access, Kernel, Space};
+
+/// One access under one launch; `kernel_work` is what the kernel's
+/// accesses evaluated so far (past `max_kernel_work` the access is
+/// `unknown` without being run). Also says whether the fix search's limit
+/// stopped it ([`EngineOptions::stop_above_ways`]).
+pub(super) fn analyze_access(
+    k: &Kernel,
+    (ki, ai, li): (usize, usize, usize),
+    setup: &Setup,
+    model: &dyn MemoryModel,
+    opts: &EngineOptions,
+    kernel_work: &mut u64,
+) -> (AccessReport, bool) {
+    let a = &k.accesses[ai];
+    let unknown = unknown_up_front(a, opts, *kernel_work);
+    let mut run = Run::new(k, a, setup, model, opts, unknown);
+    let nblocks = run.all_warps();
+    let unknown_reason = run.unknown_reason();
+    let stopped = run.stopped;
+    *kernel_work = kernel_work.saturating_add(run.work);
+    (report(run, (ki, ai, li), nblocks, unknown_reason), stopped)
+}
+
+/// Unknown up front: the access's own reason, or the kernel's work budget
+/// spent.
+fn unknown_up_front(a: &Access, opts: &EngineOptions, kernel_work: u64) -> Option<String> {
+    a.unknown.clone().or_else(|| {
+        (kernel_work >= opts.max_kernel_work).then(|| {
+            format!(
+                "the kernel's accesses before this one used up the {}",
+                budget::named(
+                    "MAX_WORK_PER_KERNEL",
+                    opts.max_kernel_work,
+                    "expression nodes per kernel"
+                )
+            )
+        })
+    })
+}
+
+impl Run<'_> {
+    /// Why the access is unknown: what the run recorded, else the budget
+    /// it ran out of; `None` when it is known.
+    fn unknown_reason(&mut self) -> Option<String> {
+        let unknown_reason = self.unknown.take();
+        if !self.budget_hit || unknown_reason.is_some() {
+            return unknown_reason;
+        }
+        let opts = self.opts;
+        Some(if self.work > opts.max_work {
+            format!(
+                "the {} ran out",
+                budget::named(
+                    "MAX_WORK_PER_ACCESS",
+                    opts.max_work,
+                    "expression nodes per access"
+                )
+            )
+        } else {
+            format!(
+                "the {} ran out",
+                budget::named(
+                    "MAX_EXECUTIONS_PER_ACCESS",
+                    opts.max_executions,
+                    "warp-level executions"
+                )
+            )
+        })
+    }
+
+    /// The run's means (per executed warp-level instruction) and maxima,
+    /// in the terms of the access's memory space.
+    fn cost(&self) -> Cost {
+        let t = self.totals;
+        let n = t.executions.max(1) as f64;
+        let mean = t.cost as f64 / n;
+        match self.space {
+            Space::Shared => SharedStats {
+                wavefronts: mean,
+                ideal_wavefronts: t.ideal as f64 / n,
+                ways: if t.ideal == 0 {
+                    0.0
+                } else {
+                    t.cost as f64 / t.ideal as f64
+                },
+                max_wavefronts: self.max_cost,
+                max_ways: self.max_ways,
+            }
+            .into(),
+            Space::Global | Space::Local => Cost::Global(GlobalStats {
+                sectors: mean,
+                ideal_sectors: t.ideal as f64 / n,
+                max_sectors: self.max_cost,
+                transactions: t.transactions as f64 / n,
+                bytes: t.bytes as f64 / n,
+            }),
+            Space::Constant => Cost::Constant(ConstantStats {
+                requests: mean,
+                max_requests: self.max_cost,
+            }),
+        }
+    }
+}
+
+/// The report of a finished run over `nblocks` blocks.
+fn report(
+    run: Run,
+    (ki, ai, li): (usize, usize, usize),
+    nblocks: f64,
+    unknown_reason: Option<String>,
+) -> AccessReport {
+    let (k, a, setup) = (run.k, run.a, run.setup);
+    let status = if unknown_reason.is_some() {
+        Status::Unknown
+    } else if !run.assumptions.is_empty() {
+        Status::Assumed
+    } else {
+        Status::Exact
+    };
+    let cost = unknown_reason.is_none().then(|| run.cost());
+    let c = |v: [i64; 3]| [v[0] as u64, v[1] as u64, v[2] as u64];
+    AccessReport {
+        kernel: ki,
+        access: ai,
+        launch: li,
+        kernel_name: k.display_name.clone(),
+        array: k.objects[a.obj].name.clone(),
+        space: run.space,
+        op: a.op,
+        width: a.width,
+        span: a.span,
+        text: a.text.clone(),
+        block: c(setup.block),
+        grid: c(setup.grid),
+        executions: run.totals.executions as f64 / nblocks,
+        status,
+        assumptions: run.assumptions.into_iter().collect(),
+        unknown_reason,
+        cost,
+        worst: if status == Status::Unknown {
+            None
+        } else {
+            run.worst
+        },
+        min_offset: run.min_offset,
+    }
+}

@@ -1,0 +1,161 @@
+//! What the engine answers, per access and launch: [`AccessReport`] with
+//! its [`Status`] and [`Cost`], and the [`EngineOptions`] it runs under.
+//! A report whose status is `unknown` carries no cost and no worst warp.
+
+use crate::budget;
+use crate::hardware::Lanes;
+use crate::ir::{Op, Space, Span};
+
+/// Defaults and budgets of the engine (see [`crate::budget`]).
+#[derive(Clone, Debug)]
+pub struct EngineOptions {
+    /// Block shape when nothing says (kernels that use only `threadIdx.x`).
+    pub default_block: [u64; 3],
+    /// Block shape when nothing says, for kernels that use `threadIdx.y`/`z`.
+    pub default_block_2d: [u64; 3],
+    /// Grid when nothing says.
+    pub default_grid: [u64; 3],
+    /// Value assumed for an integer parameter nothing gives a value to.
+    pub default_param: i64,
+    pub max_loop_iterations: u64,
+    pub max_executions: u64,
+    pub max_blocks: u64,
+    /// Expression nodes evaluated per access (each for a whole warp).
+    pub max_work: u64,
+    /// Expression nodes evaluated per kernel instantiation, all accesses.
+    pub max_kernel_work: u64,
+    /// Analyse only the accesses to arrays of this name (re-analysis for fixes).
+    pub only_array: Option<String>,
+    /// Fix search: stop analysing an access to the shared array of this
+    /// name as soon as one warp's n-way degree exceeds the number (the
+    /// access becomes `unknown`): the search only needs to know that a
+    /// candidate does no better than the best so far.
+    pub stop_above_ways: Option<(String, f64)>,
+    /// Do not run again a warp or block proved to cost what an earlier
+    /// one did (`collapse.rs`); off only to test that the proof holds.
+    pub collapse: bool,
+}
+
+impl Default for EngineOptions {
+    fn default() -> Self {
+        EngineOptions {
+            default_block: [256, 1, 1],
+            default_block_2d: [32, 8, 1],
+            default_grid: [2, 2, 1],
+            default_param: 1024,
+            max_loop_iterations: budget::MAX_LOOP_ITERATIONS,
+            max_executions: budget::MAX_EXECUTIONS_PER_ACCESS,
+            max_blocks: budget::MAX_BLOCKS_SAMPLED,
+            max_work: budget::MAX_WORK_PER_ACCESS,
+            max_kernel_work: budget::MAX_WORK_PER_KERNEL,
+            only_array: None,
+            stop_above_ways: None,
+            collapse: true,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Status {
+    Exact,
+    Assumed,
+    Unknown,
+}
+
+impl Status {
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Exact => "exact",
+            Status::Assumed => "assumed",
+            Status::Unknown => "unknown",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct SharedStats {
+    /// Mean wavefronts per executed warp-level instruction.
+    pub wavefronts: f64,
+    /// Mean wavefronts a conflict-free access by the same lanes needs: one
+    /// per group of lanes served together (32, 16 or 8) with an active lane.
+    pub ideal_wavefronts: f64,
+    /// `wavefronts / ideal_wavefronts`: the n-way conflict degree.
+    pub ways: f64,
+    pub max_wavefronts: u32,
+    pub max_ways: f64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct GlobalStats {
+    /// Mean 32-byte sectors per executed warp-level instruction.
+    pub sectors: f64,
+    pub ideal_sectors: f64,
+    pub max_sectors: u32,
+    /// Mean memory transactions per instruction (legacy architectures:
+    /// summed over the half- or quarter-warp requests).
+    pub transactions: f64,
+    /// Mean bytes those transactions move.
+    pub bytes: f64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConstantStats {
+    /// Mean serialised requests (distinct addresses) per instruction.
+    pub requests: f64,
+    pub max_requests: u32,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Cost {
+    Shared(SharedStats),
+    /// Global and local memory.
+    Global(GlobalStats),
+    Constant(ConstantStats),
+}
+
+/// The warp with the worst cost, for pictures and explanations.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WarpSample {
+    pub block: [i64; 3],
+    pub warp: u32,
+    /// Iteration number of each enclosing loop, outermost first.
+    pub iterations: Vec<u64>,
+    /// Byte offset from the array's base touched by each lane.
+    pub lanes: Lanes,
+    pub cost: u32,
+}
+
+/// The prediction for one access under one launch configuration.
+#[derive(Clone, Debug)]
+pub struct AccessReport {
+    pub kernel: usize,
+    pub access: usize,
+    pub launch: usize,
+    pub kernel_name: String,
+    pub array: String,
+    pub space: Space,
+    pub op: Op,
+    pub width: u32,
+    pub span: Span,
+    pub text: String,
+    pub block: [u64; 3],
+    pub grid: [u64; 3],
+    /// Warp-level executions per block the means are taken over.
+    pub executions: f64,
+    pub status: Status,
+    pub assumptions: Vec<String>,
+    pub unknown_reason: Option<String>,
+    pub cost: Option<Cost>,
+    pub worst: Option<WarpSample>,
+    /// The lowest byte offset from the array's base that an analysed lane
+    /// touched, over the warps whose address needed no assumption (beyond
+    /// which blocks run). Below zero, the pointer cannot be the start of an
+    /// allocation (`g_s[threadIdx.x - 1]`), so its alignment is not known.
+    pub min_offset: Option<i64>,
+}
+
+impl From<SharedStats> for Cost {
+    fn from(s: SharedStats) -> Cost {
+        Cost::Shared(s)
+    }
+}

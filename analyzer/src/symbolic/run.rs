@@ -1,0 +1,444 @@
+//! One access's run: [`Run`] holds what the enumeration of blocks ×
+//! warps × loop iterations needs and adds up; this room makes it, walks
+//! the warps of every representative block, evaluates expressions for a
+//! whole warp, and costs one execution (active lanes, their addresses,
+//! the hardware model's cost, the worst warp so far).
+
+use std::collections::BTreeSet;
+
+use super::assume::{fail_reason, Said};
+use super::eval::{eval32, Assumed, Fail, LaneEnv, Reads, Vals, WarpEnv};
+use super::graph::{self, compile};
+use super::loops::invariant_loops;
+use super::setup::{blocks, uses_block, Setup};
+use super::unknowns::LinearForm;
+use super::{collapse, EngineOptions, WarpSample};
+use crate::hardware::{Lanes, MemoryModel, WARP};
+use crate::ir::{Access, Atom, Expr, Guard, Kernel, Space};
+
+/// The state of one access's run and what it adds up.
+pub(super) struct Run<'a> {
+    pub(super) k: &'a Kernel,
+    pub(super) a: &'a Access,
+    model: &'a dyn MemoryModel,
+    pub(super) opts: &'a EngineOptions,
+    pub(super) setup: &'a Setup,
+    pub(super) space: Space,
+    pub(super) period: i64,
+    pub(super) bid: [i64; 3],
+    warp: u32,
+    /// threadIdx of each lane of the current warp.
+    pub(super) tid: [[i64; WARP]; 3],
+    /// Current value of every loop variable, per lane.
+    pub(super) loop_vals: Vec<Vals>,
+    pub(super) iters: Vec<u64>,
+    /// Loops (by level) whose iterations all cost the same for this access.
+    pub(super) invariant: Vec<bool>,
+    /// Executions one costed execution stands for (collapsed loops).
+    pub(super) weight: u64,
+    /// Executions actually costed (the budget counts these).
+    evaluated: u64,
+    /// Expression nodes evaluated (one node for the whole warp).
+    pub(super) work: u64,
+    // results
+    pub(super) totals: Totals,
+    /// What the current warp's run recorded (for [`collapse`]).
+    pub(super) trace: collapse::WarpTrace,
+    pub(super) max_cost: u32,
+    pub(super) max_ways: f64,
+    pub(super) worst: Option<WarpSample>,
+    /// [`super::AccessReport::min_offset`].
+    pub(super) min_offset: Option<i64>,
+    pub(super) assumptions: BTreeSet<String>,
+    /// Which assumptions are already recorded: each is worded once per
+    /// access, not once per warp and iteration.
+    pub(super) noted: Vec<Said>,
+    pub(super) unknown: Option<String>,
+    pub(super) budget_hit: bool,
+    /// [`EngineOptions::stop_above_ways`]'s limit, when it names this
+    /// access's (shared) array.
+    stop_above: Option<f64>,
+    /// Stopped by that limit.
+    pub(super) stopped: bool,
+    /// The address's coefficient of each atom asked so far, and whether
+    /// it reads no loop variable (a few atoms: a list beats hashing).
+    pub(super) coeff_cache: Vec<(Atom, Option<Expr>, bool)>,
+    /// Verdicts of [`Run::relevant`] that hold for the whole warp (their
+    /// coefficients read no loop variable), by value read and mask (at
+    /// most [`crate::budget::MAX_RELEVANCE_MEMO`]).
+    pub(super) relevance: Vec<(Assumed, u32, bool)>,
+    /// The address as `base + sum(coeff * unknown)` over the unknowns in it,
+    /// worked out once per access (`None` inside: not linear in them).
+    pub(super) linear_form: Option<Option<LinearForm>>,
+    /// Scratch for the linear form's coefficients, reused from warp to warp.
+    pub(super) coeff_vals: Vec<Vals>,
+    /// The access's expressions, compiled ([`graph`]), and what is
+    /// remembered of them.
+    graph: graph::Graph,
+    pub(super) memo: graph::Memo,
+}
+
+/// The sums over executions a warp's run adds to.
+#[derive(Clone, Copy, Default)]
+pub(super) struct Totals {
+    pub(super) executions: u64,
+    pub(super) cost: u64,
+    pub(super) ideal: u64,
+    pub(super) transactions: u64,
+    pub(super) bytes: u64,
+}
+
+impl Totals {
+    /// What was added since `before`.
+    pub(super) fn since(self, before: Totals) -> Totals {
+        Totals {
+            executions: self.executions - before.executions,
+            cost: self.cost - before.cost,
+            ideal: self.ideal - before.ideal,
+            transactions: self.transactions - before.transactions,
+            bytes: self.bytes - before.bytes,
+        }
+    }
+
+    pub(super) fn add(&mut self, o: Totals) {
+        self.executions = self.executions.saturating_add(o.executions);
+        self.cost = self.cost.saturating_add(o.cost);
+        self.ideal = self.ideal.saturating_add(o.ideal);
+        self.transactions = self.transactions.saturating_add(o.transactions);
+        self.bytes = self.bytes.saturating_add(o.bytes);
+    }
+}
+
+impl Run<'_> {
+    /// Evaluates `e` for the whole warp; the assumed values it read are
+    /// returned, not recorded.
+    pub(super) fn eval_raw(&mut self, e: &Expr) -> (Vals, Reads) {
+        let mut reads = Reads::default();
+        let env = WarpEnv {
+            tid: &self.tid,
+            bid: self.bid,
+            block: self.setup.block,
+            grid: self.setup.grid,
+            params: &self.setup.params,
+            params_assumed: &self.setup.params_assumed,
+            grid_assumed: self.setup.grid_assumed,
+            loop_vals: &self.loop_vals,
+        };
+        let v = match self.graph.root(e) {
+            Some(id) => self
+                .memo
+                .eval(&self.graph, id, &env, &mut reads, &mut self.work),
+            None => eval32(e, &env, &mut reads, &mut self.work),
+        };
+        if self.work > self.opts.max_work {
+            self.budget_hit = true;
+        }
+        (v, reads)
+    }
+
+    /// Evaluates `e` for the whole warp, recording assumed values it read.
+    pub(super) fn eval(&mut self, e: &Expr) -> Vals {
+        let (v, reads) = self.eval_raw(e);
+        self.note_reads(&reads);
+        v
+    }
+
+    /// Evaluates `e` for one lane (slow path, for unknowns).
+    pub(super) fn eval_lane<T>(
+        &self,
+        l: usize,
+        reads: &mut Reads,
+        f: impl FnOnce(&LaneEnv, &mut Reads) -> T,
+    ) -> T {
+        let loop_vals: Vec<Result<i64, Fail>> = self.loop_vals.iter().map(|v| v.get(l)).collect();
+        let env = LaneEnv {
+            tid: [self.tid[0][l], self.tid[1][l], self.tid[2][l]],
+            bid: self.bid,
+            block: self.setup.block,
+            grid: self.setup.grid,
+            params: &self.setup.params,
+            params_assumed: &self.setup.params_assumed,
+            grid_assumed: self.setup.grid_assumed,
+            loop_vals: &loop_vals,
+        };
+        f(&env, reads)
+    }
+
+    /// Lanes of `mask` that pass every guard. A guard that cannot be
+    /// evaluated counts as passed (an upper bound on the cost), and says so.
+    pub(super) fn mask_of(&mut self, guards: &[Guard], mask: u32) -> u32 {
+        let mut m = mask;
+        for g in guards {
+            if m == 0 {
+                break;
+            }
+            let v = self.eval(&g.cond);
+            let truthy = v.truthy();
+            let pass = if g.expect { truthy } else { !truthy & !v.err };
+            if v.err & m != 0 {
+                self.say(Said::ActiveDespite(v.fail), |run| {
+                    let why = fail_reason(run.k, v.fail);
+                    format!("lanes assumed active where a condition depends on {why}")
+                });
+            }
+            m &= pass | v.err;
+        }
+        m
+    }
+
+    /// Costs one execution by the lanes of `mask` that pass the access's
+    /// guards, adding it (times the weight) to the totals.
+    pub(super) fn execute(&mut self, mask: u32) {
+        let guards = &self.a.guards;
+        let active = self.mask_of(guards, mask);
+        if active == 0 {
+            return;
+        }
+        if self.evaluated >= self.opts.max_executions {
+            self.budget_hit = true;
+            return;
+        }
+        self.evaluated += 1;
+        let (v, reads) = self.eval_raw(&self.a.offset);
+        let mut addrs: Lanes = [None; WARP];
+        for (l, slot) in addrs.iter_mut().enumerate() {
+            if active & (1 << l) != 0 && v.err & (1 << l) == 0 {
+                *slot = Some(v.v[l]);
+            }
+        }
+        // Below the base with nothing assumed but which blocks run: the
+        // code itself says the pointer is not the start of an allocation.
+        if v.err & active == 0 && reads.iter().all(|r| matches!(r, Assumed::BlockIdx)) {
+            if let Some(low) = addrs.iter().flatten().min() {
+                self.min_offset = Some(self.min_offset.map_or(*low, |m| m.min(*low)));
+                self.trace.min = Some(self.trace.min.map_or(*low, |m| m.min(*low)));
+            }
+        }
+        if v.err & active != 0 && !self.resolve_unknowns(active, &mut addrs) {
+            return;
+        }
+        for r in reads.iter() {
+            if self.noted.contains(&Said::Read(r)) {
+                continue;
+            }
+            if self.relevant(r, active) {
+                self.say(Said::Read(r), |run| run.assumed_text(r));
+            }
+        }
+        if self.space == Space::Local {
+            // Per-thread arrays are interleaved word by word across the warp.
+            for (l, a) in addrs.iter_mut().enumerate() {
+                if let Some(v) = a {
+                    *v = v
+                        .div_euclid(4)
+                        .wrapping_mul(WARP as i64)
+                        .wrapping_add(l as i64)
+                        .wrapping_mul(4)
+                        .wrapping_add(v.rem_euclid(4));
+                }
+            }
+        }
+        self.trace.costed(active, &addrs);
+        let (cost, ideal, transactions, bytes) = match self.space {
+            Space::Shared => {
+                let c = self.model.shared(&addrs, self.a.width);
+                (c.wavefronts, c.ideal, 0, 0)
+            }
+            Space::Global | Space::Local => {
+                let c = self.model.global(&addrs, self.a.width);
+                (c.sectors, c.ideal, c.transactions, c.bytes)
+            }
+            Space::Constant => (self.model.constant(&addrs, self.a.width), 1, 0, 0),
+        };
+        let w = self.weight;
+        self.totals.add(Totals {
+            executions: w,
+            cost: (cost as u64).saturating_mul(w),
+            ideal: (ideal as u64).saturating_mul(w),
+            transactions: (transactions as u64).saturating_mul(w),
+            bytes: (bytes as u64).saturating_mul(w),
+        });
+        let ways = if ideal > 0 {
+            cost as f64 / ideal as f64
+        } else {
+            0.0
+        };
+        if ways > self.max_ways {
+            self.max_ways = ways;
+        }
+        if let Some(limit) = self.stop_above {
+            if ways > limit {
+                self.unknown = Some(format!(
+                    "the fix search stopped: a warp is {ways}-way, no better than {limit}"
+                ));
+                self.budget_hit = true;
+                self.stopped = true;
+            }
+        }
+        if cost > self.max_cost || self.worst.is_none() {
+            self.max_cost = self.max_cost.max(cost);
+            self.worst = Some(WarpSample {
+                block: self.bid,
+                warp: self.warp,
+                iterations: self.iters.clone(),
+                lanes: addrs,
+                cost,
+            });
+        }
+    }
+}
+
+impl<'a> Run<'a> {
+    /// The run of access `a` under `setup`; `unknown` when the access is
+    /// known to be unknown before any warp runs (then nothing is compiled).
+    pub(super) fn new(
+        k: &'a Kernel,
+        a: &'a Access,
+        setup: &'a Setup,
+        model: &'a dyn MemoryModel,
+        opts: &'a EngineOptions,
+        unknown: Option<String>,
+    ) -> Run<'a> {
+        let obj = &k.objects[a.obj];
+        let space = obj.space;
+        // Nothing is evaluated for such an access: nothing to compile.
+        let graph = match unknown {
+            None => compile(k, a),
+            Some(_) => graph::Graph::new(&[], |_| 0),
+        };
+        let memo = graph::Memo::new(&graph, a.loops.len());
+        let mut run = Run {
+            k,
+            a,
+            model,
+            opts,
+            setup,
+            space,
+            period: model.shift_period(space, a.width).max(1) as i64,
+            bid: [0; 3],
+            warp: 0,
+            tid: [[0; WARP]; 3],
+            loop_vals: Vec::new(),
+            iters: Vec::new(),
+            invariant: invariant_loops(k, a),
+            weight: 1,
+            evaluated: 0,
+            work: 0,
+            totals: Totals::default(),
+            trace: collapse::WarpTrace::default(),
+            max_cost: 0,
+            max_ways: 0.0,
+            worst: None,
+            min_offset: None,
+            assumptions: setup.assumptions.iter().cloned().collect(),
+            noted: Vec::new(),
+            unknown,
+            budget_hit: false,
+            stop_above: opts
+                .stop_above_ways
+                .as_ref()
+                .filter(|(array, _)| space == Space::Shared && obj.name == *array)
+                .map(|(_, limit)| *limit),
+            stopped: false,
+            coeff_cache: Vec::new(),
+            relevance: Vec::new(),
+            linear_form: None,
+            coeff_vals: Vec::new(),
+            graph,
+            memo,
+        };
+        if space == Space::Local {
+            run.assumptions.insert(format!(
+                "`{}` assumed to live in local memory (arrays whose indices are all known once loops \
+                 unroll are kept in registers)",
+                obj.name
+            ));
+        }
+        run
+    }
+
+    /// Runs every warp of every representative block (none when the access
+    /// is already unknown), until one makes it unknown or a budget runs
+    /// out; returns the number of blocks the means are taken over.
+    pub(super) fn all_warps(&mut self) -> f64 {
+        let b = self.setup.block;
+        let threads = (b[0] * b[1] * b[2]).max(1);
+        let nwarps = (threads + WARP as i64 - 1) / WARP as i64;
+        let block_list = if uses_block(self.k, self.a) {
+            blocks(self.setup.grid, self.opts.max_blocks)
+        } else {
+            vec![[0, 0, 0]]
+        };
+        let nblocks = block_list.len() as f64;
+        // Known to be unknown before any warp runs (see `Access::unknown`).
+        let block_list = if self.unknown.is_some() {
+            Vec::new()
+        } else {
+            block_list
+        };
+        // One warp in all: nothing could stand for another.
+        let mut collapse = if self.opts.collapse && block_list.len() as i64 * nwarps > 1 {
+            collapse::Collapse::of(self, nwarps as usize)
+        } else {
+            None
+        };
+        for bid in block_list {
+            self.bid = bid;
+            for w in 0..nwarps {
+                if !self.one_warp(w, threads, collapse.as_mut()) {
+                    return nblocks;
+                }
+            }
+        }
+        nblocks
+    }
+
+    /// Runs warp `w` of the current block of `threads` threads, or adds
+    /// the totals of a representative `collapse` proves it costs what;
+    /// false when the access stops here (unknown, or a budget ran out).
+    fn one_warp(
+        &mut self,
+        w: i64,
+        threads: i64,
+        collapse: Option<&mut collapse::Collapse>,
+    ) -> bool {
+        let mask = self.enter_warp(w, threads);
+        // A new warp: nothing remembered holds (collapse evaluates too).
+        self.memo.touch(0);
+        self.relevance.clear();
+        if let Some(c) = collapse.as_deref() {
+            if c.replay(self, w as usize, mask) {
+                return true;
+            }
+        }
+        self.loop_vals = vec![Vals::failed(Fail::TooComplex); self.k.loop_vars.len()];
+        let before = self.totals;
+        self.trace = collapse::WarpTrace::default();
+        self.iterate(0, mask);
+        if self.budget_hit || self.unknown.is_some() {
+            return false;
+        }
+        if let Some(c) = collapse {
+            c.record(self, w as usize, mask, before);
+        }
+        true
+    }
+
+    /// Makes warp `w` the current one: the `threadIdx` of each of its
+    /// lanes; returns its lanes that are threads of the block.
+    fn enter_warp(&mut self, w: i64, threads: i64) -> u32 {
+        let b = self.setup.block;
+        self.warp = w as u32;
+        let mut mask = 0u32;
+        for l in 0..WARP {
+            let t = w * WARP as i64 + l as i64;
+            if t < threads {
+                mask |= 1 << l;
+            }
+            self.tid[0][l] = t % b[0];
+            self.tid[1][l] = (t / b[0]) % b[1];
+            self.tid[2][l] = t / (b[0] * b[1]);
+        }
+        mask
+    }
+}

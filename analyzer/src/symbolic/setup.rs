@@ -1,0 +1,125 @@
+//! Under what an access runs: a launch resolved to numbers ([`Setup`]:
+//! block, grid, parameters, with the assumptions that stand in for what
+//! the launch does not give), and the representative blocks an access is
+//! run in (all of a small grid, else evenly spaced ones; only block 0 when
+//! the access reads neither `blockIdx` nor `gridDim`).
+
+use super::EngineOptions;
+use crate::ir::{Access, Atom, Builtin, Expr, Kernel, LaunchOrigin};
+
+/// The launch configuration, resolved to numbers.
+pub(super) struct Setup {
+    pub(super) block: [i64; 3],
+    pub(super) grid: [i64; 3],
+    pub(super) params: Vec<i64>,
+    pub(super) params_assumed: Vec<bool>,
+    pub(super) grid_assumed: bool,
+    pub(super) assumptions: Vec<String>,
+}
+
+impl Setup {
+    /// Launch `li` of `k`, with the defaults of `opts` where it says nothing.
+    pub(super) fn new(k: &Kernel, li: usize, opts: &EngineOptions) -> Setup {
+        let l = &k.launches[li];
+        let mut assumptions = Vec::new();
+        let block = match (l.block, l.origin) {
+            (Some(b), LaunchOrigin::LaunchBounds) => {
+                assumptions.push(format!(
+                    "block [{}, 1, 1] assumed from __launch_bounds__({})",
+                    b[0], b[0]
+                ));
+                b
+            }
+            (Some(b), _) => b,
+            (None, _) => {
+                let b = if k.uses_thread_dims[1] || k.uses_thread_dims[2] {
+                    opts.default_block_2d
+                } else {
+                    opts.default_block
+                };
+                assumptions.push(format!(
+                    "block [{}, {}, {}] assumed: no launch of `{}` in this file gives one \
+                     (set `[kernel.{}] block`)",
+                    b[0], b[1], b[2], k.name, k.name
+                ));
+                b
+            }
+        };
+        let (grid, grid_assumed) = match l.grid {
+            Some(g) => (g, false),
+            None => (opts.default_grid, true),
+        };
+        let params: Vec<i64> = (0..k.params.len())
+            .map(|i| {
+                l.params
+                    .get(i)
+                    .copied()
+                    .flatten()
+                    .unwrap_or(opts.default_param)
+            })
+            .collect();
+        let params_assumed = (0..k.params.len())
+            .map(|i| l.params.get(i).copied().flatten().is_none())
+            .collect();
+        let c = |v: [u64; 3]| [v[0] as i64, v[1] as i64, v[2] as i64];
+        Setup {
+            block: c(block),
+            grid: c(grid),
+            params,
+            params_assumed,
+            grid_assumed,
+            assumptions,
+        }
+    }
+}
+
+/// Whether the access reads `blockIdx` or `gridDim` (in its address, its
+/// guards or its loops' control): else block 0 stands for every block.
+pub(super) fn uses_block(k: &Kernel, a: &Access) -> bool {
+    let mut exprs: Vec<&Expr> = vec![&a.offset];
+    exprs.extend(a.guards.iter().map(|g| &g.cond));
+    for &li in &a.loops {
+        let lp = &k.loops[li];
+        exprs.extend(lp.init.iter());
+        exprs.extend(lp.next.iter());
+        exprs.extend(lp.pre_cond.iter());
+        exprs.extend(lp.post_cond.iter());
+        exprs.extend(lp.entry_guards.iter().map(|g| &g.cond));
+        exprs.extend(lp.breaks.iter().flatten().map(|g| &g.cond));
+    }
+    exprs.iter().any(|e| {
+        e.atoms()
+            .iter()
+            .any(|x| matches!(x, Atom::Builtin(Builtin::BlockIdx(_) | Builtin::GridDim(_))))
+    })
+}
+
+/// Representative blocks: all of a small grid, else evenly spaced ones
+/// including the first and the last.
+pub(super) fn blocks(grid: [i64; 3], max: u64) -> Vec<[i64; 3]> {
+    let (gx, gy, gz) = (
+        grid[0].max(1) as u64,
+        grid[1].max(1) as u64,
+        grid[2].max(1) as u64,
+    );
+    let total = gx.saturating_mul(gy).saturating_mul(gz);
+    let pick: Vec<u64> = if total <= max {
+        (0..total).collect()
+    } else {
+        // i * (total - 1) can overflow u64 for huge grids: compute in u128.
+        let mut v: Vec<u64> = (0..max as u128)
+            .map(|i| (i * (total as u128 - 1) / (max as u128 - 1).max(1)) as u64)
+            .collect();
+        v.dedup();
+        v
+    };
+    pick.into_iter()
+        .map(|i| {
+            [
+                (i % gx) as i64,
+                ((i / gx) % gy) as i64,
+                (i / gx / gy) as i64,
+            ]
+        })
+        .collect()
+}
