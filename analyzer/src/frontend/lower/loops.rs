@@ -1,0 +1,197 @@
+//! Loops: each variable assigned in a loop becomes loop-carried (its value
+//! at entry, its value after one iteration); the condition and update are
+//! recorded on the IR's `Loop`, and after the loop a carried variable is
+//! an unknown exit value.
+
+use tree_sitter::Node;
+
+use super::{LoopCtx, Lowerer, Ptr, Scope, Src, Val};
+use crate::frontend::fields::Fields;
+use crate::ir::{Atom, Expr, Guard, Loop, LoopVar};
+
+/// Identifiers assigned (`=`, `op=`, `++`, `--`) anywhere under `n`.
+fn collect_assigned(n: Node, src: &Src, out: &mut Vec<String>) {
+    let mut stack = vec![n];
+    let mut budget = 200_000u32;
+    while let Some(x) = stack.pop() {
+        budget = budget.saturating_sub(1);
+        if budget == 0 {
+            return;
+        }
+        let target = match x.node_kind() {
+            "assignment_expression" => x.field("left"),
+            "update_expression" => x.field("argument"),
+            _ => None,
+        };
+        if let Some(mut t) = target {
+            while t.node_kind() == "parenthesized_expression" {
+                match t.named_child(0) {
+                    Some(i) => t = i,
+                    None => break,
+                }
+            }
+            if t.node_kind() == "identifier" {
+                let name = src.text(t);
+                if !out.contains(&name) {
+                    out.push(name);
+                }
+            }
+        }
+        let mut c = x.walk();
+        stack.extend(x.children(&mut c));
+    }
+}
+
+impl<'a, 't> Lowerer<'a, 't> {
+    pub(super) fn loop_stmt(&mut self, n: Node, src: &Src) {
+        let kind = n.node_kind();
+        self.scopes.push(Scope::new());
+        if kind == "for_statement" {
+            if let Some(init) = n.field("initializer") {
+                if init.node_kind() == "declaration" {
+                    self.local_decl(init, src);
+                } else {
+                    self.expr(init, src);
+                }
+            }
+        }
+        let body = n.field("body");
+        let cond_node = n.field("condition").map(|c| {
+            if c.node_kind() == "condition_clause" {
+                c.field("value").or_else(|| c.named_child(0)).unwrap_or(c)
+            } else if c.node_kind() == "parenthesized_expression" && kind == "do_statement" {
+                c.named_child(0).unwrap_or(c)
+            } else {
+                c
+            }
+        });
+        let update = n.field("update");
+        let mut assigned = Vec::new();
+        for part in [body, cond_node, update].into_iter().flatten() {
+            collect_assigned(part, src, &mut assigned);
+        }
+        let id = self.k.loops.len();
+        let span = self.span(n, src);
+        self.k.loops.push(Loop {
+            parent: self.open_loops.last().copied(),
+            vars: Vec::new(),
+            init: Vec::new(),
+            next: Vec::new(),
+            pre_cond: None,
+            post_cond: None,
+            entry_guards: self.current_guards(),
+            breaks: Vec::new(),
+            span,
+        });
+        let mut carried: Vec<(String, u32, bool)> = Vec::new();
+        for name in assigned {
+            let Some(b) = self.lookup(&name).cloned() else {
+                continue;
+            };
+            let var = self.k.loop_vars.len() as u32;
+            let atom = Expr::atom(Atom::LoopVar(var));
+            let (init, newval, is_ptr) = match b.val {
+                Val::Int(e) => (e, Val::Int(atom), false),
+                Val::Ptr(p) => (
+                    p.off,
+                    Val::Ptr(Ptr {
+                        obj: p.obj,
+                        off: atom,
+                        pointee: p.pointee,
+                    }),
+                    true,
+                ),
+                _ => continue,
+            };
+            self.k.loop_vars.push(LoopVar {
+                name: name.clone(),
+                loop_id: id,
+            });
+            self.k.loops[id].vars.push(var);
+            self.k.loops[id].init.push(init);
+            if let Some(b) = self.lookup_mut(&name) {
+                b.val = newval;
+            }
+            carried.push((name, var, is_ptr));
+        }
+        self.open_loops.push(id);
+        self.frame().loops.push(LoopCtx {
+            id,
+            ..LoopCtx::default()
+        });
+        if kind != "do_statement" {
+            let pre = cond_node.map(|c| {
+                if c.node_kind() == "declaration" {
+                    self.local_decl(c, src);
+                    self.unknown("a declaration used as a loop condition", None)
+                } else {
+                    self.int(c, src)
+                }
+            });
+            self.k.loops[id].pre_cond = pre;
+        }
+        if let Some(b) = body {
+            self.stmt(b, src);
+            self.frame().terminated = false;
+        }
+        // The update runs for lanes that did not break or return this iteration.
+        if let Some(l) = self.frame().loops.last_mut() {
+            l.skip.retain(|_| false);
+        }
+        if let Some(u) = update {
+            self.expr(u, src);
+        }
+        if kind == "do_statement" {
+            let post = cond_node.map(|c| self.int(c, src));
+            self.k.loops[id].post_cond = post;
+        }
+        let mut next = Vec::new();
+        for (name, _, is_ptr) in &carried {
+            let v = self.lookup(name).map(|b| b.val.clone());
+            let e = match (v, is_ptr) {
+                (Some(Val::Int(e)), false) => e,
+                (Some(Val::Ptr(p)), true) => p.off,
+                _ => Expr::atom(Atom::TooComplex),
+            };
+            next.push(e);
+        }
+        self.k.loops[id].next = next;
+        self.open_loops.pop();
+        let ctx = self.frame().loops.pop().unwrap_or_default();
+        if ctx.returned {
+            let line = span.line;
+            let outermost = self.frame().loops.iter().all(|l| l.id == usize::MAX);
+            if outermost {
+                let u = self.unknown(
+                    format!("lanes that returned inside the loop at line {line}"),
+                    None,
+                );
+                self.frame().dead.push(Guard {
+                    cond: u,
+                    expect: false,
+                });
+            } else if let Some(p) = self.frame().loops.last_mut() {
+                p.returned = true;
+            }
+        }
+        // After the loop, carried variables hold their exit values.
+        let line = span.line;
+        for (name, _, is_ptr) in carried {
+            let u = self.unknown(
+                format!("the value of `{name}` after the loop at line {line}"),
+                None,
+            );
+            if let Some(b) = self.lookup_mut(&name) {
+                b.val = match (&b.val, is_ptr) {
+                    (Val::Ptr(p), true) => Val::Ptr(Ptr {
+                        obj: p.obj,
+                        off: u,
+                        pointee: p.pointee.clone(),
+                    }),
+                    _ => Val::Int(u),
+                };
+            }
+        }
+        self.scopes.pop();
+    }
+}
