@@ -82,18 +82,8 @@ impl<'a, 't> Lowerer<'a, 't> {
         if let Some(cfg) = launch {
             return self.launch_site(n, f, cfg, &args, src);
         }
-        // A functional cast to a scalar type: `int(x)`, `uint32_t(x)`.
-        if args.len() == 1 && matches!(f.node_kind(), "primitive_type" | "identifier") {
-            let name = src.text(f);
-            let ty = match f.node_kind() {
-                "primitive_type" => builtin(&name),
-                _ if self.lookup(&name).is_none() => Some(self.named_type(&name)),
-                _ => None,
-            };
-            if let Some(ty @ (Ty::Int { .. } | Ty::Float { .. })) = ty {
-                let v = self.rv(args[0], src);
-                return self.cast(ty, v);
-            }
+        if let Some(v) = self.functional_cast(f, &args, src) {
+            return v;
         }
         let (name, targs_node) = match f.node_kind() {
             "identifier" => (src.text(f), None),
@@ -122,7 +112,50 @@ impl<'a, 't> Lowerer<'a, 't> {
                 return self.expand_function_macro(&short, &texts, n, src, false);
             }
         }
-        match short.as_str() {
+        if let Some(v) = self.builtin_call(&short, targs_node, &args, src) {
+            return v;
+        }
+        if let Some(v) = self.atomic(&short, &args, n, src) {
+            return v;
+        }
+        if let Some(v) = self.hinted_access(&short, &args, n, src) {
+            return v;
+        }
+        if let Some(v) = self.device_call(&short, &args, n, src) {
+            return v;
+        }
+        self.opaque_call(&short, f, &args, src)
+    }
+
+    /// A functional cast to a scalar type: `int(x)`, `uint32_t(x)`.
+    fn functional_cast(&mut self, f: Node, args: &[Node], src: &Src) -> Option<Val> {
+        if args.len() != 1 || !matches!(f.node_kind(), "primitive_type" | "identifier") {
+            return None;
+        }
+        let name = src.text(f);
+        let ty = match f.node_kind() {
+            "primitive_type" => builtin(&name),
+            _ if self.lookup(&name).is_none() => Some(self.named_type(&name)),
+            _ => None,
+        };
+        if let Some(ty @ (Ty::Int { .. } | Ty::Float { .. })) = ty {
+            let v = self.rv(args[0], src);
+            return Some(self.cast(ty, v));
+        }
+        None
+    }
+
+    /// The calls the analysis knows by name: C++ casts, integer `min`/`max`,
+    /// `ceil`/`floor` of a division, `__mul24`, `abs`, `dim3`, and barriers,
+    /// fences, `assert` and `printf` (which end a straight-line region).
+    fn builtin_call(
+        &mut self,
+        short: &str,
+        targs_node: Option<Node>,
+        args: &[Node],
+        src: &Src,
+    ) -> Option<Val> {
+        Some(match short {
             "reinterpret_cast" | "static_cast" | "const_cast" | "dynamic_cast" => {
                 let ty = targs_node
                     .and_then(|t| t.named_child(0))
@@ -138,7 +171,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                     Some(a) => self.rv(*a, src),
                     None => Val::Void,
                 };
-                return self.cast(ty, v);
+                self.cast(ty, v)
             }
             "min" | "max" | "umin" | "umax" | "llmin" | "llmax" | "ullmin" | "ullmax"
                 if args.len() == 2 =>
@@ -150,51 +183,26 @@ impl<'a, 't> Lowerer<'a, 't> {
                 } else {
                     BinOp::Max
                 };
-                return Val::Int(Expr::bin(op, a, b));
+                Val::Int(Expr::bin(op, a, b))
             }
             "ceil" | "ceilf" | "floor" | "floorf" if args.len() == 1 => {
-                // `ceil((float)n / (float)b)`: the usual grid-size idiom.
-                let mut inner = args[0];
-                while inner.node_kind() == "parenthesized_expression" {
-                    match inner.named_child(0) {
-                        Some(i) => inner = i,
-                        None => break,
-                    }
-                }
-                let div = inner.node_kind() == "binary_expression"
-                    && inner.field("operator").map(|o| o.node_kind()) == Some("/");
-                if let (true, Some(l), Some(r)) = (div, inner.field("left"), inner.field("right")) {
-                    let a = self.int(l, src);
-                    let b = self.int(r, src);
-                    if let (Some(x), Some(y)) = (a.as_const(), b.as_const()) {
-                        if y > 0 && x >= 0 {
-                            let v = if short.starts_with("ceil") {
-                                (x + y - 1) / y
-                            } else {
-                                x / y
-                            };
-                            return Val::Int(Expr::konst(v));
-                        }
-                    }
-                }
-                self.rv(args[0], src);
-                return self.unknown_val(format!("the result of `{short}()`"));
+                self.rounded_division(short, args[0], src)
             }
             "__mul24" | "__umul24" if args.len() == 2 => {
                 let a = self.int(args[0], src);
                 let b = self.int(args[1], src);
-                return Val::Int(Expr::times(a, b));
+                Val::Int(Expr::times(a, b))
             }
             "abs" | "llabs" | "labs" if args.len() == 1 => {
                 let a = self.int(args[0], src);
-                return Val::Int(Expr::bin(BinOp::Max, a.clone(), Expr::un(UnOp::Neg, a)));
+                Val::Int(Expr::bin(BinOp::Max, a.clone(), Expr::un(UnOp::Neg, a)))
             }
             "dim3" => {
                 let mut d = [Expr::konst(1), Expr::konst(1), Expr::konst(1)];
                 for (i, a) in args.iter().take(3).enumerate() {
                     d[i] = self.int(*a, src);
                 }
-                return Val::Dim3(d);
+                Val::Dim3(d)
             }
             "__syncthreads"
             | "__syncwarp"
@@ -203,87 +211,138 @@ impl<'a, 't> Lowerer<'a, 't> {
             | "__threadfence_system"
             | "assert"
             | "printf" => {
-                for a in &args {
+                for a in args {
                     self.rv(*a, src);
                 }
                 // A barrier or fence orders memory: nothing merges across it.
                 self.region += 1;
-                return Val::Void;
+                Val::Void
             }
-            _ => {}
+            _ => return None,
+        })
+    }
+
+    /// `ceil((float)n / (float)b)` (or `floor`) of constants: the usual
+    /// grid-size idiom, worked out; anything else is an unknown result.
+    fn rounded_division(&mut self, short: &str, arg: Node, src: &Src) -> Val {
+        let mut inner = arg;
+        while inner.node_kind() == "parenthesized_expression" {
+            match inner.named_child(0) {
+                Some(i) => inner = i,
+                None => break,
+            }
         }
-        let base = short.trim_end_matches("_block").trim_end_matches("_system");
-        if ATOMICS.contains(&base) {
-            if let Some(first) = args.first() {
-                match self.rv(*first, src) {
-                    Val::Ptr(p) => {
-                        for a in &args[1..] {
-                            self.rv(*a, src);
-                        }
-                        let place = Place {
-                            obj: p.obj,
-                            off: p.off,
-                            ty: p.pointee,
-                        };
-                        self.access(&place, Op::Atomic, n, src);
-                        let w = place.off.clone();
-                        return Val::Int(self.unknown(format!("the result of `{short}`"), Some(w)));
-                    }
-                    _ => {
-                        for a in &args[1..] {
-                            self.rv(*a, src);
-                        }
-                        return self.unknown_val(format!("the result of `{short}`"));
-                    }
+        let div = inner.node_kind() == "binary_expression"
+            && inner.field("operator").map(|o| o.node_kind()) == Some("/");
+        if let (true, Some(l), Some(r)) = (div, inner.field("left"), inner.field("right")) {
+            let a = self.int(l, src);
+            let b = self.int(r, src);
+            if let (Some(x), Some(y)) = (a.as_const(), b.as_const()) {
+                if y > 0 && x >= 0 {
+                    let v = if short.starts_with("ceil") {
+                        (x + y - 1) / y
+                    } else {
+                        x / y
+                    };
+                    return Val::Int(Expr::konst(v));
                 }
             }
         }
-        let is_load = matches!(
-            short.as_str(),
-            "__ldg" | "__ldcs" | "__ldca" | "__ldcg" | "__ldlu" | "__ldcv"
-        );
-        let is_store = matches!(short.as_str(), "__stcs" | "__stcg" | "__stwb" | "__stwt");
-        if (is_load || is_store) && !args.is_empty() {
-            if let Val::Ptr(p) = self.rv(args[0], src) {
+        self.rv(arg, src);
+        self.unknown_val(format!("the result of `{short}()`"))
+    }
+
+    /// `atomicAdd(p, v)` and the other atomics (`_block`/`_system` too): an
+    /// atomic access to the place `p` points to; the result is unknown.
+    fn atomic(&mut self, short: &str, args: &[Node], n: Node, src: &Src) -> Option<Val> {
+        let base = short.trim_end_matches("_block").trim_end_matches("_system");
+        if !ATOMICS.contains(&base) {
+            return None;
+        }
+        let first = args.first()?;
+        Some(match self.rv(*first, src) {
+            Val::Ptr(p) => {
+                for a in &args[1..] {
+                    self.rv(*a, src);
+                }
                 let place = Place {
                     obj: p.obj,
                     off: p.off,
                     ty: p.pointee,
                 };
-                if is_load {
-                    return self.rvalue_of(Val::Place(place), n, src);
-                }
+                self.access(&place, Op::Atomic, n, src);
+                let w = place.off.clone();
+                Val::Int(self.unknown(format!("the result of `{short}`"), Some(w)))
+            }
+            _ => {
                 for a in &args[1..] {
                     self.rv(*a, src);
                 }
-                self.access(&place, Op::Store, n, src);
-                return Val::Void;
+                self.unknown_val(format!("the result of `{short}`"))
             }
+        })
+    }
+
+    /// `__ldg(p)` and the other cache-hinted loads, `__stcs(p, v)` and the
+    /// other cache-hinted stores, through a known pointer: a load or store
+    /// of the place it points to.
+    fn hinted_access(&mut self, short: &str, args: &[Node], n: Node, src: &Src) -> Option<Val> {
+        let is_load = matches!(
+            short,
+            "__ldg" | "__ldcs" | "__ldca" | "__ldcg" | "__ldlu" | "__ldcv"
+        );
+        let is_store = matches!(short, "__stcs" | "__stcg" | "__stwb" | "__stwt");
+        if !(is_load || is_store) || args.is_empty() {
+            return None;
         }
-        if let Some(defs) = self.tu.functions.get(&short) {
-            let def = defs
-                .iter()
-                .rev()
-                .find(|d| !d.is_kernel && param_count(d.node) == Some(args.len()))
-                .or_else(|| defs.iter().rev().find(|d| !d.is_kernel))
-                .cloned();
-            if let Some(def) = def {
-                if def.node.field("body").is_some() {
-                    let vals: Vec<Val> = args.iter().map(|a| self.expr(*a, src)).collect();
-                    return self.inline_call(&def, vals, args.clone(), n, src);
-                }
-            }
+        let Val::Ptr(p) = self.rv(args[0], src) else {
+            return None;
+        };
+        let place = Place {
+            obj: p.obj,
+            off: p.off,
+            ty: p.pointee,
+        };
+        if is_load {
+            return Some(self.rvalue_of(Val::Place(place), n, src));
         }
+        for a in &args[1..] {
+            self.rv(*a, src);
+        }
+        self.access(&place, Op::Store, n, src);
+        Some(Val::Void)
+    }
+
+    /// A function defined (with a body) in the file: inlined, the overload
+    /// with as many parameters as arguments first.
+    fn device_call(&mut self, short: &str, args: &[Node], n: Node, src: &Src) -> Option<Val> {
+        let defs = self.tu.functions.get(short)?;
+        let def = defs
+            .iter()
+            .rev()
+            .find(|d| !d.is_kernel && param_count(d.node) == Some(args.len()))
+            .or_else(|| defs.iter().rev().find(|d| !d.is_kernel))
+            .cloned()?;
+        def.node.field("body")?;
+        let vals: Vec<Val> = args.iter().map(|a| self.expr(*a, src)).collect();
+        Some(self.inline_call(&def, vals, args.to_vec(), n, src))
+    }
+
+    /// A call the analysis cannot see into: its arguments are evaluated
+    /// (their loads recorded) and its result is unknown. A math function
+    /// that branches starts a new straight-line region; one not known to
+    /// be branch-free counts as undecided.
+    fn opaque_call(&mut self, short: &str, f: Node, args: &[Node], src: &Src) -> Val {
         let mut first = None;
-        for a in &args {
+        for a in args {
             let v = self.rv(*a, src);
             if first.is_none() {
                 first = Some(v);
             }
         }
-        if fuse::SPLITS.contains(&short.as_str()) {
+        if fuse::SPLITS.contains(&short) {
             self.region += 1;
-        } else if !fuse::MERGES.contains(&short.as_str()) {
+        } else if !fuse::MERGES.contains(&short) {
             self.undecided += 1;
         }
         let witness = match (args.len(), first) {
@@ -294,7 +353,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         let reason = format!("the result of `{short}()`");
         // `elemPerCopy<T>()`, defined in the file, with a template
         // parameter that no launch instantiates.
-        let dependent = if self.tu.functions.contains_key(&short) {
+        let dependent = if self.tu.functions.contains_key(short) {
             self.dependent_unknown(&src.text(f), witness.clone(), |p| {
                 format!("{reason}, which depends on template parameter `{p}`")
             })

@@ -19,6 +19,30 @@ fn op_of(n: Node) -> String {
         .unwrap_or_default()
 }
 
+/// The arithmetic, bitwise or comparison operator a binary operator token
+/// spells (`&&` and `||` are lowered under guards, not here).
+fn bin_op(op: &str) -> Option<BinOp> {
+    Some(match op {
+        "+" => BinOp::Add,
+        "-" => BinOp::Sub,
+        "*" => BinOp::Mul,
+        "/" => BinOp::Div,
+        "%" => BinOp::Rem,
+        "<<" => BinOp::Shl,
+        ">>" => BinOp::Shr,
+        "&" | "bitand" => BinOp::And,
+        "|" | "bitor" => BinOp::Or,
+        "^" | "xor" => BinOp::Xor,
+        "<" => BinOp::Lt,
+        "<=" => BinOp::Le,
+        ">" => BinOp::Gt,
+        ">=" => BinOp::Ge,
+        "==" => BinOp::Eq,
+        "!=" | "not_eq" => BinOp::Ne,
+        _ => return None,
+    })
+}
+
 impl<'a, 't> Lowerer<'a, 't> {
     pub(super) fn ident(&mut self, name: &str, n: Node, src: &Src) -> Val {
         if let Some(b) = self.lookup(name) {
@@ -96,17 +120,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                     }
                 }
             }
-            "char_literal" => {
-                let t = src.text(n);
-                let inner = t.trim_matches('\'');
-                let v = match inner {
-                    "\\0" => 0,
-                    "\\n" => 10,
-                    "\\t" => 9,
-                    _ => inner.chars().next().map(|c| c as i64).unwrap_or(0),
-                };
-                Val::Int(Expr::konst(v))
-            }
+            "char_literal" => self.char_literal(n, src),
             "true" => Val::Int(Expr::konst(1)),
             "false" | "null" | "nullptr" => Val::Int(Expr::konst(0)),
             "string_literal" | "concatenated_string" | "raw_string_literal" => Val::Void,
@@ -114,26 +128,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 let name = src.text(n);
                 self.ident(&name, n, src)
             }
-            "qualified_identifier" => {
-                let name = n
-                    .field("name")
-                    .map(|x| src.text(x))
-                    .unwrap_or_else(|| src.text(n));
-                let scope = n.field("scope");
-                if let Some(v) = scope.and_then(|scope| self.static_member(scope, src, &name)) {
-                    return Val::Int(Expr::konst(v));
-                }
-                if let Some(scope) = scope {
-                    let text = src.text(n);
-                    let member = self.dependent_unknown(&src.text(scope), None, |p| {
-                        format!("`{text}`, a member of template parameter `{p}`, which no launch instantiates")
-                    });
-                    if let Some(v) = member {
-                        return v;
-                    }
-                }
-                self.ident(&name, n, src)
-            }
+            "qualified_identifier" => self.qualified_ident(n, src),
             "preproc_defined" => {
                 let name = n.named_child(0).map(|x| src.text(x)).unwrap_or_default();
                 Val::Int(Expr::konst(self.tu.macros.contains_key(&name) as i64))
@@ -143,192 +138,15 @@ impl<'a, 't> Lowerer<'a, 't> {
                 None => Val::Void,
             },
             "field_expression" => self.field_expr(n, src),
-            "subscript_expression" => {
-                let Some(arg) = n.field("argument") else {
-                    return Val::Void;
-                };
-                let base = self.expr(arg, src);
-                let idx_node = n
-                    .field("indices")
-                    .and_then(|i| {
-                        if i.node_kind() == "subscript_argument_list" {
-                            i.named_child(0)
-                        } else {
-                            Some(i)
-                        }
-                    })
-                    .or_else(|| n.field("index"));
-                let idx = match idx_node {
-                    Some(i) => self.int(i, src),
-                    None => self.unknown("an empty subscript", None),
-                };
-                self.index_place(base, idx, n, src)
-            }
-            "pointer_expression" => {
-                let op = op_of(n);
-                let Some(arg) = n.field("argument") else {
-                    return Val::Void;
-                };
-                if op == "&" {
-                    match self.expr(arg, src) {
-                        Val::Place(p) => Val::Ptr(Ptr {
-                            obj: p.obj,
-                            off: p.off,
-                            pointee: p.ty,
-                        }),
-                        _ => self.unknown_val("the address of a value that is not in memory"),
-                    }
-                } else {
-                    match self.rv(arg, src) {
-                        Val::Ptr(p) => Val::Place(Place {
-                            obj: p.obj,
-                            off: p.off,
-                            ty: p.pointee,
-                        }),
-                        _ => self.unknown_val("a dereference of an unknown pointer"),
-                    }
-                }
-            }
-            "unary_expression" => {
-                let op = op_of(n);
-                let Some(arg) = n.field("argument") else {
-                    return Val::Void;
-                };
-                let v = self.rv(arg, src);
-                if op == "+" {
-                    return v;
-                }
-                let e = self.as_int(v);
-                let u = match op.as_str() {
-                    "-" => UnOp::Neg,
-                    "!" | "not" => UnOp::Not,
-                    "~" | "compl" => UnOp::BitNot,
-                    _ => return Val::Int(e),
-                };
-                Val::Int(Expr::un(u, e))
-            }
+            "subscript_expression" => self.subscript(n, src),
+            "pointer_expression" => self.address_or_deref(n, src),
+            "unary_expression" => self.unary(n, src),
             "binary_expression" => self.binary(n, src),
-            "update_expression" => {
-                let op = op_of(n);
-                let Some(arg) = n.field("argument") else {
-                    return Val::Void;
-                };
-                let bop = if op == "--" { BinOp::Sub } else { BinOp::Add };
-                let prefix = n.child(0).map(|c| c.node_kind() == op).unwrap_or(false);
-                let (old, new) = self.assign(arg, Some(bop), None, n, src);
-                if prefix {
-                    new
-                } else {
-                    old
-                }
-            }
-            "assignment_expression" => {
-                let op = op_of(n);
-                let (Some(left), Some(right)) = (n.field("left"), n.field("right")) else {
-                    return Val::Void;
-                };
-                let bop = match op.trim_end_matches('=') {
-                    "" => None,
-                    "+" => Some(BinOp::Add),
-                    "-" => Some(BinOp::Sub),
-                    "*" => Some(BinOp::Mul),
-                    "/" => Some(BinOp::Div),
-                    "%" => Some(BinOp::Rem),
-                    "<<" => Some(BinOp::Shl),
-                    ">>" => Some(BinOp::Shr),
-                    "&" => Some(BinOp::And),
-                    "|" => Some(BinOp::Or),
-                    "^" => Some(BinOp::Xor),
-                    _ => None,
-                };
-                let rhs = self.rv(right, src);
-                self.assign(left, bop, Some(rhs), n, src).1
-            }
-            "conditional_expression" => {
-                let (Some(c), Some(a), Some(b)) = (
-                    n.field("condition"),
-                    n.field("consequence"),
-                    n.field("alternative"),
-                ) else {
-                    return Val::Void;
-                };
-                let cond = self.int(c, src);
-                if let Some(v) = cond.as_const() {
-                    return self.rv(if v != 0 { a } else { b }, src);
-                }
-                self.guards.push(Guard {
-                    cond: cond.clone(),
-                    expect: true,
-                });
-                let va = self.rv(a, src);
-                self.guards.pop();
-                self.guards.push(Guard {
-                    cond: cond.clone(),
-                    expect: false,
-                });
-                let vb = self.rv(b, src);
-                self.guards.pop();
-                self.merge_vals(cond, va, vb)
-            }
-            "cast_expression" => {
-                // `(a & (b * c)) * d` parses as a cast to `a&` when the grammar
-                // cannot tell `a` is a variable; we can: re-read it as arithmetic.
-                if let Some(b) = n
-                    .field("type")
-                    .and_then(|t| t.field("type"))
-                    .filter(|b| b.node_kind() == "type_identifier")
-                {
-                    let name = src.text(b);
-                    if self.lookup(&name).is_some()
-                        && matches!(self.named_type(&name), Ty::Unknown(_))
-                    {
-                        let r = n.byte_range();
-                        let (s, e) = (b.start_byte() - r.start, b.end_byte() - r.start);
-                        let whole = src.text(n);
-                        if whole.is_char_boundary(s) && whole.is_char_boundary(e) {
-                            let text = format!("{}({}){}", &whole[..s], name, &whole[e..]);
-                            return self.expand_text(&name, &text, n, src, false);
-                        }
-                    }
-                }
-                let ty = n
-                    .field("type")
-                    .map(|t| self.type_descriptor(t, src))
-                    .unwrap_or(Ty::Unknown(String::new()));
-                let Some(v) = n.field("value") else {
-                    return Val::Void;
-                };
-                let val = self.rv(v, src);
-                self.cast(ty, val)
-            }
-            "sizeof_expression" => {
-                if let Some(t) = n.field("type") {
-                    let ty = self.type_descriptor(t, src);
-                    return match self.elem_size(&ty) {
-                        Some(s) => Val::Int(Expr::konst(s as i64)),
-                        None => self.sizeof_unknown(n, src),
-                    };
-                }
-                if let Some(v) = n.field("value") {
-                    let inner = if v.node_kind() == "parenthesized_expression" {
-                        v.named_child(0).unwrap_or(v)
-                    } else {
-                        v
-                    };
-                    // sizeof(T) where T parsed as an expression, or sizeof(var).
-                    let text = src.text(inner);
-                    let ty = self.named_type(text.trim());
-                    if let Some(s) = self.elem_size(&ty) {
-                        return Val::Int(Expr::konst(s as i64));
-                    }
-                    if let Some(Binding { val: Val::Place(p) }) = self.lookup(text.trim()) {
-                        if let Some(s) = size_of(&p.ty, self.structs()) {
-                            return Val::Int(Expr::konst(s as i64));
-                        }
-                    }
-                }
-                self.sizeof_unknown(n, src)
-            }
+            "update_expression" => self.update(n, src),
+            "assignment_expression" => self.assignment(n, src),
+            "conditional_expression" => self.conditional(n, src),
+            "cast_expression" => self.cast_expr(n, src),
+            "sizeof_expression" => self.sizeof_expr(n, src),
             "alignof_expression" => {
                 let ty = n
                     .field("type")
@@ -349,25 +167,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 }
             }
             "call_expression" => self.call(n, src),
-            "initializer_list" | "argument_list" => {
-                let mut c = n.walk();
-                let kids: Vec<_> = n.named_children(&mut c).collect();
-                let mut vals: Vec<Expr> = kids.iter().map(|k| self.int(*k, src)).collect();
-                if n.node_kind() == "initializer_list" && vals.len() == 1 {
-                    // `constexpr int WARPGROUP_WARPS{4};` (a dim3 from
-                    // `{32}` is made where the type says so).
-                    return Val::Int(vals.remove(0));
-                }
-                if (1..=3).contains(&vals.len()) {
-                    let mut d = [Expr::konst(1), Expr::konst(1), Expr::konst(1)];
-                    for (i, v) in vals.into_iter().enumerate() {
-                        d[i] = v;
-                    }
-                    Val::Dim3(d)
-                } else {
-                    Val::Void
-                }
-            }
+            "initializer_list" | "argument_list" => self.brace_list(n, src),
             "ERROR" => self.unknown_val("code that could not be parsed"),
             other => {
                 let kind = other.replace('_', " ");
@@ -379,6 +179,254 @@ impl<'a, 't> Lowerer<'a, 't> {
                 })
                 .unwrap_or_else(|| self.unknown_val(format!("a {kind}")))
             }
+        }
+    }
+
+    /// A character constant (`'a'`, `'\n'`) as its code.
+    fn char_literal(&mut self, n: Node, src: &Src) -> Val {
+        let t = src.text(n);
+        let inner = t.trim_matches('\'');
+        let v = match inner {
+            "\\0" => 0,
+            "\\n" => 10,
+            "\\t" => 9,
+            _ => inner.chars().next().map(|c| c as i64).unwrap_or(0),
+        };
+        Val::Int(Expr::konst(v))
+    }
+
+    /// `Scope::name`: a static member of a struct, a member of a template
+    /// parameter no launch instantiates, or else the plain name.
+    fn qualified_ident(&mut self, n: Node, src: &Src) -> Val {
+        let name = n
+            .field("name")
+            .map(|x| src.text(x))
+            .unwrap_or_else(|| src.text(n));
+        let scope = n.field("scope");
+        if let Some(v) = scope.and_then(|scope| self.static_member(scope, src, &name)) {
+            return Val::Int(Expr::konst(v));
+        }
+        if let Some(scope) = scope {
+            let text = src.text(n);
+            let member = self.dependent_unknown(&src.text(scope), None, |p| {
+                format!(
+                    "`{text}`, a member of template parameter `{p}`, which no launch instantiates"
+                )
+            });
+            if let Some(v) = member {
+                return v;
+            }
+        }
+        self.ident(&name, n, src)
+    }
+
+    /// `a[i]`: the place of element `i`.
+    fn subscript(&mut self, n: Node, src: &Src) -> Val {
+        let Some(arg) = n.field("argument") else {
+            return Val::Void;
+        };
+        let base = self.expr(arg, src);
+        let idx_node = n
+            .field("indices")
+            .and_then(|i| {
+                if i.node_kind() == "subscript_argument_list" {
+                    i.named_child(0)
+                } else {
+                    Some(i)
+                }
+            })
+            .or_else(|| n.field("index"));
+        let idx = match idx_node {
+            Some(i) => self.int(i, src),
+            None => self.unknown("an empty subscript", None),
+        };
+        self.index_place(base, idx, n, src)
+    }
+
+    /// `&x` (the pointer to a place) or `*p` (the place a pointer points to).
+    fn address_or_deref(&mut self, n: Node, src: &Src) -> Val {
+        let op = op_of(n);
+        let Some(arg) = n.field("argument") else {
+            return Val::Void;
+        };
+        if op == "&" {
+            match self.expr(arg, src) {
+                Val::Place(p) => Val::Ptr(Ptr {
+                    obj: p.obj,
+                    off: p.off,
+                    pointee: p.ty,
+                }),
+                _ => self.unknown_val("the address of a value that is not in memory"),
+            }
+        } else {
+            match self.rv(arg, src) {
+                Val::Ptr(p) => Val::Place(Place {
+                    obj: p.obj,
+                    off: p.off,
+                    ty: p.pointee,
+                }),
+                _ => self.unknown_val("a dereference of an unknown pointer"),
+            }
+        }
+    }
+
+    /// `-x`, `!x`, `~x`, `+x`.
+    fn unary(&mut self, n: Node, src: &Src) -> Val {
+        let op = op_of(n);
+        let Some(arg) = n.field("argument") else {
+            return Val::Void;
+        };
+        let v = self.rv(arg, src);
+        if op == "+" {
+            return v;
+        }
+        let e = self.as_int(v);
+        let u = match op.as_str() {
+            "-" => UnOp::Neg,
+            "!" | "not" => UnOp::Not,
+            "~" | "compl" => UnOp::BitNot,
+            _ => return Val::Int(e),
+        };
+        Val::Int(Expr::un(u, e))
+    }
+
+    /// `++x`, `x--`: the new or old value, after storing the new one.
+    fn update(&mut self, n: Node, src: &Src) -> Val {
+        let op = op_of(n);
+        let Some(arg) = n.field("argument") else {
+            return Val::Void;
+        };
+        let bop = if op == "--" { BinOp::Sub } else { BinOp::Add };
+        let prefix = n.child(0).map(|c| c.node_kind() == op).unwrap_or(false);
+        let (old, new) = self.assign(arg, Some(bop), None, n, src);
+        if prefix {
+            new
+        } else {
+            old
+        }
+    }
+
+    /// `x = v`, `x op= v`: the value assigned.
+    fn assignment(&mut self, n: Node, src: &Src) -> Val {
+        let op = op_of(n);
+        let (Some(left), Some(right)) = (n.field("left"), n.field("right")) else {
+            return Val::Void;
+        };
+        // `op=` takes the binary operator `op`; plain `=` none.
+        let bop = bin_op(op.trim_end_matches('='));
+        let rhs = self.rv(right, src);
+        self.assign(left, bop, Some(rhs), n, src).1
+    }
+
+    /// `c ? a : b`: one side when `c` is known, else a select of both
+    /// (each evaluated under its guard).
+    fn conditional(&mut self, n: Node, src: &Src) -> Val {
+        let (Some(c), Some(a), Some(b)) = (
+            n.field("condition"),
+            n.field("consequence"),
+            n.field("alternative"),
+        ) else {
+            return Val::Void;
+        };
+        let cond = self.int(c, src);
+        if let Some(v) = cond.as_const() {
+            return self.rv(if v != 0 { a } else { b }, src);
+        }
+        self.guards.push(Guard {
+            cond: cond.clone(),
+            expect: true,
+        });
+        let va = self.rv(a, src);
+        self.guards.pop();
+        self.guards.push(Guard {
+            cond: cond.clone(),
+            expect: false,
+        });
+        let vb = self.rv(b, src);
+        self.guards.pop();
+        self.merge_vals(cond, va, vb)
+    }
+
+    /// `(T)v`; `(a & (b * c))` that the grammar read as a cast is re-read
+    /// as arithmetic.
+    fn cast_expr(&mut self, n: Node, src: &Src) -> Val {
+        // `(a & (b * c)) * d` parses as a cast to `a&` when the grammar
+        // cannot tell `a` is a variable; we can: re-read it as arithmetic.
+        if let Some(b) = n
+            .field("type")
+            .and_then(|t| t.field("type"))
+            .filter(|b| b.node_kind() == "type_identifier")
+        {
+            let name = src.text(b);
+            if self.lookup(&name).is_some() && matches!(self.named_type(&name), Ty::Unknown(_)) {
+                let r = n.byte_range();
+                let (s, e) = (b.start_byte() - r.start, b.end_byte() - r.start);
+                let whole = src.text(n);
+                if whole.is_char_boundary(s) && whole.is_char_boundary(e) {
+                    let text = format!("{}({}){}", &whole[..s], name, &whole[e..]);
+                    return self.expand_text(&name, &text, n, src, false);
+                }
+            }
+        }
+        let ty = n
+            .field("type")
+            .map(|t| self.type_descriptor(t, src))
+            .unwrap_or(Ty::Unknown(String::new()));
+        let Some(v) = n.field("value") else {
+            return Val::Void;
+        };
+        let val = self.rv(v, src);
+        self.cast(ty, val)
+    }
+
+    /// `sizeof(T)` or `sizeof(x)`.
+    fn sizeof_expr(&mut self, n: Node, src: &Src) -> Val {
+        if let Some(t) = n.field("type") {
+            let ty = self.type_descriptor(t, src);
+            return match self.elem_size(&ty) {
+                Some(s) => Val::Int(Expr::konst(s as i64)),
+                None => self.sizeof_unknown(n, src),
+            };
+        }
+        if let Some(v) = n.field("value") {
+            let inner = if v.node_kind() == "parenthesized_expression" {
+                v.named_child(0).unwrap_or(v)
+            } else {
+                v
+            };
+            // sizeof(T) where T parsed as an expression, or sizeof(var).
+            let text = src.text(inner);
+            let ty = self.named_type(text.trim());
+            if let Some(s) = self.elem_size(&ty) {
+                return Val::Int(Expr::konst(s as i64));
+            }
+            if let Some(Binding { val: Val::Place(p) }) = self.lookup(text.trim()) {
+                if let Some(s) = size_of(&p.ty, self.structs()) {
+                    return Val::Int(Expr::konst(s as i64));
+                }
+            }
+        }
+        self.sizeof_unknown(n, src)
+    }
+
+    /// `{a}` (one value) or `{x, y, z}` (a `dim3`); an argument list likewise.
+    fn brace_list(&mut self, n: Node, src: &Src) -> Val {
+        let mut c = n.walk();
+        let kids: Vec<_> = n.named_children(&mut c).collect();
+        let mut vals: Vec<Expr> = kids.iter().map(|k| self.int(*k, src)).collect();
+        if n.node_kind() == "initializer_list" && vals.len() == 1 {
+            // `constexpr int WARPGROUP_WARPS{4};` (a dim3 from
+            // `{32}` is made where the type says so).
+            return Val::Int(vals.remove(0));
+        }
+        if (1..=3).contains(&vals.len()) {
+            let mut d = [Expr::konst(1), Expr::konst(1), Expr::konst(1)];
+            for (i, v) in vals.into_iter().enumerate() {
+                d[i] = v;
+            }
+            Val::Dim3(d)
+        } else {
+            Val::Void
         }
     }
 
@@ -545,24 +593,8 @@ impl<'a, 't> Lowerer<'a, 't> {
             }
             _ => {}
         }
-        let bop = match op.as_str() {
-            "+" => BinOp::Add,
-            "-" => BinOp::Sub,
-            "*" => BinOp::Mul,
-            "/" => BinOp::Div,
-            "%" => BinOp::Rem,
-            "<<" => BinOp::Shl,
-            ">>" => BinOp::Shr,
-            "&" | "bitand" => BinOp::And,
-            "|" | "bitor" => BinOp::Or,
-            "^" | "xor" => BinOp::Xor,
-            "<" => BinOp::Lt,
-            "<=" => BinOp::Le,
-            ">" => BinOp::Gt,
-            ">=" => BinOp::Ge,
-            "==" => BinOp::Eq,
-            "!=" | "not_eq" => BinOp::Ne,
-            _ => return self.unknown_val(format!("operator `{op}`")),
+        let Some(bop) = bin_op(&op) else {
+            return self.unknown_val(format!("operator `{op}`"));
         };
         let x = self.as_int(a);
         let y = self.as_int(b);

@@ -42,6 +42,13 @@ fn collect_assigned(n: Node, src: &Src, out: &mut Vec<String>) {
     }
 }
 
+/// A variable carried around a loop: its name, and whether it is a
+/// pointer (the loop variable is then its offset).
+struct Carried {
+    name: String,
+    is_ptr: bool,
+}
+
 impl<'a, 't> Lowerer<'a, 't> {
     pub(super) fn loop_stmt(&mut self, n: Node, src: &Src) {
         let kind = n.node_kind();
@@ -83,37 +90,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             breaks: Vec::new(),
             span,
         });
-        let mut carried: Vec<(String, u32, bool)> = Vec::new();
-        for name in assigned {
-            let Some(b) = self.lookup(&name).cloned() else {
-                continue;
-            };
-            let var = self.k.loop_vars.len() as u32;
-            let atom = Expr::atom(Atom::LoopVar(var));
-            let (init, newval, is_ptr) = match b.val {
-                Val::Int(e) => (e, Val::Int(atom), false),
-                Val::Ptr(p) => (
-                    p.off,
-                    Val::Ptr(Ptr {
-                        obj: p.obj,
-                        off: atom,
-                        pointee: p.pointee,
-                    }),
-                    true,
-                ),
-                _ => continue,
-            };
-            self.k.loop_vars.push(LoopVar {
-                name: name.clone(),
-                loop_id: id,
-            });
-            self.k.loops[id].vars.push(var);
-            self.k.loops[id].init.push(init);
-            if let Some(b) = self.lookup_mut(&name) {
-                b.val = newval;
-            }
-            carried.push((name, var, is_ptr));
-        }
+        let carried = self.carry(assigned, id);
         self.open_loops.push(id);
         self.frame().loops.push(LoopCtx {
             id,
@@ -145,38 +122,93 @@ impl<'a, 't> Lowerer<'a, 't> {
             let post = cond_node.map(|c| self.int(c, src));
             self.k.loops[id].post_cond = post;
         }
+        self.k.loops[id].next = self.next_values(&carried);
+        self.open_loops.pop();
+        let ctx = self.frame().loops.pop().unwrap_or_default();
+        if ctx.returned {
+            self.returned_in_loop(span.line);
+        }
+        self.exit_values(carried, span.line);
+        self.scopes.pop();
+    }
+
+    /// Makes each variable in `assigned` that holds an integer or a pointer
+    /// carried by loop `id`: its value at entry is the loop's `init`, and
+    /// in the body it is the loop variable.
+    fn carry(&mut self, assigned: Vec<String>, id: usize) -> Vec<Carried> {
+        let mut carried = Vec::new();
+        for name in assigned {
+            let Some(b) = self.lookup(&name).cloned() else {
+                continue;
+            };
+            let var = self.k.loop_vars.len() as u32;
+            let atom = Expr::atom(Atom::LoopVar(var));
+            let (init, newval, is_ptr) = match b.val {
+                Val::Int(e) => (e, Val::Int(atom), false),
+                Val::Ptr(p) => (
+                    p.off,
+                    Val::Ptr(Ptr {
+                        obj: p.obj,
+                        off: atom,
+                        pointee: p.pointee,
+                    }),
+                    true,
+                ),
+                _ => continue,
+            };
+            self.k.loop_vars.push(LoopVar {
+                name: name.clone(),
+                loop_id: id,
+            });
+            self.k.loops[id].vars.push(var);
+            self.k.loops[id].init.push(init);
+            if let Some(b) = self.lookup_mut(&name) {
+                b.val = newval;
+            }
+            carried.push(Carried { name, is_ptr });
+        }
+        carried
+    }
+
+    /// Each carried variable's value at the end of one iteration (the
+    /// loop's `next`), in terms of the loop variables.
+    fn next_values(&self, carried: &[Carried]) -> Vec<Expr> {
         let mut next = Vec::new();
-        for (name, _, is_ptr) in &carried {
-            let v = self.lookup(name).map(|b| b.val.clone());
-            let e = match (v, is_ptr) {
+        for c in carried {
+            let v = self.lookup(&c.name).map(|b| b.val.clone());
+            let e = match (v, c.is_ptr) {
                 (Some(Val::Int(e)), false) => e,
                 (Some(Val::Ptr(p)), true) => p.off,
                 _ => Expr::atom(Atom::TooComplex),
             };
             next.push(e);
         }
-        self.k.loops[id].next = next;
-        self.open_loops.pop();
-        let ctx = self.frame().loops.pop().unwrap_or_default();
-        if ctx.returned {
-            let line = span.line;
-            let outermost = self.frame().loops.iter().all(|l| l.id == usize::MAX);
-            if outermost {
-                let u = self.unknown(
-                    format!("lanes that returned inside the loop at line {line}"),
-                    None,
-                );
-                self.frame().dead.push(Guard {
-                    cond: u,
-                    expect: false,
-                });
-            } else if let Some(p) = self.frame().loops.last_mut() {
-                p.returned = true;
-            }
+        next
+    }
+
+    /// Some lanes returned inside the loop at `line`: after the outermost
+    /// loop they are dead (an unknown guard), inside another loop that
+    /// loop is marked as returned from too.
+    fn returned_in_loop(&mut self, line: u32) {
+        let outermost = self.frame().loops.iter().all(|l| l.id == usize::MAX);
+        if outermost {
+            let u = self.unknown(
+                format!("lanes that returned inside the loop at line {line}"),
+                None,
+            );
+            self.frame().dead.push(Guard {
+                cond: u,
+                expect: false,
+            });
+        } else if let Some(p) = self.frame().loops.last_mut() {
+            p.returned = true;
         }
-        // After the loop, carried variables hold their exit values.
-        let line = span.line;
-        for (name, _, is_ptr) in carried {
+    }
+
+    /// After the loop at `line`, carried variables hold their exit values:
+    /// unknown (a pointer keeps its object).
+    fn exit_values(&mut self, carried: Vec<Carried>, line: u32) {
+        for Carried { name, is_ptr } in carried {
             let u = self.unknown(
                 format!("the value of `{name}` after the loop at line {line}"),
                 None,
@@ -192,6 +224,5 @@ impl<'a, 't> Lowerer<'a, 't> {
                 };
             }
         }
-        self.scopes.pop();
     }
 }
