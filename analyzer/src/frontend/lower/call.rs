@@ -38,8 +38,7 @@ fn param_count(f: Node) -> Option<usize> {
 
 pub(super) fn function_params(f: Node) -> Vec<Node> {
     let mut d = f.field("declarator");
-    for _ in 0..16 {
-        let Some(x) = d else { break };
+    while let Some(x) = d {
         if x.node_kind() == "function_declarator" {
             let Some(pl) = x.field("parameters") else {
                 return Vec::new();

@@ -6,7 +6,8 @@
 
 use tree_sitter::Node;
 
-use super::{Lowerer, Place, Ptr, Src, Val};
+use super::{Lowerer, Place, Ptr, Src, Val, DECLARATOR_DEPTH};
+use crate::budget;
 use crate::frontend::fields::Fields;
 use crate::frontend::tu::qualifiers;
 use crate::frontend::types::{builtin, Ty};
@@ -16,7 +17,7 @@ use crate::ir::{Expr, Space};
 /// (`33` in `tile[32][33]`: the outermost `array_declarator` node).
 fn innermost_size(d: Node) -> Option<Node> {
     let mut x = d;
-    for _ in 0..16 {
+    loop {
         match x.node_kind() {
             "array_declarator" => return x.field("size"),
             "init_declarator" | "parenthesized_declarator" | "attributed_declarator" => {
@@ -25,7 +26,6 @@ fn innermost_size(d: Node) -> Option<Node> {
             _ => return None,
         }
     }
-    None
 }
 
 impl<'a, 't> Lowerer<'a, 't> {
@@ -125,7 +125,14 @@ impl<'a, 't> Lowerer<'a, 't> {
         src: &Src,
         depth: u32,
     ) -> (String, Ty, Option<Node<'n>>, bool) {
-        if depth > 64 {
+        if depth > budget::MAX_DECLARATOR_DEPTH {
+            self.budget_note(
+                d,
+                src,
+                DECLARATOR_DEPTH,
+                "a declarator nested too deeply",
+                "its declaration is skipped",
+            );
             return (String::new(), Ty::Unknown("declarator".into()), None, false);
         }
         match d.node_kind() {

@@ -3,10 +3,12 @@
 //! by an enclosing `case K:` or `if (x == K)` takes `K`, and an argument
 //! that is a pointer moved off its allocation is marked.
 
+use std::collections::HashSet;
+
 use tree_sitter::Node;
 
 use super::call::function_params;
-use super::{Lowerer, Src, Val};
+use super::{Lowerer, Src, Val, SCAN_NODES};
 use crate::budget;
 use crate::frontend::fields::Fields;
 use crate::frontend::source::Source;
@@ -14,20 +16,24 @@ use crate::frontend::tu::LaunchSite;
 use crate::frontend::types::Ty;
 use crate::ir::{BinOp, Expr};
 
-/// Whether a launch argument is a pointer moved off its allocation:
-/// `buf + k`, `&buf[k]`, or a name the host function initialises or
-/// assigns with one (`float *src = bufferIn + padding;`).
-/// `buf + k` or `&buf[k]` (through parentheses and casts).
+/// CUDA's largest launch dimension (a grid's `x`); a larger one, or one
+/// below 1, is not a launch the analysis takes.
+const MAX_LAUNCH_DIM: i64 = 1 << 31;
+
+/// Whether an expression is a pointer moved off its allocation: `buf +
+/// k` or `&buf[k]` (through parentheses and casts; the walk goes down the
+/// tree, so it ends).
 fn moved_pointer(e: Node, src: &Src) -> bool {
     let mut e = e;
-    for _ in 0..8 {
-        match e.node_kind() {
-            "parenthesized_expression" => e = e.named_child(0).unwrap_or(e),
-            "cast_expression" => match e.field("value") {
-                Some(v) => e = v,
-                None => return false,
-            },
+    loop {
+        let inner = match e.node_kind() {
+            "parenthesized_expression" => e.named_child(0),
+            "cast_expression" => e.field("value"),
             _ => break,
+        };
+        match inner {
+            Some(i) => e = i,
+            None => return false,
         }
     }
     match e.node_kind() {
@@ -44,15 +50,16 @@ fn moved_pointer(e: Node, src: &Src) -> bool {
 }
 
 /// The names a function body initialises or assigns with a moved pointer
-/// (`float *src = bufferIn + padding;`), found in one walk.
-fn moved_names(body: Node, src: &Src) -> std::collections::HashSet<String> {
-    let mut out = std::collections::HashSet::new();
+/// (`float *src = bufferIn + padding;`), found in one walk, and whether
+/// the walk ran out of `budget::MAX_SCAN_NODES` before the end.
+fn moved_names(body: Node, src: &Src) -> (HashSet<String>, bool) {
+    let mut out = HashSet::new();
     let mut stack = vec![body];
-    let mut seen = 0usize;
+    let mut seen = 0;
     while let Some(x) = stack.pop() {
         seen += 1;
-        if seen > 200_000 {
-            break;
+        if seen > budget::MAX_SCAN_NODES {
+            return (out, true);
         }
         let named = match x.node_kind() {
             "init_declarator" => x.field("declarator").zip(x.field("value")),
@@ -67,7 +74,7 @@ fn moved_names(body: Node, src: &Src) -> std::collections::HashSet<String> {
         let mut c = x.walk();
         stack.extend(x.named_children(&mut c));
     }
-    out
+    (out, false)
 }
 
 impl<'a, 't> Lowerer<'a, 't> {
@@ -170,7 +177,17 @@ impl<'a, 't> Lowerer<'a, 't> {
         };
         let key = (body.start_byte(), body.end_byte());
         if self.moved.as_ref().is_none_or(|(k, _)| *k != key) {
-            self.moved = Some((key, moved_names(body, src)));
+            let (names, cut) = moved_names(body, src);
+            if cut {
+                self.budget_note(
+                    body,
+                    src,
+                    SCAN_NODES,
+                    "a launching function too large to scan for the pointers it moves",
+                    "a pointer moved past that point is taken as aligned",
+                );
+            }
+            self.moved = Some((key, names));
         }
         let name = src.text(arg);
         self.moved
@@ -214,7 +231,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             Val::Dim3(d) => [d[0].as_const()?, d[1].as_const()?, d[2].as_const()?],
             _ => return None,
         };
-        if d.iter().any(|x| *x < 1 || *x > (1 << 31)) {
+        if d.iter().any(|x| *x < 1 || *x > MAX_LAUNCH_DIM) {
             return None;
         }
         Some([d[0] as u64, d[1] as u64, d[2] as u64])

@@ -5,18 +5,20 @@
 
 use tree_sitter::Node;
 
-use super::{LoopCtx, Lowerer, Ptr, Scope, Src, Val};
+use super::{LoopCtx, Lowerer, Ptr, Scope, Src, Val, SCAN_NODES};
+use crate::budget;
 use crate::frontend::fields::Fields;
 use crate::ir::{Atom, Expr, Guard, Loop, LoopVar};
 
-/// Identifiers assigned (`=`, `op=`, `++`, `--`) anywhere under `n`.
-fn collect_assigned(n: Node, src: &Src, out: &mut Vec<String>) {
+/// Identifiers assigned (`=`, `op=`, `++`, `--`) anywhere under `n`;
+/// `false` when the walk ran out of `budget::MAX_SCAN_NODES` first.
+fn collect_assigned(n: Node, src: &Src, out: &mut Vec<String>) -> bool {
     let mut stack = vec![n];
-    let mut budget = 200_000u32;
+    let mut seen = 0;
     while let Some(x) = stack.pop() {
-        budget = budget.saturating_sub(1);
-        if budget == 0 {
-            return;
+        seen += 1;
+        if seen > budget::MAX_SCAN_NODES {
+            return false;
         }
         let target = match x.node_kind() {
             "assignment_expression" => x.field("left"),
@@ -40,6 +42,7 @@ fn collect_assigned(n: Node, src: &Src, out: &mut Vec<String>) {
         let mut c = x.walk();
         stack.extend(x.children(&mut c));
     }
+    true
 }
 
 /// A variable carried around a loop: its name, and whether it is a
@@ -75,7 +78,15 @@ impl<'a, 't> Lowerer<'a, 't> {
         let update = n.field("update");
         let mut assigned = Vec::new();
         for part in [body, cond_node, update].into_iter().flatten() {
-            collect_assigned(part, src, &mut assigned);
+            if !collect_assigned(part, src, &mut assigned) {
+                self.budget_note(
+                    part,
+                    src,
+                    SCAN_NODES,
+                    "a loop too large to scan for the variables it assigns",
+                    "a variable assigned past that point is taken as unchanged by the loop",
+                );
+            }
         }
         let id = self.k.loops.len();
         let span = self.span(n, src);

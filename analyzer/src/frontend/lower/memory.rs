@@ -8,7 +8,8 @@
 
 use tree_sitter::Node;
 
-use super::{Lowerer, Place, Ptr, Src, Val};
+use super::{Lowerer, Place, Ptr, Src, Val, ACCESS_PIECES};
+use crate::budget;
 use crate::frontend::types::{self, align_of, size_of, Ty};
 use crate::ir::{Access, Expr, MemObject, Op, Space, Span};
 
@@ -50,8 +51,19 @@ impl<'a, 't> Lowerer<'a, 't> {
                 while chunk > 1 && s % chunk != 0 {
                     chunk /= 2;
                 }
-                let count = (s / chunk).min(16);
-                for i in 0..count {
+                let count = s / chunk;
+                let limit = u64::from(budget::MAX_ACCESS_PIECES);
+                if count > limit {
+                    let ty = types::spell(&p.ty, self.structs());
+                    self.budget_note(
+                        n,
+                        src,
+                        ACCESS_PIECES,
+                        &format!("an access to `{ty}` in {count} pieces"),
+                        "only its first pieces are recorded",
+                    );
+                }
+                for i in 0..count.min(limit) {
                     pieces.push((i * chunk, chunk as u32));
                 }
             }

@@ -198,6 +198,26 @@ pub(crate) fn parse_int(text: &str) -> Option<i64> {
 /// `budget::MAX_SYNTAX_DEPTH`: its name, limit and unit.
 const SYNTAX_DEPTH: (&str, u32, &str) = ("MAX_SYNTAX_DEPTH", budget::MAX_SYNTAX_DEPTH, "levels");
 
+/// `budget::MAX_DECLARATOR_DEPTH`: its name, limit and unit.
+const DECLARATOR_DEPTH: (&str, u32, &str) = (
+    "MAX_DECLARATOR_DEPTH",
+    budget::MAX_DECLARATOR_DEPTH,
+    "levels",
+);
+
+/// `budget::MAX_SCAN_NODES`: its name, limit and unit.
+const SCAN_NODES: (&str, u32, &str) = ("MAX_SCAN_NODES", budget::MAX_SCAN_NODES, "syntax nodes");
+
+/// `budget::MAX_ACCESS_PIECES`: its name, limit and unit.
+const ACCESS_PIECES: (&str, u32, &str) = (
+    "MAX_ACCESS_PIECES",
+    budget::MAX_ACCESS_PIECES,
+    "pieces per access",
+);
+
+/// `budget::MAX_ALIAS_DEPTH`: its name, limit and unit.
+const ALIAS_DEPTH: (&str, u32, &str) = ("MAX_ALIAS_DEPTH", budget::MAX_ALIAS_DEPTH, "levels");
+
 impl<'a, 't> Lowerer<'a, 't> {
     pub fn new(tu: &'a Tu<'t>) -> Self {
         Lowerer {
@@ -262,15 +282,30 @@ impl<'a, 't> Lowerer<'a, 't> {
         &mut self,
         n: Node,
         src: &Src,
-        (name, limit, unit): (&'static str, u32, &str),
+        b: (&'static str, u32, &str),
         what: &str,
     ) -> Val {
+        let reason = self.budget_note(n, src, b, what, "what depends on it is unknown");
+        self.unknown_val(reason)
+    }
+
+    /// A budget ran out at `n`: `what` and the budget's name (returned),
+    /// and (once per kernel and budget) a note there that adds `then`,
+    /// what the analysis does instead.
+    fn budget_note(
+        &mut self,
+        n: Node,
+        src: &Src,
+        (name, limit, unit): (&'static str, u32, &str),
+        what: &str,
+        then: &str,
+    ) -> String {
         let reason = format!("{what} (the {} ran out)", budget::named(name, limit, unit));
         if !self.budgets_noted.contains(&name) {
             self.budgets_noted.push(name);
-            self.note(n, src, format!("{reason}; what depends on it is unknown"));
+            self.note(n, src, format!("{reason}; {then}"));
         }
-        self.unknown_val(reason)
+        reason
     }
 
     pub fn const_int(&mut self, n: Node, src: &Src) -> Option<i64> {

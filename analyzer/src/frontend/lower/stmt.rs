@@ -27,7 +27,7 @@ fn if_converts(n: Node, src: &Src) -> bool {
     let mut seen = 0;
     while let Some(x) = stack.pop() {
         seen += 1;
-        if seen > 64 {
+        if seen > budget::MAX_IF_CONVERTED_NODES {
             return false;
         }
         let ok = match x.node_kind() {

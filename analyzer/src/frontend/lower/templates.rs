@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use tree_sitter::Node;
 
-use super::{Binding, Lowerer, Scope, Src, Val};
+use super::{Binding, Lowerer, Scope, Src, Val, ALIAS_DEPTH};
 use crate::budget;
 use crate::frontend::fields::Fields;
 use crate::frontend::tu::{TArg, TParam};
@@ -18,20 +18,25 @@ use crate::ir::Expr;
 impl<'a, 't> Lowerer<'a, 't> {
     /// The template type parameter without an instantiation that `text` (a
     /// type, scope or call as written: `T`, `typename MT::KV`, `f<T>`)
-    /// depends on, directly or through a local alias, if any.
-    fn dependent_on(&self, text: &str) -> Option<String> {
-        self.dependent_on_at(text, 0)
-    }
-
-    fn dependent_on_at(&self, text: &str, depth: u32) -> Option<String> {
-        if depth > 4 {
+    /// depends on, directly or through local aliases (`chain`: those being
+    /// followed; one that comes round again is not followed twice), if any;
+    /// `cut` is set when aliases nest past `budget::MAX_ALIAS_DEPTH`.
+    fn dependent_on(&self, text: &str, chain: &mut Vec<String>, cut: &mut bool) -> Option<String> {
+        if chain.len() as u32 > budget::MAX_ALIAS_DEPTH {
+            *cut = true;
             return None;
         }
         text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
             .filter(|w| !w.is_empty())
             .find_map(|w| match self.scoped_type(w)? {
                 Ty::Unknown(n) if n == w => Some(w.to_string()),
-                Ty::Unknown(n) => self.dependent_on_at(n, depth + 1),
+                Ty::Unknown(_) if chain.iter().any(|c| c == w) => None,
+                Ty::Unknown(n) => {
+                    chain.push(w.to_string());
+                    let found = self.dependent_on(n, chain, cut);
+                    chain.pop();
+                    found
+                }
                 _ => None,
             })
     }
@@ -43,15 +48,28 @@ impl<'a, 't> Lowerer<'a, 't> {
 
     /// An unknown for `text` when it spells a template parameter without an
     /// instantiation (see [`Unknown::dependent`](crate::ir::Unknown)), with
-    /// the reason `message(parameter)`; `None` when it does not.
+    /// the reason `message(parameter)`; `None` when it does not. When its
+    /// aliases nest too deeply to tell, an unknown naming the budget.
     pub(super) fn dependent_unknown(
         &mut self,
         text: &str,
         witness: Option<Expr>,
         message: impl FnOnce(&str) -> String,
     ) -> Option<Val> {
-        let p = self.dependent_on(text)?;
-        Some(Val::Int(self.k.add_dependent(message(&p), witness)))
+        let mut cut = false;
+        match self.dependent_on(text, &mut Vec::new(), &mut cut) {
+            Some(p) => Some(Val::Int(self.k.add_dependent(message(&p), witness))),
+            None if cut => {
+                let (name, limit, unit) = ALIAS_DEPTH;
+                let reason = format!(
+                    "`{text}`, whose type aliases nest too deeply to find the template \
+                     parameter it depends on (the {} ran out)",
+                    budget::named(name, limit, unit)
+                );
+                Some(Val::Int(self.unknown(reason, witness)))
+            }
+            None => None,
+        }
     }
 
     /// `sizeof(...)` of a type not known here.
