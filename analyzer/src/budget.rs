@@ -136,3 +136,29 @@ pub const MAX_FIX_REANALYSES_PER_FILE: u32 = 48;
 /// warp (`symbolic/assume.rs`). Past it a verdict is worked out again each
 /// time it is asked: the result is the same, only slower.
 pub const MAX_RELEVANCE_MEMO: usize = 64;
+
+/// Nested declarator levels (`*`, `&`, `[]`, parentheses around the name)
+/// followed when a declaration is read (`frontend/lower/decl.rs`); a
+/// deeper declaration is skipped, and a note says so.
+pub const MAX_DECLARATOR_DEPTH: u32 = 64;
+
+/// Syntax nodes one scan visits: of a loop, for the variables it assigns
+/// (which become loop-carried), and of a launching function, for the
+/// pointers it moves off their allocations. Past it the rest is not
+/// scanned, and a note says so.
+pub const MAX_SCAN_NODES: u32 = 200_000;
+
+/// Pieces one load or store is recorded as when its type has no single
+/// access width (a struct read or written whole: one piece per aligned
+/// chunk). Past it the rest of the value is not recorded, and a note says so.
+pub const MAX_ACCESS_PIECES: u32 = 16;
+
+/// Type aliases followed (`using A = typename B::x;`, `B` an alias too ...)
+/// to find the template parameter a type depends on. Past it the value is
+/// `unknown`, naming this budget.
+pub const MAX_ALIAS_DEPTH: u32 = 4;
+
+/// Syntax nodes of an `if` that nvcc if-converts into selects (one that
+/// only assigns values). It is not a budget that cuts work: a larger `if`
+/// is a branch, which is the model's answer, so nothing is said.
+pub const MAX_IF_CONVERTED_NODES: u32 = 64;

@@ -183,3 +183,45 @@ fn engine_budgets() {
     let a = analyze(src.as_bytes(), &Modern, &Options::default());
     assert!(a.reports.iter().all(|r| r.unknown_reason.is_none()));
 }
+
+/// The lowering's budgets. Two are not here: `MAX_IF_CONVERTED_NODES` is
+/// the size of an `if` nvcc if-converts, not a cut (a larger `if` is a
+/// branch, and nothing is said), and `MAX_SCAN_NODES` in a launching
+/// function notes on the host walk, whose notes are not reported.
+#[test]
+fn lowering_budgets() {
+    // A declarator nested past MAX_DECLARATOR_DEPTH.
+    let stars = "*".repeat(budget::MAX_DECLARATOR_DEPTH as usize + 10);
+    let src = format!(
+        "__global__ void k(float *a) {{ int {stars}p; a[threadIdx.x] = 0; }}\nint main() {{ k<<<1, 32>>>(0); }}\n"
+    );
+    assert_names(&run(&src), "MAX_DECLARATOR_DEPTH");
+    // A loop whose body has more syntax nodes than MAX_SCAN_NODES.
+    let zeros = "0, ".repeat(budget::MAX_SCAN_NODES as usize / 2 + 10);
+    let src = format!(
+        "__global__ void k(float *a) {{ int s = 0; for (int i = 0; i < 4; ++i) {{ s += 1; int big[] = {{ {zeros} }}; }} a[s + threadIdx.x] = 0; }}\nint main() {{ k<<<1, 32>>>(0); }}\n"
+    );
+    assert_names(&run(&src), "MAX_SCAN_NODES");
+    // A struct read and written whole, in more pieces than MAX_ACCESS_PIECES.
+    let words = budget::MAX_ACCESS_PIECES + 8;
+    let src = format!(
+        "struct S {{ float v[{words}]; }};\n__global__ void k(S *a, S *b) {{ a[threadIdx.x] = b[threadIdx.x]; }}\nint main() {{ k<<<1, 32>>>(0, 0); }}\n"
+    );
+    assert_names(&run(&src), "MAX_ACCESS_PIECES");
+    // Type aliases nested past MAX_ALIAS_DEPTH over a template parameter
+    // no launch instantiates.
+    let depth = budget::MAX_ALIAS_DEPTH + 3;
+    let mut aliases = String::from("using A0 = typename T::x; ");
+    for i in 1..=depth {
+        aliases.push_str(&format!("using A{i} = typename A{}::x; ", i - 1));
+    }
+    let src = format!(
+        "template <typename T> __global__ void k(float *a) {{ {aliases} a[sizeof(A{depth}) * threadIdx.x] = 0; }}\n"
+    );
+    assert_names(&run(&src), "MAX_ALIAS_DEPTH");
+    // An alias that names itself (`cub::BlockRadixRank<...>`) comes round
+    // again: not followed twice, so not a budget run out.
+    let src = "template <typename T> __global__ void k(float *a) { using R = ns::R<T>; a[sizeof(R) * threadIdx.x] = 0; }\n";
+    let text = run(src);
+    assert!(!text.contains("MAX_ALIAS_DEPTH"), "{text}");
+}

@@ -1,0 +1,505 @@
+//! Calls: launches (handed to `launch`), casts and functional casts, the
+//! integer builtins the analysis understands (`min`, `ceil` of a division,
+//! `__mul24`, `dim3`), barriers and fences (which end a straight-line
+//! region), atomics and cache-hinted loads/stores (accesses), function-like
+//! macros, and `__device__` functions defined in the file, inlined with
+//! their template arguments bound (bounded by `budget::MAX_INLINE_DEPTH`
+//! and `budget::MAX_INLINED_CALLS`). Anything else is an unknown result.
+
+use std::collections::HashMap;
+
+use tree_sitter::Node;
+
+use super::{Binding, Frame, Lowerer, Place, Ptr, Scope, Src, Val};
+use crate::budget;
+use crate::frontend::fields::Fields;
+use crate::frontend::fuse;
+use crate::frontend::tu::{FuncDef, TParam};
+use crate::frontend::types::{builtin, Ty};
+use crate::ir::{BinOp, Expr, Op, UnOp};
+
+const ATOMICS: &[&str] = &[
+    "atomicAdd",
+    "atomicSub",
+    "atomicExch",
+    "atomicMin",
+    "atomicMax",
+    "atomicInc",
+    "atomicDec",
+    "atomicCAS",
+    "atomicAnd",
+    "atomicOr",
+    "atomicXor",
+];
+
+fn param_count(f: Node) -> Option<usize> {
+    Some(function_params(f).len())
+}
+
+pub(super) fn function_params(f: Node) -> Vec<Node> {
+    let mut d = f.field("declarator");
+    while let Some(x) = d {
+        if x.node_kind() == "function_declarator" {
+            let Some(pl) = x.field("parameters") else {
+                return Vec::new();
+            };
+            let mut c = pl.walk();
+            return pl
+                .named_children(&mut c)
+                .filter(|p| {
+                    matches!(
+                        p.node_kind(),
+                        "parameter_declaration" | "optional_parameter_declaration"
+                    )
+                })
+                .collect();
+        }
+        d = x.field("declarator");
+    }
+    Vec::new()
+}
+
+impl<'a, 't> Lowerer<'a, 't> {
+    pub(super) fn call(&mut self, n: Node, src: &Src) -> Val {
+        let Some(f) = n.field("function") else {
+            return Val::Void;
+        };
+        let args_node = n.field("arguments");
+        let args: Vec<Node> = match args_node {
+            Some(a) => {
+                let mut c = a.walk();
+                a.named_children(&mut c)
+                    .filter(|x| x.node_kind() != "comment")
+                    .collect()
+            }
+            None => Vec::new(),
+        };
+        let mut c = n.walk();
+        let launch = n
+            .children(&mut c)
+            .find(|k| k.node_kind() == "kernel_call_syntax");
+        if let Some(cfg) = launch {
+            return self.launch_site(n, f, cfg, &args, src);
+        }
+        if let Some(v) = self.functional_cast(f, &args, src) {
+            return v;
+        }
+        let (name, targs_node) = match f.node_kind() {
+            "identifier" => (src.text(f), None),
+            "template_function" => (
+                f.field("name").map(|x| src.text(x)).unwrap_or_default(),
+                f.field("arguments"),
+            ),
+            "qualified_identifier" => (
+                f.field("name")
+                    .map(|x| src.text(x))
+                    .unwrap_or_else(|| src.text(f)),
+                None,
+            ),
+            _ => {
+                for a in &args {
+                    self.rv(*a, src);
+                }
+                return self.unknown_val(format!("the result of `{}`", src.text(f)));
+            }
+        };
+        let short = name.rsplit("::").next().unwrap_or(&name).to_string();
+        // Function-like macros first: that is what the preprocessor does.
+        if let Some(m) = self.tu.macros.get(&short) {
+            if m.params.is_some() && !self.expanding.contains(&short) {
+                let texts: Vec<String> = args.iter().map(|a| src.text(*a)).collect();
+                return self.expand_function_macro(&short, &texts, n, src, false);
+            }
+        }
+        if let Some(v) = self.builtin_call(&short, targs_node, &args, src) {
+            return v;
+        }
+        if let Some(v) = self.atomic(&short, &args, n, src) {
+            return v;
+        }
+        if let Some(v) = self.hinted_access(&short, &args, n, src) {
+            return v;
+        }
+        if let Some(v) = self.device_call(&short, &args, n, src) {
+            return v;
+        }
+        self.opaque_call(&short, f, &args, src)
+    }
+
+    /// A functional cast to a scalar type: `int(x)`, `uint32_t(x)`.
+    fn functional_cast(&mut self, f: Node, args: &[Node], src: &Src) -> Option<Val> {
+        if args.len() != 1 || !matches!(f.node_kind(), "primitive_type" | "identifier") {
+            return None;
+        }
+        let name = src.text(f);
+        let ty = match f.node_kind() {
+            "primitive_type" => builtin(&name),
+            _ if self.lookup(&name).is_none() => Some(self.named_type(&name)),
+            _ => None,
+        };
+        if let Some(ty @ (Ty::Int { .. } | Ty::Float { .. })) = ty {
+            let v = self.rv(args[0], src);
+            return Some(self.cast(ty, v));
+        }
+        None
+    }
+
+    /// The calls the analysis knows by name: C++ casts, integer `min`/`max`,
+    /// `ceil`/`floor` of a division, `__mul24`, `abs`, `dim3`, and barriers,
+    /// fences, `assert` and `printf` (which end a straight-line region).
+    fn builtin_call(
+        &mut self,
+        short: &str,
+        targs_node: Option<Node>,
+        args: &[Node],
+        src: &Src,
+    ) -> Option<Val> {
+        Some(match short {
+            "reinterpret_cast" | "static_cast" | "const_cast" | "dynamic_cast" => {
+                let ty = targs_node
+                    .and_then(|t| t.named_child(0))
+                    .map(|t| {
+                        if t.node_kind() == "type_descriptor" {
+                            self.type_descriptor(t, src)
+                        } else {
+                            Ty::Unknown(src.text(t))
+                        }
+                    })
+                    .unwrap_or(Ty::Unknown(String::new()));
+                let v = match args.first() {
+                    Some(a) => self.rv(*a, src),
+                    None => Val::Void,
+                };
+                self.cast(ty, v)
+            }
+            "min" | "max" | "umin" | "umax" | "llmin" | "llmax" | "ullmin" | "ullmax"
+                if args.len() == 2 =>
+            {
+                let a = self.int(args[0], src);
+                let b = self.int(args[1], src);
+                let op = if short.ends_with("min") {
+                    BinOp::Min
+                } else {
+                    BinOp::Max
+                };
+                Val::Int(Expr::bin(op, a, b))
+            }
+            "ceil" | "ceilf" | "floor" | "floorf" if args.len() == 1 => {
+                self.rounded_division(short, args[0], src)
+            }
+            "__mul24" | "__umul24" if args.len() == 2 => {
+                let a = self.int(args[0], src);
+                let b = self.int(args[1], src);
+                Val::Int(Expr::times(a, b))
+            }
+            "abs" | "llabs" | "labs" if args.len() == 1 => {
+                let a = self.int(args[0], src);
+                Val::Int(Expr::bin(BinOp::Max, a.clone(), Expr::un(UnOp::Neg, a)))
+            }
+            "dim3" => {
+                let mut d = [Expr::konst(1), Expr::konst(1), Expr::konst(1)];
+                for (i, a) in args.iter().take(3).enumerate() {
+                    d[i] = self.int(*a, src);
+                }
+                Val::Dim3(d)
+            }
+            "__syncthreads"
+            | "__syncwarp"
+            | "__threadfence"
+            | "__threadfence_block"
+            | "__threadfence_system"
+            | "assert"
+            | "printf" => {
+                for a in args {
+                    self.rv(*a, src);
+                }
+                // A barrier or fence orders memory: nothing merges across it.
+                self.region += 1;
+                Val::Void
+            }
+            _ => return None,
+        })
+    }
+
+    /// `ceil((float)n / (float)b)` (or `floor`) of constants: the usual
+    /// grid-size idiom, worked out; anything else is an unknown result.
+    fn rounded_division(&mut self, short: &str, arg: Node, src: &Src) -> Val {
+        let mut inner = arg;
+        while inner.node_kind() == "parenthesized_expression" {
+            match inner.named_child(0) {
+                Some(i) => inner = i,
+                None => break,
+            }
+        }
+        let div = inner.node_kind() == "binary_expression"
+            && inner.field("operator").map(|o| o.node_kind()) == Some("/");
+        if let (true, Some(l), Some(r)) = (div, inner.field("left"), inner.field("right")) {
+            let a = self.int(l, src);
+            let b = self.int(r, src);
+            if let (Some(x), Some(y)) = (a.as_const(), b.as_const()) {
+                if y > 0 && x >= 0 {
+                    let v = if short.starts_with("ceil") {
+                        (x + y - 1) / y
+                    } else {
+                        x / y
+                    };
+                    return Val::Int(Expr::konst(v));
+                }
+            }
+        }
+        self.rv(arg, src);
+        self.unknown_val(format!("the result of `{short}()`"))
+    }
+
+    /// `atomicAdd(p, v)` and the other atomics (`_block`/`_system` too): an
+    /// atomic access to the place `p` points to; the result is unknown.
+    fn atomic(&mut self, short: &str, args: &[Node], n: Node, src: &Src) -> Option<Val> {
+        let base = short.trim_end_matches("_block").trim_end_matches("_system");
+        if !ATOMICS.contains(&base) {
+            return None;
+        }
+        let first = args.first()?;
+        Some(match self.rv(*first, src) {
+            Val::Ptr(p) => {
+                for a in &args[1..] {
+                    self.rv(*a, src);
+                }
+                let place = Place {
+                    obj: p.obj,
+                    off: p.off,
+                    ty: p.pointee,
+                };
+                self.access(&place, Op::Atomic, n, src);
+                let w = place.off.clone();
+                Val::Int(self.unknown(format!("the result of `{short}`"), Some(w)))
+            }
+            _ => {
+                for a in &args[1..] {
+                    self.rv(*a, src);
+                }
+                self.unknown_val(format!("the result of `{short}`"))
+            }
+        })
+    }
+
+    /// `__ldg(p)` and the other cache-hinted loads, `__stcs(p, v)` and the
+    /// other cache-hinted stores, through a known pointer: a load or store
+    /// of the place it points to.
+    fn hinted_access(&mut self, short: &str, args: &[Node], n: Node, src: &Src) -> Option<Val> {
+        let is_load = matches!(
+            short,
+            "__ldg" | "__ldcs" | "__ldca" | "__ldcg" | "__ldlu" | "__ldcv"
+        );
+        let is_store = matches!(short, "__stcs" | "__stcg" | "__stwb" | "__stwt");
+        if !(is_load || is_store) || args.is_empty() {
+            return None;
+        }
+        let Val::Ptr(p) = self.rv(args[0], src) else {
+            return None;
+        };
+        let place = Place {
+            obj: p.obj,
+            off: p.off,
+            ty: p.pointee,
+        };
+        if is_load {
+            return Some(self.rvalue_of(Val::Place(place), n, src));
+        }
+        for a in &args[1..] {
+            self.rv(*a, src);
+        }
+        self.access(&place, Op::Store, n, src);
+        Some(Val::Void)
+    }
+
+    /// A function defined (with a body) in the file: inlined, the overload
+    /// with as many parameters as arguments first.
+    fn device_call(&mut self, short: &str, args: &[Node], n: Node, src: &Src) -> Option<Val> {
+        let defs = self.tu.functions.get(short)?;
+        let def = defs
+            .iter()
+            .rev()
+            .find(|d| !d.is_kernel && param_count(d.node) == Some(args.len()))
+            .or_else(|| defs.iter().rev().find(|d| !d.is_kernel))
+            .cloned()?;
+        def.node.field("body")?;
+        let vals: Vec<Val> = args.iter().map(|a| self.expr(*a, src)).collect();
+        Some(self.inline_call(&def, vals, args.to_vec(), n, src))
+    }
+
+    /// A call the analysis cannot see into: its arguments are evaluated
+    /// (their loads recorded) and its result is unknown. A math function
+    /// that branches starts a new straight-line region; one not known to
+    /// be branch-free counts as undecided.
+    fn opaque_call(&mut self, short: &str, f: Node, args: &[Node], src: &Src) -> Val {
+        let mut first = None;
+        for a in args {
+            let v = self.rv(*a, src);
+            if first.is_none() {
+                first = Some(v);
+            }
+        }
+        if fuse::SPLITS.contains(&short) {
+            self.region += 1;
+        } else if !fuse::MERGES.contains(&short) {
+            self.undecided += 1;
+        }
+        let witness = match (args.len(), first) {
+            (1, Some(Val::Int(e))) => Some(e),
+            (0, _) => Some(Expr::konst(0)),
+            _ => None,
+        };
+        let reason = format!("the result of `{short}()`");
+        // `elemPerCopy<T>()`, defined in the file, with a template
+        // parameter that no launch instantiates.
+        let dependent = if self.tu.functions.contains_key(short) {
+            self.dependent_unknown(&src.text(f), witness.clone(), |p| {
+                format!("{reason}, which depends on template parameter `{p}`")
+            })
+        } else {
+            None
+        };
+        dependent.unwrap_or_else(|| Val::Int(self.unknown(reason, witness)))
+    }
+
+    fn inline_call(
+        &mut self,
+        def: &FuncDef<'t>,
+        vals: Vec<Val>,
+        arg_nodes: Vec<Node>,
+        n: Node,
+        src: &Src,
+    ) -> Val {
+        if self.inlining.contains(&def.name) {
+            for (i, v) in vals.into_iter().enumerate() {
+                let an = arg_nodes.get(i).copied().unwrap_or(n);
+                self.rvalue_of(v, an, src);
+            }
+            return self.unknown_val(format!("the result of `{}` (a recursive call)", def.name));
+        }
+        if self.inline_depth >= budget::MAX_INLINE_DEPTH
+            || self.inlined >= budget::MAX_INLINED_CALLS
+        {
+            let b = if self.inline_depth >= budget::MAX_INLINE_DEPTH {
+                ("MAX_INLINE_DEPTH", budget::MAX_INLINE_DEPTH, "nested calls")
+            } else {
+                (
+                    "MAX_INLINED_CALLS",
+                    budget::MAX_INLINED_CALLS,
+                    "calls per kernel",
+                )
+            };
+            let what = format!("the result of `{}`", def.name);
+            return self.budget_unknown(n, src, b, &what);
+        }
+        self.inlined += 1;
+        let main = Src::of(def.src);
+        let Some(body) = def.node.field("body") else {
+            return Val::Void;
+        };
+        let params = function_params(def.node);
+        let mut scope = Scope::new();
+        let mut tscope = HashMap::new();
+        // Explicit template arguments (`put<Cfg<8>, 4>(s)`), read in the
+        // caller's scope; a type not given is deduced below.
+        let explicit = n
+            .field("function")
+            .filter(|f| f.node_kind() == "template_function")
+            .and_then(|f| f.field("arguments"))
+            .map(|list| self.template_args(list, src))
+            .unwrap_or_default();
+        self.bind_targs(&def.tparams, &explicit, &mut tscope, &mut scope);
+        // A value parameter not given takes its default (`template <int
+        // width = WARP_SIZE>`), read in the callee's scope: its earlier
+        // parameters and the file's names, not the caller's variables.
+        for (i, p) in def.tparams.iter().enumerate().skip(explicit.len()) {
+            let (TParam::Value(name), Some(Some(d))) = (p, def.tdefaults.get(i)) else {
+                continue;
+            };
+            let saved = std::mem::replace(&mut self.scopes, vec![scope.clone()]);
+            let v = self.const_int(*d, &main);
+            self.scopes = saved;
+            if let Some(v) = v {
+                scope.insert(
+                    name.clone(),
+                    Binding {
+                        val: Val::Int(Expr::konst(v)),
+                    },
+                );
+            }
+        }
+        let tnames: Vec<String> = def
+            .tparams
+            .iter()
+            .filter_map(|p| match p {
+                TParam::Type(n) => Some(n.clone()),
+                TParam::Value(_) => None,
+            })
+            .collect();
+        // Arguments are evaluated in the caller's scope.
+        let mut converted = Vec::new();
+        for (i, (p, v)) in params.iter().zip(vals).enumerate() {
+            let tn = p.field("type");
+            // Deduce `T` from `T *` arguments.
+            if let (Some(tn), Val::Ptr(ptr)) = (tn, &v) {
+                let tname = main.text(tn);
+                if tnames.contains(&tname) && !tscope.contains_key(&tname) {
+                    tscope.insert(tname, ptr.pointee.clone());
+                }
+            }
+            let is_ref = p
+                .field("declarator")
+                .map(|d| d.node_kind() == "reference_declarator")
+                .unwrap_or(false);
+            let v = if is_ref {
+                v
+            } else {
+                let an = arg_nodes.get(i).copied().unwrap_or(n);
+                self.rvalue_of(v, an, src)
+            };
+            converted.push((*p, v));
+        }
+        self.tscopes.push(tscope);
+        for (p, v) in converted {
+            let Some(tn) = p.field("type") else {
+                continue;
+            };
+            let base = self.resolve_type(tn, &main);
+            let Some(d) = p.field("declarator") else {
+                continue;
+            };
+            let (pname, ty, _, _) = self.declarator_ref(base, d, &main, 0);
+            let v = match (ty, v) {
+                (Ty::Ptr(t), Val::Ptr(q)) => Val::Ptr(Ptr {
+                    obj: q.obj,
+                    off: q.off,
+                    pointee: *t,
+                }),
+                (_, v) => v,
+            };
+            scope.insert(pname, Binding { val: v });
+        }
+        let saved_scopes = std::mem::replace(&mut self.scopes, vec![scope]);
+        self.frames.push(Frame {
+            guard_base: self.guards.len(),
+            ..Frame::default()
+        });
+        self.inline_depth += 1;
+        self.inlining.push(def.name.clone());
+        self.stmt(body, &main);
+        self.inlining.pop();
+        self.inline_depth -= 1;
+        let frame = self.frames.pop().unwrap_or_default();
+        self.scopes = saved_scopes;
+        self.tscopes.pop();
+        let mut rets = frame.returns;
+        let Some((_, last)) = rets.pop() else {
+            return Val::Void;
+        };
+        let mut v = last;
+        while let Some((c, val)) = rets.pop() {
+            v = self.merge_vals(c, val, v);
+        }
+        v
+    }
+}

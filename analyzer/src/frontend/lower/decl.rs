@@ -1,0 +1,385 @@
+//! Types and declarators: a type as written resolved against template
+//! parameters, typedefs, builtins, structs and object-like macros; a
+//! declarator applied to its base type; local declarations (`__shared__`
+//! and local arrays become memory objects, scalars are bound to their
+//! values) and local enums.
+
+use tree_sitter::Node;
+
+use super::{Lowerer, Place, Ptr, Src, Val, DECLARATOR_DEPTH};
+use crate::budget;
+use crate::frontend::fields::Fields;
+use crate::frontend::tu::qualifiers;
+use crate::frontend::types::{builtin, Ty};
+use crate::ir::{Expr, Space};
+
+/// The size expression of the innermost dimension of an array declarator
+/// (`33` in `tile[32][33]`: the outermost `array_declarator` node).
+fn innermost_size(d: Node) -> Option<Node> {
+    let mut x = d;
+    loop {
+        match x.node_kind() {
+            "array_declarator" => return x.field("size"),
+            "init_declarator" | "parenthesized_declarator" | "attributed_declarator" => {
+                x = x.field("declarator").or_else(|| x.named_child(0))?
+            }
+            _ => return None,
+        }
+    }
+}
+
+impl<'a, 't> Lowerer<'a, 't> {
+    pub fn resolve_type(&mut self, n: Node, src: &Src) -> Ty {
+        let text = src.text(n);
+        match n.node_kind() {
+            "primitive_type" | "sized_type_specifier" => {
+                let folded = text.split_whitespace().collect::<Vec<_>>().join(" ");
+                builtin(&folded).unwrap_or(Ty::Unknown(folded))
+            }
+            "type_identifier" | "qualified_type_identifier" => self.named_type(&text),
+            "struct_specifier" | "class_specifier" | "union_specifier" => {
+                let name = n.field("name").map(|x| src.text(x)).unwrap_or_default();
+                match self.tu.struct_names.get(&name) {
+                    Some(i) => Ty::Struct(*i),
+                    None => Ty::Unknown(text),
+                }
+            }
+            "enum_specifier" => Ty::Int { size: 4 },
+            "template_type" => Ty::Unknown(text),
+            _ => Ty::Unknown(text),
+        }
+    }
+
+    pub(super) fn named_type(&mut self, name: &str) -> Ty {
+        let short = name.rsplit("::").next().unwrap_or(name).to_string();
+        if let Some(t) = self.scoped_type(&short) {
+            return t.clone();
+        }
+        if let Some(t) = self.tu.typedefs.get(&short) {
+            return t.clone();
+        }
+        if let Some(t) = builtin(name).or_else(|| builtin(&short)) {
+            return t;
+        }
+        if let Some(i) = self.tu.struct_names.get(&short) {
+            return Ty::Struct(*i);
+        }
+        if let Some(m) = self.tu.macros.get(&short) {
+            if m.params.is_none() && !self.expanding.contains(&short) {
+                let body = m.body.trim().to_string();
+                self.expanding.push(short.clone());
+                let t = self.named_type(&body);
+                self.expanding.pop();
+                return t;
+            }
+        }
+        Ty::Unknown(short)
+    }
+
+    pub fn type_descriptor(&mut self, n: Node, src: &Src) -> Ty {
+        let base = match n.field("type") {
+            Some(t) => self.resolve_type(t, src),
+            None => return Ty::Unknown(src.text(n)),
+        };
+        match n.field("declarator") {
+            Some(d) => self.abstract_declarator(base, d, src),
+            None => base,
+        }
+    }
+
+    fn abstract_declarator(&mut self, base: Ty, d: Node, src: &Src) -> Ty {
+        let inner = d.field("declarator");
+        let ty = match d.node_kind() {
+            "abstract_pointer_declarator" => Ty::Ptr(Box::new(base)),
+            "abstract_array_declarator" => {
+                let size = d
+                    .field("size")
+                    .and_then(|s| self.const_int(s, src))
+                    .map(|v| v.max(0) as u64);
+                Ty::Array(Box::new(base), size)
+            }
+            "abstract_reference_declarator" => base,
+            _ => base,
+        };
+        match inner {
+            Some(i) => self.abstract_declarator(ty, i, src),
+            None => ty,
+        }
+    }
+
+    /// Applies a declarator to a base type: `(name, type, initializer, is_reference)`.
+    pub fn declarator<'n>(
+        &mut self,
+        base: Ty,
+        d: Node<'n>,
+        src: &Src,
+    ) -> (String, Ty, Option<Node<'n>>) {
+        let (n, t, i, _) = self.declarator_ref(base, d, src, 0);
+        (n, t, i)
+    }
+
+    pub(super) fn declarator_ref<'n>(
+        &mut self,
+        base: Ty,
+        d: Node<'n>,
+        src: &Src,
+        depth: u32,
+    ) -> (String, Ty, Option<Node<'n>>, bool) {
+        if depth > budget::MAX_DECLARATOR_DEPTH {
+            self.budget_note(
+                d,
+                src,
+                DECLARATOR_DEPTH,
+                "a declarator nested too deeply",
+                "its declaration is skipped",
+            );
+            return (String::new(), Ty::Unknown("declarator".into()), None, false);
+        }
+        match d.node_kind() {
+            "identifier" | "field_identifier" | "type_identifier" => {
+                (src.text(d), base, None, false)
+            }
+            "qualified_identifier" => (
+                d.field("name")
+                    .map(|x| src.text(x))
+                    .unwrap_or_else(|| src.text(d)),
+                base,
+                None,
+                false,
+            ),
+            "pointer_declarator" => match d.field("declarator") {
+                Some(inner) => self.declarator_ref(Ty::Ptr(Box::new(base)), inner, src, depth + 1),
+                None => (String::new(), Ty::Ptr(Box::new(base)), None, false),
+            },
+            "reference_declarator" => {
+                let inner = d.named_child(0);
+                match inner {
+                    Some(i) => {
+                        let (n, t, init, _) = self.declarator_ref(base, i, src, depth + 1);
+                        (n, t, init, true)
+                    }
+                    None => (String::new(), base, None, true),
+                }
+            }
+            "array_declarator" => {
+                let size = d.field("size").map(|s| {
+                    let e = self.int(s, src);
+                    let v = e.as_const().map(|v| v.max(0) as u64);
+                    // A dimension that depends on the kernel's template
+                    // arguments is understood; only its instantiation is
+                    // missing, and the accesses say so.
+                    if v.is_none() && !self.k.only_dependent(&e) {
+                        let text = src.text(s);
+                        self.note(
+                            s,
+                            src,
+                            format!(
+                                "array dimension `{text}` is not a known constant here \
+                                 (in a header that was not found? give its folder with -I \
+                                 or try --include-search project; or set it in \
+                                 [analysis.defines])"
+                            ),
+                        );
+                    }
+                    v
+                });
+                let ty = Ty::Array(Box::new(base), size.flatten());
+                match d.field("declarator") {
+                    Some(inner) => self.declarator_ref(ty, inner, src, depth + 1),
+                    None => (String::new(), ty, None, false),
+                }
+            }
+            "init_declarator" => {
+                let value = d.field("value");
+                match d.field("declarator") {
+                    Some(inner) => {
+                        let (n, t, _, r) = self.declarator_ref(base, inner, src, depth + 1);
+                        (n, t, value, r)
+                    }
+                    None => (String::new(), base, value, false),
+                }
+            }
+            "parenthesized_declarator" | "attributed_declarator" => match d.named_child(0) {
+                Some(inner) => self.declarator_ref(base, inner, src, depth + 1),
+                None => (String::new(), base, None, false),
+            },
+            "function_declarator" => match d.field("declarator") {
+                Some(inner) => self.declarator_ref(base, inner, src, depth + 1),
+                None => (String::new(), base, None, false),
+            },
+            _ => (src.text(d), base, None, false),
+        }
+    }
+
+    /// `enum { A = expr, B };` in a function body: each enumerator is a
+    /// constant of the enclosing scope (its value may depend on template
+    /// arguments).
+    pub(super) fn local_enum(&mut self, n: Node, src: &Src) {
+        let Some(body) = n.field("body") else {
+            return;
+        };
+        let mut next = Expr::konst(0);
+        let mut c = body.walk();
+        let items: Vec<Node> = body.named_children(&mut c).collect();
+        for e in items {
+            let Some(name) = e.field("name").filter(|_| e.node_kind() == "enumerator") else {
+                continue;
+            };
+            if let Some(v) = e.field("value") {
+                next = self.int(v, src);
+            }
+            self.bind(src.text(name), Val::Int(next.clone()));
+            next = Expr::plus(next, Expr::konst(1));
+        }
+    }
+
+    pub(super) fn local_decl(&mut self, n: Node, src: &Src) {
+        let Some(tn) = n.field("type") else {
+            return;
+        };
+        if tn.node_kind() == "enum_specifier" {
+            self.local_enum(tn, src);
+        }
+        let quals = qualifiers(n, src);
+        let shared = quals.iter().any(|q| q == "__shared__");
+        let is_extern = quals.iter().any(|q| q == "extern");
+        let base = self.resolve_type(tn, src);
+        let elem_text = src.text(tn);
+        let decl_span = self.span(n, src);
+        let decl_text = src.text(n);
+        let mut c = n.walk();
+        let decls: Vec<Node> = n.children_by_field_name("declarator", &mut c).collect();
+        for d in decls {
+            if d.node_kind() == "function_declarator" {
+                // `dim3 block(BX, BY);` with macro arguments parses as a
+                // function declaration (C++'s most vexing parse); inside a
+                // function body it is a constructor call.
+                self.vexing_parse(d, &base, src);
+                continue;
+            }
+            let (name, ty, init, is_ref) = self.declarator_ref(base.clone(), d, src, 0);
+            if name.is_empty() {
+                continue;
+            }
+            if shared {
+                let ty = if is_extern {
+                    match ty {
+                        Ty::Array(e, _) => Ty::Array(e, None),
+                        t => t,
+                    }
+                } else {
+                    ty
+                };
+                let ty = match ty {
+                    Ty::Array(..) => ty,
+                    t => Ty::Array(Box::new(t), Some(1)),
+                };
+                let obj = self.new_object(
+                    &name,
+                    Space::Shared,
+                    &ty,
+                    elem_text.clone(),
+                    decl_span,
+                    decl_text.clone(),
+                );
+                if src.at.is_none() {
+                    self.k.objects[obj].inner_dim =
+                        innermost_size(d).map(|n| src.map.span(n.start_byte(), n.end_byte()));
+                }
+                let val = if matches!(&ty, Ty::Array(_, Some(1))) && !src.text(d).contains('[') {
+                    // A scalar `__shared__ float x;`: a place of one element.
+                    let Ty::Array(e, _) = ty else { continue };
+                    Val::Place(Place {
+                        obj,
+                        off: Expr::konst(0),
+                        ty: *e,
+                    })
+                } else {
+                    Val::Place(Place {
+                        obj,
+                        off: Expr::konst(0),
+                        ty,
+                    })
+                };
+                self.bind(name, val);
+                continue;
+            }
+            if let Ty::Array(..) = ty {
+                let obj = self.new_object(
+                    &name,
+                    Space::Local,
+                    &ty,
+                    elem_text.clone(),
+                    decl_span,
+                    decl_text.clone(),
+                );
+                if let Some(i) = init {
+                    self.expr(i, src);
+                }
+                self.bind(
+                    name,
+                    Val::Place(Place {
+                        obj,
+                        off: Expr::konst(0),
+                        ty,
+                    }),
+                );
+                continue;
+            }
+            let val = match init {
+                Some(i) => {
+                    if is_ref {
+                        self.expr(i, src)
+                    } else {
+                        let v = self.rv(i, src);
+                        match (&ty, v) {
+                            (Ty::Ptr(t), Val::Ptr(p)) => Val::Ptr(Ptr {
+                                obj: p.obj,
+                                off: p.off,
+                                pointee: (**t).clone(),
+                            }),
+                            (Ty::Dim3, Val::Int(e)) => {
+                                Val::Dim3([e, Expr::konst(1), Expr::konst(1)])
+                            }
+                            (_, v) => v,
+                        }
+                    }
+                }
+                None if ty == Ty::Dim3 => {
+                    Val::Dim3([Expr::konst(1), Expr::konst(1), Expr::konst(1)])
+                }
+                None => self.unknown_val(format!("`{name}` before it is assigned")),
+            };
+            self.bind(name, val);
+        }
+    }
+
+    /// `T name(a, b);` read as a variable constructed from `a` and `b`.
+    fn vexing_parse(&mut self, d: Node, base: &Ty, src: &Src) {
+        let Some(name) = d.field("declarator").map(|x| src.text(x)) else {
+            return;
+        };
+        let mut args = Vec::new();
+        if let Some(pl) = d.field("parameters") {
+            let mut c = pl.walk();
+            let params: Vec<Node> = pl.named_children(&mut c).collect();
+            for p in params {
+                let text = src.text(p);
+                let v = self.expand_text(&name, &text, p, src, false);
+                args.push(self.as_int(v));
+            }
+        }
+        let val = match (base, args.len()) {
+            (Ty::Dim3, 0..=3) => {
+                let mut dims = [Expr::konst(1), Expr::konst(1), Expr::konst(1)];
+                for (i, a) in args.into_iter().enumerate() {
+                    dims[i] = a;
+                }
+                Val::Dim3(dims)
+            }
+            (_, 1) => Val::Int(args.remove(0)),
+            _ => self.unknown_val(format!("`{name}`")),
+        };
+        self.bind(name, val);
+    }
+}

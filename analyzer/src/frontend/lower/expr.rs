@@ -1,0 +1,715 @@
+//! Expressions: each syntax node kind evaluates to a [`Val`]. Names look
+//! up variables, macros, constants, sibling static members and globals in
+//! that order; operators build symbolic expressions (pointer arithmetic
+//! scales by the element size); assignment rebinds a variable or stores
+//! to a place. Nesting is bounded by `budget::MAX_SYNTAX_DEPTH`.
+
+use tree_sitter::Node;
+
+use super::{parse_int, Binding, Lowerer, Place, Ptr, Src, Val, SYNTAX_DEPTH};
+use crate::budget;
+use crate::frontend::fields::Fields;
+use crate::frontend::types::{self, align_of, field, size_of, Ty};
+use crate::ir::{BinOp, Builtin, Dim, Expr, Guard, Op, UnOp};
+
+/// The operator token of a unary/binary/assignment/update expression.
+fn op_of(n: Node) -> String {
+    n.field("operator")
+        .map(|o| o.node_kind().to_string())
+        .unwrap_or_default()
+}
+
+/// The arithmetic, bitwise or comparison operator a binary operator token
+/// spells (`&&` and `||` are lowered under guards, not here).
+fn bin_op(op: &str) -> Option<BinOp> {
+    Some(match op {
+        "+" => BinOp::Add,
+        "-" => BinOp::Sub,
+        "*" => BinOp::Mul,
+        "/" => BinOp::Div,
+        "%" => BinOp::Rem,
+        "<<" => BinOp::Shl,
+        ">>" => BinOp::Shr,
+        "&" | "bitand" => BinOp::And,
+        "|" | "bitor" => BinOp::Or,
+        "^" | "xor" => BinOp::Xor,
+        "<" => BinOp::Lt,
+        "<=" => BinOp::Le,
+        ">" => BinOp::Gt,
+        ">=" => BinOp::Ge,
+        "==" => BinOp::Eq,
+        "!=" | "not_eq" => BinOp::Ne,
+        _ => return None,
+    })
+}
+
+impl<'a, 't> Lowerer<'a, 't> {
+    pub(super) fn ident(&mut self, name: &str, n: Node, src: &Src) -> Val {
+        if let Some(b) = self.lookup(name) {
+            return b.val.clone();
+        }
+        if let Some(m) = self.tu.macros.get(name) {
+            if m.params.is_none() && !self.expanding.iter().any(|e| e == name) {
+                let body = m.body.clone();
+                return self.expand_text(name, &body, n, src, false);
+            }
+        }
+        if let Some(v) = self.tu.consts.get(name) {
+            return Val::Int(Expr::konst(*v));
+        }
+        // `NUM_WARPS = NUM_WARPGROUPS * 4` inside a struct: a sibling.
+        if let Some((s, args)) = self.member_scopes.last().cloned() {
+            if let Some(v) = self.member_value(&s, &args, name) {
+                return Val::Int(Expr::konst(v));
+            }
+        }
+        if let Some(&obj) = self.globals_map.get(name) {
+            let ty = self.tu.globals[name].ty.clone();
+            return Val::Place(Place {
+                obj,
+                off: Expr::konst(0),
+                ty,
+            });
+        }
+        if let Some(g) = self.tu.globals.get(name) {
+            let g = g.clone();
+            let obj = self.new_object(name, g.space, &g.ty, g.elem_text, g.span, g.text);
+            self.globals_map.insert(name.to_string(), obj);
+            return Val::Place(Place {
+                obj,
+                off: Expr::konst(0),
+                ty: g.ty,
+            });
+        }
+        match name {
+            "warpSize" => Val::Int(Expr::konst(32)),
+            "true" => Val::Int(Expr::konst(1)),
+            "false" | "NULL" | "nullptr" => Val::Int(Expr::konst(0)),
+            _ => {
+                // `detail::STAGES_v<T>` with a template parameter that no
+                // launch instantiates.
+                let text = src.text(n);
+                self.dependent_unknown(&text, None, |p| {
+                    format!("`{text}`, which depends on template parameter `{p}`")
+                })
+                .unwrap_or_else(|| {
+                    self.unknown_val(format!("`{name}`, which is not declared in this file"))
+                })
+            }
+        }
+    }
+
+    pub(crate) fn expr(&mut self, n: Node, src: &Src) -> Val {
+        if self.depth >= budget::MAX_SYNTAX_DEPTH {
+            return self.budget_unknown(n, src, SYNTAX_DEPTH, "an expression nested too deeply");
+        }
+        self.depth += 1;
+        let v = self.expr_inner(n, src);
+        self.depth -= 1;
+        v
+    }
+
+    fn expr_inner(&mut self, n: Node, src: &Src) -> Val {
+        match n.node_kind() {
+            "number_literal" => {
+                let t = src.text(n);
+                match parse_int(&t) {
+                    Some(v) => Val::Int(Expr::konst(v)),
+                    None => {
+                        Val::Int(self.unknown("a floating-point constant", Some(Expr::konst(0))))
+                    }
+                }
+            }
+            "char_literal" => self.char_literal(n, src),
+            "true" => Val::Int(Expr::konst(1)),
+            "false" | "null" | "nullptr" => Val::Int(Expr::konst(0)),
+            "string_literal" | "concatenated_string" | "raw_string_literal" => Val::Void,
+            "identifier" => {
+                let name = src.text(n);
+                self.ident(&name, n, src)
+            }
+            "qualified_identifier" => self.qualified_ident(n, src),
+            "preproc_defined" => {
+                let name = n.named_child(0).map(|x| src.text(x)).unwrap_or_default();
+                Val::Int(Expr::konst(self.tu.macros.contains_key(&name) as i64))
+            }
+            "parenthesized_expression" => match n.named_child(0) {
+                Some(inner) => self.expr(inner, src),
+                None => Val::Void,
+            },
+            "field_expression" => self.field_expr(n, src),
+            "subscript_expression" => self.subscript(n, src),
+            "pointer_expression" => self.address_or_deref(n, src),
+            "unary_expression" => self.unary(n, src),
+            "binary_expression" => self.binary(n, src),
+            "update_expression" => self.update(n, src),
+            "assignment_expression" => self.assignment(n, src),
+            "conditional_expression" => self.conditional(n, src),
+            "cast_expression" => self.cast_expr(n, src),
+            "sizeof_expression" => self.sizeof_expr(n, src),
+            "alignof_expression" => {
+                let ty = n
+                    .field("type")
+                    .map(|t| self.type_descriptor(t, src))
+                    .unwrap_or(Ty::Unknown(String::new()));
+                match align_of(&ty, self.structs()) {
+                    Some(a) => Val::Int(Expr::konst(a as i64)),
+                    None => self.unknown_val(format!("`{}`", src.text(n))),
+                }
+            }
+            "comma_expression" => {
+                if let Some(l) = n.field("left") {
+                    self.expr(l, src);
+                }
+                match n.field("right") {
+                    Some(r) => self.expr(r, src),
+                    None => Val::Void,
+                }
+            }
+            "call_expression" => self.call(n, src),
+            "initializer_list" | "argument_list" => self.brace_list(n, src),
+            "ERROR" => self.unknown_val("code that could not be parsed"),
+            other => {
+                let kind = other.replace('_', " ");
+                let text = src.text(n);
+                // `cosize_v<Layout>` and the like with a template parameter
+                // that no launch instantiates.
+                self.dependent_unknown(&text, None, |p| {
+                    format!("`{text}`, which depends on template parameter `{p}`")
+                })
+                .unwrap_or_else(|| self.unknown_val(format!("a {kind}")))
+            }
+        }
+    }
+
+    /// A character constant (`'a'`, `'\n'`) as its code.
+    fn char_literal(&mut self, n: Node, src: &Src) -> Val {
+        let t = src.text(n);
+        let inner = t.trim_matches('\'');
+        let v = match inner {
+            "\\0" => 0,
+            "\\n" => 10,
+            "\\t" => 9,
+            _ => inner.chars().next().map(|c| c as i64).unwrap_or(0),
+        };
+        Val::Int(Expr::konst(v))
+    }
+
+    /// `Scope::name`: a static member of a struct, a member of a template
+    /// parameter no launch instantiates, or else the plain name.
+    fn qualified_ident(&mut self, n: Node, src: &Src) -> Val {
+        let name = n
+            .field("name")
+            .map(|x| src.text(x))
+            .unwrap_or_else(|| src.text(n));
+        let scope = n.field("scope");
+        if let Some(v) = scope.and_then(|scope| self.static_member(scope, src, &name)) {
+            return Val::Int(Expr::konst(v));
+        }
+        if let Some(scope) = scope {
+            let text = src.text(n);
+            let member = self.dependent_unknown(&src.text(scope), None, |p| {
+                format!(
+                    "`{text}`, a member of template parameter `{p}`, which no launch instantiates"
+                )
+            });
+            if let Some(v) = member {
+                return v;
+            }
+        }
+        self.ident(&name, n, src)
+    }
+
+    /// `a[i]`: the place of element `i`.
+    fn subscript(&mut self, n: Node, src: &Src) -> Val {
+        let Some(arg) = n.field("argument") else {
+            return Val::Void;
+        };
+        let base = self.expr(arg, src);
+        let idx_node = n
+            .field("indices")
+            .and_then(|i| {
+                if i.node_kind() == "subscript_argument_list" {
+                    i.named_child(0)
+                } else {
+                    Some(i)
+                }
+            })
+            .or_else(|| n.field("index"));
+        let idx = match idx_node {
+            Some(i) => self.int(i, src),
+            None => self.unknown("an empty subscript", None),
+        };
+        self.index_place(base, idx, n, src)
+    }
+
+    /// `&x` (the pointer to a place) or `*p` (the place a pointer points to).
+    fn address_or_deref(&mut self, n: Node, src: &Src) -> Val {
+        let op = op_of(n);
+        let Some(arg) = n.field("argument") else {
+            return Val::Void;
+        };
+        if op == "&" {
+            match self.expr(arg, src) {
+                Val::Place(p) => Val::Ptr(Ptr {
+                    obj: p.obj,
+                    off: p.off,
+                    pointee: p.ty,
+                }),
+                _ => self.unknown_val("the address of a value that is not in memory"),
+            }
+        } else {
+            match self.rv(arg, src) {
+                Val::Ptr(p) => Val::Place(Place {
+                    obj: p.obj,
+                    off: p.off,
+                    ty: p.pointee,
+                }),
+                _ => self.unknown_val("a dereference of an unknown pointer"),
+            }
+        }
+    }
+
+    /// `-x`, `!x`, `~x`, `+x`.
+    fn unary(&mut self, n: Node, src: &Src) -> Val {
+        let op = op_of(n);
+        let Some(arg) = n.field("argument") else {
+            return Val::Void;
+        };
+        let v = self.rv(arg, src);
+        if op == "+" {
+            return v;
+        }
+        let e = self.as_int(v);
+        let u = match op.as_str() {
+            "-" => UnOp::Neg,
+            "!" | "not" => UnOp::Not,
+            "~" | "compl" => UnOp::BitNot,
+            _ => return Val::Int(e),
+        };
+        Val::Int(Expr::un(u, e))
+    }
+
+    /// `++x`, `x--`: the new or old value, after storing the new one.
+    fn update(&mut self, n: Node, src: &Src) -> Val {
+        let op = op_of(n);
+        let Some(arg) = n.field("argument") else {
+            return Val::Void;
+        };
+        let bop = if op == "--" { BinOp::Sub } else { BinOp::Add };
+        let prefix = n.child(0).map(|c| c.node_kind() == op).unwrap_or(false);
+        let (old, new) = self.assign(arg, Some(bop), None, n, src);
+        if prefix {
+            new
+        } else {
+            old
+        }
+    }
+
+    /// `x = v`, `x op= v`: the value assigned.
+    fn assignment(&mut self, n: Node, src: &Src) -> Val {
+        let op = op_of(n);
+        let (Some(left), Some(right)) = (n.field("left"), n.field("right")) else {
+            return Val::Void;
+        };
+        // `op=` takes the binary operator `op`; plain `=` none.
+        let bop = bin_op(op.trim_end_matches('='));
+        let rhs = self.rv(right, src);
+        self.assign(left, bop, Some(rhs), n, src).1
+    }
+
+    /// `c ? a : b`: one side when `c` is known, else a select of both
+    /// (each evaluated under its guard).
+    fn conditional(&mut self, n: Node, src: &Src) -> Val {
+        let (Some(c), Some(a), Some(b)) = (
+            n.field("condition"),
+            n.field("consequence"),
+            n.field("alternative"),
+        ) else {
+            return Val::Void;
+        };
+        let cond = self.int(c, src);
+        if let Some(v) = cond.as_const() {
+            return self.rv(if v != 0 { a } else { b }, src);
+        }
+        self.guards.push(Guard {
+            cond: cond.clone(),
+            expect: true,
+        });
+        let va = self.rv(a, src);
+        self.guards.pop();
+        self.guards.push(Guard {
+            cond: cond.clone(),
+            expect: false,
+        });
+        let vb = self.rv(b, src);
+        self.guards.pop();
+        self.merge_vals(cond, va, vb)
+    }
+
+    /// `(T)v`; `(a & (b * c))` that the grammar read as a cast is re-read
+    /// as arithmetic.
+    fn cast_expr(&mut self, n: Node, src: &Src) -> Val {
+        // `(a & (b * c)) * d` parses as a cast to `a&` when the grammar
+        // cannot tell `a` is a variable; we can: re-read it as arithmetic.
+        if let Some(b) = n
+            .field("type")
+            .and_then(|t| t.field("type"))
+            .filter(|b| b.node_kind() == "type_identifier")
+        {
+            let name = src.text(b);
+            if self.lookup(&name).is_some() && matches!(self.named_type(&name), Ty::Unknown(_)) {
+                let r = n.byte_range();
+                let (s, e) = (b.start_byte() - r.start, b.end_byte() - r.start);
+                let whole = src.text(n);
+                if whole.is_char_boundary(s) && whole.is_char_boundary(e) {
+                    let text = format!("{}({}){}", &whole[..s], name, &whole[e..]);
+                    return self.expand_text(&name, &text, n, src, false);
+                }
+            }
+        }
+        let ty = n
+            .field("type")
+            .map(|t| self.type_descriptor(t, src))
+            .unwrap_or(Ty::Unknown(String::new()));
+        let Some(v) = n.field("value") else {
+            return Val::Void;
+        };
+        let val = self.rv(v, src);
+        self.cast(ty, val)
+    }
+
+    /// `sizeof(T)` or `sizeof(x)`.
+    fn sizeof_expr(&mut self, n: Node, src: &Src) -> Val {
+        if let Some(t) = n.field("type") {
+            let ty = self.type_descriptor(t, src);
+            return match self.elem_size(&ty) {
+                Some(s) => Val::Int(Expr::konst(s as i64)),
+                None => self.sizeof_unknown(n, src),
+            };
+        }
+        if let Some(v) = n.field("value") {
+            let inner = if v.node_kind() == "parenthesized_expression" {
+                v.named_child(0).unwrap_or(v)
+            } else {
+                v
+            };
+            // sizeof(T) where T parsed as an expression, or sizeof(var).
+            let text = src.text(inner);
+            let ty = self.named_type(text.trim());
+            if let Some(s) = self.elem_size(&ty) {
+                return Val::Int(Expr::konst(s as i64));
+            }
+            if let Some(Binding { val: Val::Place(p) }) = self.lookup(text.trim()) {
+                if let Some(s) = size_of(&p.ty, self.structs()) {
+                    return Val::Int(Expr::konst(s as i64));
+                }
+            }
+        }
+        self.sizeof_unknown(n, src)
+    }
+
+    /// `{a}` (one value) or `{x, y, z}` (a `dim3`); an argument list likewise.
+    fn brace_list(&mut self, n: Node, src: &Src) -> Val {
+        let mut c = n.walk();
+        let kids: Vec<_> = n.named_children(&mut c).collect();
+        let mut vals: Vec<Expr> = kids.iter().map(|k| self.int(*k, src)).collect();
+        if n.node_kind() == "initializer_list" && vals.len() == 1 {
+            // `constexpr int WARPGROUP_WARPS{4};` (a dim3 from
+            // `{32}` is made where the type says so).
+            return Val::Int(vals.remove(0));
+        }
+        if (1..=3).contains(&vals.len()) {
+            let mut d = [Expr::konst(1), Expr::konst(1), Expr::konst(1)];
+            for (i, v) in vals.into_iter().enumerate() {
+                d[i] = v;
+            }
+            Val::Dim3(d)
+        } else {
+            Val::Void
+        }
+    }
+
+    pub(super) fn cast(&mut self, ty: Ty, val: Val) -> Val {
+        match (ty, val) {
+            (Ty::Ptr(t), Val::Ptr(p)) => Val::Ptr(Ptr {
+                obj: p.obj,
+                off: p.off,
+                pointee: *t,
+            }),
+            (_, v) => v,
+        }
+    }
+
+    pub(super) fn merge_vals(&mut self, cond: Expr, a: Val, b: Val) -> Val {
+        match (a, b) {
+            (Val::Int(x), Val::Int(y)) => Val::Int(Expr::select(cond, x, y)),
+            (Val::Ptr(p), Val::Ptr(q)) if p.obj == q.obj => Val::Ptr(Ptr {
+                obj: p.obj,
+                off: Expr::select(cond, p.off, q.off),
+                pointee: p.pointee,
+            }),
+            (Val::Place(p), Val::Place(q)) if p.obj == q.obj && p.off.same(&q.off) => Val::Place(p),
+            (Val::Dim3(x), Val::Dim3(y)) => {
+                let [x0, x1, x2] = x;
+                let [y0, y1, y2] = y;
+                Val::Dim3([
+                    Expr::select(cond.clone(), x0, y0),
+                    Expr::select(cond.clone(), x1, y1),
+                    Expr::select(cond, x2, y2),
+                ])
+            }
+            (Val::Void, Val::Void) => Val::Void,
+            _ => self.unknown_val("a value that depends on the branch taken"),
+        }
+    }
+
+    fn field_expr(&mut self, n: Node, src: &Src) -> Val {
+        let (Some(arg), Some(fname)) = (n.field("argument"), n.field("field")) else {
+            return Val::Void;
+        };
+        let fname = src.text(fname);
+        let arrow = n
+            .field("operator")
+            .map(|o| o.node_kind() == "->")
+            .unwrap_or(false);
+        if arg.node_kind() == "identifier" && !arrow {
+            let base = src.text(arg);
+            if self.lookup(&base).is_none() {
+                let dim = match fname.as_str() {
+                    "x" => Some(Dim::X),
+                    "y" => Some(Dim::Y),
+                    "z" => Some(Dim::Z),
+                    _ => None,
+                };
+                if let Some(d) = dim {
+                    let b = match base.as_str() {
+                        "threadIdx" => Some(Builtin::ThreadIdx(d)),
+                        "blockIdx" => Some(Builtin::BlockIdx(d)),
+                        "blockDim" => Some(Builtin::BlockDim(d)),
+                        "gridDim" => Some(Builtin::GridDim(d)),
+                        _ => None,
+                    };
+                    if let Some(b) = b {
+                        if let Builtin::ThreadIdx(d) = b {
+                            self.k.uses_thread_dims[d.index()] = true;
+                        }
+                        return Val::Int(Expr::builtin(b));
+                    }
+                }
+            }
+        }
+        let base = self.expr(arg, src);
+        let place = match (base, arrow) {
+            (Val::Dim3(d), false) => {
+                return match fname.as_str() {
+                    "x" => Val::Int(d[0].clone()),
+                    "y" => Val::Int(d[1].clone()),
+                    "z" => Val::Int(d[2].clone()),
+                    _ => Val::Void,
+                }
+            }
+            (Val::Place(p), false) => p,
+            (Val::Ptr(p), true) => Place {
+                obj: p.obj,
+                off: p.off,
+                ty: p.pointee,
+            },
+            (Val::Place(p), true) => match self.rvalue_of(Val::Place(p), arg, src) {
+                Val::Ptr(q) => Place {
+                    obj: q.obj,
+                    off: q.off,
+                    ty: q.pointee,
+                },
+                _ => return self.unknown_val(format!("field `{fname}` of an unknown value")),
+            },
+            _ => return self.unknown_val(format!("field `{fname}` of a value not in memory")),
+        };
+        match field(&place.ty, &fname, self.structs()) {
+            Some((off, ty)) => Val::Place(Place {
+                obj: place.obj,
+                off: Expr::plus(place.off, Expr::konst(off as i64)),
+                ty,
+            }),
+            None => {
+                let ty = types::spell(&place.ty, self.structs());
+                self.unknown_val(format!("field `{fname}` of `{ty}`"))
+            }
+        }
+    }
+
+    fn binary(&mut self, n: Node, src: &Src) -> Val {
+        let op = op_of(n);
+        let (Some(l), Some(r)) = (n.field("left"), n.field("right")) else {
+            return Val::Void;
+        };
+        if op == "&&" || op == "||" || op == "and" || op == "or" {
+            let a = self.int(l, src);
+            let is_and = op == "&&" || op == "and";
+            if let Some(v) = a.as_const() {
+                if is_and && v == 0 {
+                    return Val::Int(Expr::konst(0));
+                }
+                if !is_and && v != 0 {
+                    return Val::Int(Expr::konst(1));
+                }
+            }
+            self.guards.push(Guard {
+                cond: a.clone(),
+                expect: is_and,
+            });
+            let b = self.int(r, src);
+            self.guards.pop();
+            let bop = if is_and { BinOp::LAnd } else { BinOp::LOr };
+            return Val::Int(Expr::bin(bop, a, b));
+        }
+        let a = self.rv(l, src);
+        let b = self.rv(r, src);
+        // Pointer arithmetic.
+        match (&a, &b, op.as_str()) {
+            (Val::Ptr(p), Val::Int(i), "+" | "-") | (Val::Int(i), Val::Ptr(p), "+") => {
+                let Some(sz) = self.elem_size(&p.pointee) else {
+                    return self.unknown_val("arithmetic on a pointer to an unsized type");
+                };
+                let scaled = Expr::times(i.clone(), Expr::konst(sz as i64));
+                let off = if op == "-" {
+                    Expr::minus(p.off.clone(), scaled)
+                } else {
+                    Expr::plus(p.off.clone(), scaled)
+                };
+                return Val::Ptr(Ptr {
+                    obj: p.obj,
+                    off,
+                    pointee: p.pointee.clone(),
+                });
+            }
+            (Val::Ptr(p), Val::Ptr(q), "-") if p.obj == q.obj => {
+                let sz = self.elem_size(&p.pointee).unwrap_or(1).max(1);
+                return Val::Int(Expr::bin(
+                    BinOp::Div,
+                    Expr::minus(p.off.clone(), q.off.clone()),
+                    Expr::konst(sz as i64),
+                ));
+            }
+            _ => {}
+        }
+        let Some(bop) = bin_op(&op) else {
+            return self.unknown_val(format!("operator `{op}`"));
+        };
+        let x = self.as_int(a);
+        let y = self.as_int(b);
+        Val::Int(Expr::bin(bop, x, y))
+    }
+
+    /// Assigns to `target`: a variable (rebinds it) or a place in memory
+    /// (a store; compound assignment also loads). Returns (old, new).
+    fn assign(
+        &mut self,
+        target: Node,
+        op: Option<BinOp>,
+        rhs: Option<Val>,
+        n: Node,
+        src: &Src,
+    ) -> (Val, Val) {
+        let mut t = target;
+        while t.node_kind() == "parenthesized_expression" {
+            match t.named_child(0) {
+                Some(i) => t = i,
+                None => break,
+            }
+        }
+        // `block.x = n` on a `dim3` variable.
+        if t.node_kind() == "field_expression" {
+            let base = t.field("argument");
+            let field = t.field("field").map(|f| src.text(f));
+            let dot = t.field("operator").is_none_or(|o| o.node_kind() == ".");
+            if let (Some(base), Some(field), true) = (base, field, dot) {
+                let i = match field.as_str() {
+                    "x" => Some(0),
+                    "y" => Some(1),
+                    "z" => Some(2),
+                    _ => None,
+                };
+                let name = src.text(base);
+                if let (Some(i), Some(Val::Dim3(d))) =
+                    (i, self.lookup(&name).map(|b| b.val.clone()))
+                {
+                    let old = d[i].clone();
+                    let new = match (op, rhs) {
+                        (None, Some(v)) => self.as_int(v),
+                        (Some(o), r) => {
+                            let r = self.as_int(r.unwrap_or(Val::Int(Expr::konst(1))));
+                            Expr::bin(o, old.clone(), r)
+                        }
+                        (None, None) => old.clone(),
+                    };
+                    let mut d = d;
+                    d[i] = new.clone();
+                    if let Some(b) = self.lookup_mut(&name) {
+                        b.val = Val::Dim3(d);
+                    }
+                    return (Val::Int(old), Val::Int(new));
+                }
+            }
+        }
+        if t.node_kind() == "identifier" {
+            let name = src.text(t);
+            if let Some(b) = self.lookup(&name).cloned() {
+                if !matches!(b.val, Val::Place(_)) {
+                    let old = b.val.clone();
+                    let new = match (op, rhs) {
+                        (None, Some(v)) => match (&old, v) {
+                            (Val::Ptr(p), Val::Ptr(q)) => Val::Ptr(Ptr {
+                                obj: q.obj,
+                                off: q.off,
+                                pointee: p.pointee.clone(),
+                            }),
+                            (_, v) => v,
+                        },
+                        (Some(o), rhs) => {
+                            let r = rhs.unwrap_or(Val::Int(Expr::konst(1)));
+                            match (&old, r) {
+                                (Val::Ptr(p), Val::Int(i))
+                                    if matches!(o, BinOp::Add | BinOp::Sub) =>
+                                {
+                                    let sz = self.elem_size(&p.pointee).unwrap_or(1) as i64;
+                                    Val::Ptr(Ptr {
+                                        obj: p.obj,
+                                        off: Expr::bin(
+                                            o,
+                                            p.off.clone(),
+                                            Expr::times(i, Expr::konst(sz)),
+                                        ),
+                                        pointee: p.pointee.clone(),
+                                    })
+                                }
+                                (_, r) => {
+                                    let a = self.as_int(old.clone());
+                                    let b = self.as_int(r);
+                                    Val::Int(Expr::bin(o, a, b))
+                                }
+                            }
+                        }
+                        (None, None) => old.clone(),
+                    };
+                    if let Some(b) = self.lookup_mut(&name) {
+                        b.val = new.clone();
+                    }
+                    return (old, new);
+                }
+            }
+        }
+        // A place in memory.
+        let place = match self.expr(t, src) {
+            Val::Place(p) => p,
+            _ => return (Val::Void, Val::Void),
+        };
+        let old = if op.is_some() {
+            self.rvalue_of(Val::Place(place.clone()), n, src)
+        } else {
+            Val::Void
+        };
+        self.access(&place, Op::Store, n, src);
+        (old, rhs.unwrap_or(Val::Void))
+    }
+}

@@ -1,0 +1,263 @@
+//! Host functions walked for kernel launch sites (`k<<<grid, block>>>(...)`):
+//! each integer parameter is one unknown value, a launch dimension fixed
+//! by an enclosing `case K:` or `if (x == K)` takes `K`, and an argument
+//! that is a pointer moved off its allocation is marked.
+
+use std::collections::HashSet;
+
+use tree_sitter::Node;
+
+use super::call::function_params;
+use super::{Lowerer, Src, Val, SCAN_NODES};
+use crate::budget;
+use crate::frontend::fields::Fields;
+use crate::frontend::source::Source;
+use crate::frontend::tu::LaunchSite;
+use crate::frontend::types::Ty;
+use crate::ir::{BinOp, Expr};
+
+/// CUDA's largest launch dimension (a grid's `x`); a larger one, or one
+/// below 1, is not a launch the analysis takes.
+const MAX_LAUNCH_DIM: i64 = 1 << 31;
+
+/// Whether an expression is a pointer moved off its allocation: `buf +
+/// k` or `&buf[k]` (through parentheses and casts; the walk goes down the
+/// tree, so it ends).
+fn moved_pointer(e: Node, src: &Src) -> bool {
+    let mut e = e;
+    loop {
+        let inner = match e.node_kind() {
+            "parenthesized_expression" => e.named_child(0),
+            "cast_expression" => e.field("value"),
+            _ => break,
+        };
+        match inner {
+            Some(i) => e = i,
+            None => return false,
+        }
+    }
+    match e.node_kind() {
+        "binary_expression" => e
+            .field("operator")
+            .is_some_and(|o| matches!(o.node_kind(), "+" | "-")),
+        "pointer_expression" => {
+            src.text(e).trim_start().starts_with('&')
+                && e.field("argument")
+                    .is_some_and(|a| a.node_kind() == "subscript_expression")
+        }
+        _ => false,
+    }
+}
+
+/// The names a function body initialises or assigns with a moved pointer
+/// (`float *src = bufferIn + padding;`), found in one walk, and whether
+/// the walk ran out of `budget::MAX_SCAN_NODES` before the end.
+fn moved_names(body: Node, src: &Src) -> (HashSet<String>, bool) {
+    let mut out = HashSet::new();
+    let mut stack = vec![body];
+    let mut seen = 0;
+    while let Some(x) = stack.pop() {
+        seen += 1;
+        if seen > budget::MAX_SCAN_NODES {
+            return (out, true);
+        }
+        let named = match x.node_kind() {
+            "init_declarator" => x.field("declarator").zip(x.field("value")),
+            "assignment_expression" => x.field("left").zip(x.field("right")),
+            _ => None,
+        };
+        if let Some((name, value)) = named {
+            if moved_pointer(value, src) {
+                out.insert(src.text(name).trim_start_matches('*').trim().to_string());
+            }
+        }
+        let mut c = x.walk();
+        stack.extend(x.named_children(&mut c));
+    }
+    (out, false)
+}
+
+impl<'a, 't> Lowerer<'a, 't> {
+    pub(super) fn launch_site(
+        &mut self,
+        n: Node,
+        f: Node,
+        cfg: Node,
+        args: &[Node],
+        src: &Src,
+    ) -> Val {
+        let (name, targs) = match f.node_kind() {
+            "template_function" => (
+                f.field("name").map(|x| src.text(x)).unwrap_or_default(),
+                f.field("arguments")
+                    .map(|a| self.template_args(a, src))
+                    .unwrap_or_default(),
+            ),
+            _ => (src.text(f), Vec::new()),
+        };
+        let name = name.rsplit("::").next().unwrap_or(&name).to_string();
+        let mut c = cfg.walk();
+        let parts: Vec<Node> = cfg.named_children(&mut c).collect();
+        let grid = parts.first().and_then(|g| {
+            let v = self.rv(*g, src);
+            self.dim3(v)
+        });
+        let block = parts.get(1).and_then(|b| {
+            let v = self.rv(*b, src);
+            let v = self.known_by_guards(v);
+            self.dim3(v)
+        });
+        let block = match block {
+            Some(b)
+                if b.iter().fold(1u64, |a, x| a.saturating_mul(*x))
+                    <= budget::MAX_THREADS_PER_BLOCK =>
+            {
+                Some(b)
+            }
+            Some(b) => {
+                self.note(
+                    n,
+                    src,
+                    format!(
+                        "block [{}, {}, {}] has more than {} threads; launch ignored",
+                        b[0],
+                        b[1],
+                        b[2],
+                        budget::MAX_THREADS_PER_BLOCK
+                    ),
+                );
+                None
+            }
+            None => None,
+        };
+        let mut vals = Vec::new();
+        for a in args {
+            let v = self.rv(*a, src);
+            vals.push(match v {
+                Val::Int(e) => e.as_const(),
+                _ => None,
+            });
+        }
+        let offset_args = args.iter().map(|a| self.offset_pointer(*a, src)).collect();
+        let span = self.span(n, src);
+        if let Some(l) = self.launches.as_mut() {
+            l.push(LaunchSite {
+                kernel: name,
+                targs,
+                grid,
+                block,
+                args: vals,
+                offset_args,
+                span,
+            });
+        }
+        Val::Void
+    }
+
+    /// Whether a launch argument is a pointer moved off its allocation:
+    /// `buf + k`, `&buf[k]`, or a name the launching function initialises
+    /// or assigns with one (`float *src = bufferIn + padding;`). The names
+    /// are found once per launching function.
+    fn offset_pointer(&mut self, arg: Node, src: &Src) -> bool {
+        if moved_pointer(arg, src) {
+            return true;
+        }
+        if arg.node_kind() != "identifier" {
+            return false;
+        }
+        let mut host = arg.parent();
+        while let Some(h) = host {
+            if h.node_kind() == "function_definition" {
+                break;
+            }
+            host = h.parent();
+        }
+        let Some(body) = host.and_then(|h| h.field("body")) else {
+            return false;
+        };
+        let key = (body.start_byte(), body.end_byte());
+        if self.moved.as_ref().is_none_or(|(k, _)| *k != key) {
+            let (names, cut) = moved_names(body, src);
+            if cut {
+                self.budget_note(
+                    body,
+                    src,
+                    SCAN_NODES,
+                    "a launching function too large to scan for the pointers it moves",
+                    "a pointer moved past that point is taken as aligned",
+                );
+            }
+            self.moved = Some((key, names));
+        }
+        let name = src.text(arg);
+        self.moved
+            .as_ref()
+            .is_some_and(|(_, names)| names.contains(&name))
+    }
+
+    /// `v` with each dimension that the enclosing conditions fix replaced
+    /// by its value: in `case 64:` of `switch (threads)` (entered only
+    /// for 64: the case before it does not fall through), or under `if
+    /// (threads == 64)`, `dim3 block(threads)` is 64 threads.
+    fn known_by_guards(&self, v: Val) -> Val {
+        let fixed = |e: Expr| -> Expr {
+            if e.as_const().is_some() {
+                return e;
+            }
+            for g in self.guards.iter().rev() {
+                if !g.expect {
+                    continue;
+                }
+                if let crate::ir::ExprKind::Bin(BinOp::Eq, a, b) = g.cond.kind() {
+                    match (a.as_const(), b.as_const()) {
+                        (None, Some(k)) if a.same(&e) => return Expr::konst(k),
+                        (Some(k), None) if b.same(&e) => return Expr::konst(k),
+                        _ => {}
+                    }
+                }
+            }
+            e
+        };
+        match v {
+            Val::Int(e) => Val::Int(fixed(e)),
+            Val::Dim3([x, y, z]) => Val::Dim3([fixed(x), fixed(y), fixed(z)]),
+            other => other,
+        }
+    }
+
+    fn dim3(&self, v: Val) -> Option<[u64; 3]> {
+        let d = match v {
+            Val::Int(e) => [e.as_const()?, 1, 1],
+            Val::Dim3(d) => [d[0].as_const()?, d[1].as_const()?, d[2].as_const()?],
+            _ => return None,
+        };
+        if d.iter().any(|x| *x < 1 || *x > MAX_LAUNCH_DIM) {
+            return None;
+        }
+        Some([d[0] as u64, d[1] as u64, d[2] as u64])
+    }
+
+    /// Walks a host function and returns its kernel launches.
+    pub fn host_launches(&mut self, f: Node, source: &Source) -> Vec<LaunchSite> {
+        let main = Src::of(source);
+        self.launches = Some(Vec::new());
+        // An integer parameter is one unknown value throughout, so that
+        // `dim3 block(threads)` under `case 64:` of `switch (threads)` is
+        // known (see `known_by_guards`).
+        for p in function_params(f) {
+            let (Some(tn), Some(d)) = (p.field("type"), p.field("declarator")) else {
+                continue;
+            };
+            let base = self.resolve_type(tn, &main);
+            let (name, ty, _) = self.declarator(base, d, &main);
+            if matches!(ty, Ty::Int { .. }) {
+                let u = self.unknown(format!("parameter `{name}`"), None);
+                self.bind(name, Val::Int(u));
+            }
+        }
+        if let Some(body) = f.field("body") {
+            self.stmt(body, &main);
+        }
+        self.launches.take().unwrap_or_default()
+    }
+}

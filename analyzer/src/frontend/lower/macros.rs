@@ -1,0 +1,239 @@
+//! Macros expanded at their use: the expansion's text is parsed as an
+//! expression (or as statements) and lowered, reported at the use.
+//! Bounded by `budget::MAX_MACRO_DEPTH` and `budget::MAX_MACRO_EXPANSIONS`.
+//!
+//! `SNIPPETS` is a per-thread cache of parsed macro snippets, by text,
+//! bounded by `budget::MAX_SNIPPET_TREES` trees and
+//! `budget::MAX_SNIPPET_BYTES` of text (it starts again when either is
+//! reached); it only saves parsing, the trees are the same either way.
+
+use std::collections::HashMap;
+
+use tree_sitter::{Node, Parser};
+
+use super::{Lowerer, Src, Val};
+use crate::budget;
+use crate::frontend::fields::Fields;
+
+thread_local! {
+    /// A parser for macro expansions and the trees of recent ones, by text:
+    /// a macro used in a loop body, or a file re-analysed by the fix search,
+    /// parses each distinct expansion once per thread.
+    static SNIPPETS: std::cell::RefCell<Snippets> = std::cell::RefCell::new(Snippets::default());
+}
+
+#[derive(Default)]
+struct Snippets {
+    parser: Option<Parser>,
+    trees: HashMap<String, std::rc::Rc<tree_sitter::Tree>>,
+    bytes: usize,
+}
+
+fn parse_snippet(text: &str) -> Option<std::rc::Rc<tree_sitter::Tree>> {
+    SNIPPETS.with(|cell| {
+        let mut cell = cell.borrow_mut();
+        let s = &mut *cell;
+        if let Some(t) = s.trees.get(text) {
+            return Some(std::rc::Rc::clone(t));
+        }
+        if s.parser.is_none() {
+            let mut p = Parser::new();
+            p.set_language(&tree_sitter_cuda::LANGUAGE.into()).ok()?;
+            s.parser = Some(p);
+        }
+        let tree = std::rc::Rc::new(s.parser.as_mut()?.parse(text, None)?);
+        if s.trees.len() >= budget::MAX_SNIPPET_TREES
+            || s.bytes + text.len() > budget::MAX_SNIPPET_BYTES
+        {
+            s.trees.clear();
+            s.bytes = 0;
+        }
+        s.bytes += text.len();
+        s.trees.insert(text.to_string(), std::rc::Rc::clone(&tree));
+        Some(tree)
+    })
+}
+
+/// Replaces macro parameters in `body` with the argument texts (whole
+/// identifiers only; `##` pastes).
+fn substitute(body: &str, params: &[String], args: &[String]) -> String {
+    let mut out = String::new();
+    let chars: Vec<char> = body.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c.is_alphabetic() || c == '_' {
+            let start = i;
+            while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
+                i += 1;
+            }
+            let word: String = chars[start..i].iter().collect();
+            match params.iter().position(|p| *p == word) {
+                Some(k) => out.push_str(args.get(k).map(String::as_str).unwrap_or("")),
+                None if word == "__VA_ARGS__" => out.push_str(
+                    &args
+                        .get(params.len()..)
+                        .map(|a| a.join(", "))
+                        .unwrap_or_default(),
+                ),
+                None => out.push_str(&word),
+            }
+            continue;
+        }
+        if c == '"' {
+            // Copy string literals untouched.
+            out.push(c);
+            i += 1;
+            while i < chars.len() && chars[i] != '"' {
+                if chars[i] == '\\' && i + 1 < chars.len() {
+                    out.push(chars[i]);
+                    i += 1;
+                }
+                out.push(chars[i]);
+                i += 1;
+            }
+            if i < chars.len() {
+                out.push('"');
+                i += 1;
+            }
+            continue;
+        }
+        out.push(c);
+        i += 1;
+    }
+    out.replace(" ## ", "").replace("##", "")
+}
+
+impl<'a, 't> Lowerer<'a, 't> {
+    /// Parses `body` (a macro's expansion) as an expression or, with
+    /// `statement`, as statements, and lowers it; everything in it is
+    /// reported at the macro's use.
+    pub(super) fn expand_text(
+        &mut self,
+        name: &str,
+        body: &str,
+        n: Node,
+        src: &Src,
+        statement: bool,
+    ) -> Val {
+        if self.expanding.len() as u32 >= budget::MAX_MACRO_DEPTH {
+            let b = ("MAX_MACRO_DEPTH", budget::MAX_MACRO_DEPTH, "levels");
+            return self.budget_unknown(
+                n,
+                src,
+                b,
+                &format!("macro `{name}`, which nests too deeply"),
+            );
+        }
+        if self.expansions >= budget::MAX_MACRO_EXPANSIONS {
+            let b = (
+                "MAX_MACRO_EXPANSIONS",
+                budget::MAX_MACRO_EXPANSIONS,
+                "expansions per kernel",
+            );
+            return self.budget_unknown(n, src, b, &format!("macro `{name}`"));
+        }
+        self.expansions += 1;
+        let at = Some(self.span(n, src));
+        self.expanding.push(name.to_string());
+        let result = (|| {
+            if body.trim().is_empty() {
+                return Val::Void;
+            }
+            if !statement {
+                let text = format!("auto __warplint_expansion = ({body}\n);");
+                if let Some(tree) = parse_snippet(&text) {
+                    if !tree.root_node().has_error() {
+                        let snip = Src {
+                            bytes: text.as_bytes(),
+                            at,
+                            map: src.map,
+                        };
+                        let value = tree
+                            .root_node()
+                            .named_child(0)
+                            .and_then(|d| d.field("declarator"))
+                            .and_then(|d| d.field("value"));
+                        if let Some(v) = value {
+                            return self.expr(v, &snip);
+                        }
+                    }
+                }
+            }
+            let text = format!("void __warplint_expansion() {{ {body}\n; }}");
+            if let Some(tree) = parse_snippet(&text) {
+                let snip = Src {
+                    bytes: text.as_bytes(),
+                    at,
+                    map: src.map,
+                };
+                if let Some(b) = tree
+                    .root_node()
+                    .named_child(0)
+                    .and_then(|f| f.field("body"))
+                {
+                    let mut c = b.walk();
+                    let stmts: Vec<_> = b.named_children(&mut c).collect();
+                    for s in stmts {
+                        self.stmt(s, &snip);
+                    }
+                }
+            }
+            Val::Void
+        })();
+        self.expanding.pop();
+        result
+    }
+
+    pub(super) fn expand_function_macro(
+        &mut self,
+        name: &str,
+        args: &[String],
+        n: Node,
+        src: &Src,
+        statement: bool,
+    ) -> Val {
+        let Some(m) = self.tu.macros.get(name) else {
+            return Val::Void;
+        };
+        let params = m.params.clone().unwrap_or_default();
+        let body = substitute(&m.body, &params, args);
+        self.expand_text(name, &body, n, src, statement)
+    }
+
+    pub(super) fn expand_function_macro_stmt(
+        &mut self,
+        name: &str,
+        args: &[String],
+        n: Node,
+        src: &Src,
+    ) {
+        let Some(m) = self.tu.macros.get(name) else {
+            return;
+        };
+        let params = m.params.clone().unwrap_or_default();
+        let body = substitute(&m.body, &params, args);
+        // Try it as an expression first, then as statements.
+        let text = format!("auto __warplint_expansion = ({body}\n);");
+        let ok_expr = parse_snippet(&text)
+            .map(|t| !t.root_node().has_error())
+            .unwrap_or(false);
+        self.expand_text(name, &body, n, src, !ok_expr);
+    }
+}
+
+#[cfg(test)]
+mod snippet_tests {
+    use super::parse_snippet;
+    use std::rc::Rc;
+
+    #[test]
+    fn a_snippet_is_parsed_once_per_text() {
+        let a = parse_snippet("auto e = (x * 2\n);").unwrap();
+        let b = parse_snippet("auto e = (x * 2\n);").unwrap();
+        let c = parse_snippet("auto e = (x * 3\n);").unwrap();
+        assert!(Rc::ptr_eq(&a, &b));
+        assert!(!Rc::ptr_eq(&a, &c));
+        assert!(!c.root_node().has_error());
+    }
+}

@@ -1,0 +1,172 @@
+//! Places in memory: a place read as a value (a load), a subscript of an
+//! array or pointer, the [`Access`] records a load or store makes, and the
+//! memory objects (`MemObject`) places point into.
+//!
+//! A constant index into a local array is a register, not an access; a
+//! type that no single load can move is split into pieces no wider than
+//! its alignment.
+
+use tree_sitter::Node;
+
+use super::{Lowerer, Place, Ptr, Src, Val, ACCESS_PIECES};
+use crate::budget;
+use crate::frontend::types::{self, align_of, size_of, Ty};
+use crate::ir::{Access, Expr, MemObject, Op, Space, Span};
+
+impl<'a, 't> Lowerer<'a, 't> {
+    pub(super) fn rvalue_of(&mut self, v: Val, n: Node, src: &Src) -> Val {
+        match v {
+            Val::Place(p) => match &p.ty {
+                Ty::Array(elem, _) => Val::Ptr(Ptr {
+                    obj: p.obj,
+                    off: p.off,
+                    pointee: (**elem).clone(),
+                }),
+                _ => {
+                    let witness = p.off.clone();
+                    let name = self.k.objects[p.obj].name.clone();
+                    self.access(&p, Op::Load, n, src);
+                    Val::Int(self.unknown(format!("a value loaded from `{name}`"), Some(witness)))
+                }
+            },
+            other => other,
+        }
+    }
+
+    /// Records the memory access(es) of reading or writing a place.
+    pub(super) fn access(&mut self, p: &Place, op: Op, n: Node, src: &Src) {
+        let obj = &self.k.objects[p.obj];
+        let space = obj.space;
+        if space == Space::Local && p.off.as_const().is_some() {
+            return; // constant indices into local arrays live in registers
+        }
+        let size = size_of(&p.ty, self.structs());
+        let align = align_of(&p.ty, self.structs()).unwrap_or(1).clamp(1, 16);
+        let mut pieces: Vec<(u64, u32)> = Vec::new();
+        let mut off = p.off.clone();
+        match size {
+            Some(s) if [1, 2, 4, 8, 16].contains(&s) && align >= s => pieces.push((0, s as u32)),
+            Some(s) if s > 0 => {
+                let mut chunk = align;
+                while chunk > 1 && s % chunk != 0 {
+                    chunk /= 2;
+                }
+                let count = s / chunk;
+                let limit = u64::from(budget::MAX_ACCESS_PIECES);
+                if count > limit {
+                    let ty = types::spell(&p.ty, self.structs());
+                    self.budget_note(
+                        n,
+                        src,
+                        ACCESS_PIECES,
+                        &format!("an access to `{ty}` in {count} pieces"),
+                        "only its first pieces are recorded",
+                    );
+                }
+                for i in 0..count.min(limit) {
+                    pieces.push((i * chunk, chunk as u32));
+                }
+            }
+            _ => {
+                let ty = types::spell(&p.ty, self.structs());
+                off = self.unknown(
+                    format!("the size of `{ty}`, a type not defined in this file"),
+                    None,
+                );
+                pieces.push((0, 4));
+            }
+        }
+        let span = self.span(n, src);
+        let text = src.text(n);
+        let guards = self.current_guards();
+        for (delta, width) in pieces {
+            self.k.accesses.push(Access {
+                obj: p.obj,
+                op,
+                width,
+                offset: Expr::plus(off.clone(), Expr::konst(delta as i64)),
+                guards: guards.clone(),
+                loops: self.open_loops.clone(),
+                span,
+                text: text.clone(),
+                region: self.region,
+                undecided: self.undecided,
+                unknown: None,
+            });
+        }
+    }
+
+    pub(super) fn index_place(&mut self, base: Val, idx: Expr, n: Node, src: &Src) -> Val {
+        let ptr = match base {
+            Val::Place(p) => match p.ty {
+                Ty::Array(elem, _) => Ptr {
+                    obj: p.obj,
+                    off: p.off,
+                    pointee: *elem,
+                },
+                Ty::Ptr(_) => {
+                    // A pointer stored in memory: the load gives an unknown pointer.
+                    let _ = self.rvalue_of(Val::Place(p), n, src);
+                    return self.unknown_val("a pointer loaded from memory");
+                }
+                _ => return self.unknown_val("subscript of a non-array value"),
+            },
+            Val::Ptr(p) => p,
+            Val::Int(_) | Val::Dim3(_) | Val::Void => {
+                return self.unknown_val("subscript of a value that is not a known array")
+            }
+        };
+        let off = match self.elem_size(&ptr.pointee) {
+            Some(sz) => Expr::plus(ptr.off, Expr::times(idx, Expr::konst(sz as i64))),
+            None => {
+                let name = self.k.objects[ptr.obj].name.clone();
+                let what = match &ptr.pointee {
+                    Ty::Array(..) => format!(
+                        "the layout of `{name}`, one of whose dimensions is not a known constant"
+                    ),
+                    t => format!(
+                        "the size of `{}`, a type not defined in this file",
+                        types::spell(t, self.structs())
+                    ),
+                };
+                self.unknown(what, None)
+            }
+        };
+        Val::Place(Place {
+            obj: ptr.obj,
+            off,
+            ty: ptr.pointee,
+        })
+    }
+
+    pub(super) fn new_object(
+        &mut self,
+        name: &str,
+        space: Space,
+        ty: &Ty,
+        elem_text: String,
+        decl: Span,
+        decl_text: String,
+    ) -> usize {
+        let mut dims = Vec::new();
+        let mut t = ty.clone();
+        while let Ty::Array(e, n) = t {
+            dims.push(n);
+            t = *e;
+        }
+        let elem_size = self.elem_size(&t).unwrap_or(0);
+        let elem_align = align_of(&t, self.structs()).unwrap_or(1);
+        self.k.objects.push(MemObject {
+            name: name.to_string(),
+            space,
+            elem_type: elem_text,
+            elem_size,
+            elem_align,
+            dims,
+            decl,
+            decl_text,
+            inner_dim: None,
+        });
+        self.k.objects.len() - 1
+    }
+}

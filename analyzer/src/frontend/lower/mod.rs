@@ -1,0 +1,526 @@
+//! Lowering of CUDA syntax to the IR.
+//!
+//! Expressions evaluate to [`Val`]s: symbolic integers, pointers into a
+//! memory object, places (lvalues in memory, loaded or stored only when
+//! used) and `dim3` triples. Variables are substituted through their
+//! assignments (branches merge into selects; loops turn reassigned
+//! variables into loop-carried ones), so each access sees the value a
+//! variable has at that point of the program.
+//!
+//! This file holds the [`Lowerer`] (its state: scopes, guards, frames),
+//! the value types and the entry point for a kernel ([`Lowerer::lower_kernel`]);
+//! each concern of the walk lives in its own room, all `impl Lowerer`:
+//!
+//! - `expr`: expressions (names, operators, fields, assignments);
+//! - `memory`: places in memory: loads, subscripts, the `Access` records;
+//! - `call`: calls: builtins, atomics, `__device__` functions inlined;
+//! - `stmt`: statements: blocks, `if`, `switch`, `return`/`break`/`continue`;
+//! - `loops`: loops and their loop-carried variables;
+//! - `decl`: types, declarators and local declarations;
+//! - `templates`: template arguments and static members of struct templates;
+//! - `macros`: a macro expanded at its use by parsing its text;
+//! - `launch`: host functions walked for kernel launch sites.
+
+mod call;
+mod decl;
+mod expr;
+mod launch;
+mod loops;
+mod macros;
+mod memory;
+mod stmt;
+mod templates;
+
+use std::collections::HashMap;
+
+use tree_sitter::Node;
+
+use super::fields::Fields;
+use super::source::Source;
+use super::tu::{FuncDef, LaunchSite, TArg, TParam, Tu};
+use super::types::{self, size_of, Ty};
+use crate::budget;
+use crate::ir::{Atom, BinOp, Expr, Guard, Kernel, Note, Param, Space, Span, UnOp};
+use call::function_params;
+
+/// The text a node belongs to, and the span to report for everything in
+/// it when it comes from a macro expansion.
+#[derive(Clone, Copy)]
+pub(crate) struct Src<'s> {
+    pub bytes: &'s [u8],
+    pub at: Option<Span>,
+    /// The file the node's offsets are in (for lines and columns).
+    pub map: &'s Source,
+}
+
+impl<'s> Src<'s> {
+    /// The text of a whole file.
+    pub fn of(source: &'s Source) -> Src<'s> {
+        Src {
+            bytes: &source.text,
+            at: None,
+            map: source,
+        }
+    }
+    pub fn text(&self, n: Node) -> String {
+        let r = n.byte_range();
+        match self.bytes.get(r) {
+            Some(b) => String::from_utf8_lossy(b).into_owned(),
+            None => String::new(),
+        }
+    }
+    fn span(&self, n: Node) -> Span {
+        self.at
+            .unwrap_or_else(|| self.map.span(n.start_byte(), n.end_byte()))
+    }
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Ptr {
+    pub obj: usize,
+    pub off: Expr,
+    pub pointee: Ty,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Place {
+    pub obj: usize,
+    pub off: Expr,
+    pub ty: Ty,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) enum Val {
+    Int(Expr),
+    Ptr(Ptr),
+    Place(Place),
+    Dim3([Expr; 3]),
+    Void,
+}
+
+#[derive(Clone, Debug)]
+struct Binding {
+    val: Val,
+}
+
+#[derive(Default)]
+struct LoopCtx {
+    /// `usize::MAX` for a `switch` (a `break` there leaves the switch).
+    id: usize,
+    skip: Vec<Guard>,
+    returned: bool,
+}
+
+#[derive(Default)]
+struct Frame {
+    dead: Vec<Guard>,
+    loops: Vec<LoopCtx>,
+    returns: Vec<(Expr, Val)>,
+    terminated: bool,
+    guard_base: usize,
+}
+
+type Scope = HashMap<String, Binding>;
+
+pub(crate) struct Lowerer<'a, 't> {
+    tu: &'a Tu<'t>,
+    pub k: Kernel,
+    pub notes: Vec<Note>,
+    scopes: Vec<Scope>,
+    tscopes: Vec<HashMap<String, Ty>>,
+    guards: Vec<Guard>,
+    frames: Vec<Frame>,
+    open_loops: Vec<usize>,
+    globals_map: HashMap<String, usize>,
+    /// The structs (and template arguments) whose static member is being
+    /// evaluated: a sibling member's name resolves there.
+    member_scopes: Vec<(String, Vec<TArg>)>,
+    /// Static members evaluated so far (a chain of members that each use
+    /// the one before twice is evaluated once per member, not 2^n times).
+    member_values: HashMap<String, Option<i64>>,
+    /// Budgets that ran out in this kernel and were noted (once each).
+    budgets_noted: Vec<&'static str>,
+    /// Macro uses expanded in this kernel (`budget::MAX_MACRO_EXPANSIONS`).
+    expansions: u32,
+    depth: u32,
+    inline_depth: u32,
+    /// Functions being inlined (a recursive call is not followed).
+    inlining: Vec<String>,
+    /// Calls inlined so far in this kernel.
+    inlined: u32,
+    expanding: Vec<String>,
+    launches: Option<Vec<LaunchSite>>,
+    /// `using K = Name<args>;` in the function being lowered, innermost
+    /// last (see `scope_struct`).
+    local_aliases: Vec<HashMap<String, (String, Vec<TArg>)>>,
+    /// Struct template instances that template parameters are bound to,
+    /// by the type's text (see `instance`).
+    instances: HashMap<String, (String, Vec<TArg>)>,
+    /// Names the current launching function sets to moved pointers, by
+    /// the function body's byte range (see `offset_pointer`).
+    moved: Option<((usize, usize), std::collections::HashSet<String>)>,
+    /// [`Access::region`] of the next access.
+    region: u32,
+    /// [`Access::undecided`] of the next access.
+    undecided: u32,
+}
+
+fn and(a: Expr, b: Expr) -> Expr {
+    Expr::bin(BinOp::LAnd, a, b)
+}
+
+fn guard_expr(g: &Guard) -> Expr {
+    if g.expect {
+        Expr::bin(BinOp::Ne, g.cond.clone(), Expr::konst(0))
+    } else {
+        Expr::un(UnOp::Not, g.cond.clone())
+    }
+}
+
+pub(crate) fn parse_int(text: &str) -> Option<i64> {
+    let t: String = text.chars().filter(|c| *c != '\'').collect();
+    let t = t.trim_end_matches(['u', 'U', 'l', 'L']);
+    if t.is_empty() {
+        return None;
+    }
+    let (digits, radix) = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        (h, 16)
+    } else if let Some(b) = t.strip_prefix("0b").or_else(|| t.strip_prefix("0B")) {
+        (b, 2)
+    } else if t.len() > 1 && t.starts_with('0') {
+        (&t[1..], 8)
+    } else {
+        (t, 10)
+    };
+    u64::from_str_radix(digits, radix).ok().map(|v| v as i64)
+}
+
+/// `budget::MAX_SYNTAX_DEPTH`: its name, limit and unit.
+const SYNTAX_DEPTH: (&str, u32, &str) = ("MAX_SYNTAX_DEPTH", budget::MAX_SYNTAX_DEPTH, "levels");
+
+/// `budget::MAX_DECLARATOR_DEPTH`: its name, limit and unit.
+const DECLARATOR_DEPTH: (&str, u32, &str) = (
+    "MAX_DECLARATOR_DEPTH",
+    budget::MAX_DECLARATOR_DEPTH,
+    "levels",
+);
+
+/// `budget::MAX_SCAN_NODES`: its name, limit and unit.
+const SCAN_NODES: (&str, u32, &str) = ("MAX_SCAN_NODES", budget::MAX_SCAN_NODES, "syntax nodes");
+
+/// `budget::MAX_ACCESS_PIECES`: its name, limit and unit.
+const ACCESS_PIECES: (&str, u32, &str) = (
+    "MAX_ACCESS_PIECES",
+    budget::MAX_ACCESS_PIECES,
+    "pieces per access",
+);
+
+/// `budget::MAX_ALIAS_DEPTH`: its name, limit and unit.
+const ALIAS_DEPTH: (&str, u32, &str) = ("MAX_ALIAS_DEPTH", budget::MAX_ALIAS_DEPTH, "levels");
+
+impl<'a, 't> Lowerer<'a, 't> {
+    pub fn new(tu: &'a Tu<'t>) -> Self {
+        Lowerer {
+            tu,
+            k: Kernel::default(),
+            notes: Vec::new(),
+            scopes: vec![Scope::new()],
+            tscopes: vec![HashMap::new()],
+            guards: Vec::new(),
+            frames: vec![Frame::default()],
+            open_loops: Vec::new(),
+            globals_map: HashMap::new(),
+            depth: 0,
+            inline_depth: 0,
+            inlining: Vec::new(),
+            inlined: 0,
+            expanding: Vec::new(),
+            member_scopes: Vec::new(),
+            member_values: HashMap::new(),
+            budgets_noted: Vec::new(),
+            expansions: 0,
+            launches: None,
+            local_aliases: vec![HashMap::new()],
+            instances: HashMap::new(),
+            moved: None,
+            region: 0,
+            undecided: 0,
+        }
+    }
+
+    fn structs(&self) -> &[types::StructDef] {
+        &self.tu.structs
+    }
+
+    fn span(&self, n: Node, src: &Src) -> Span {
+        src.span(n)
+    }
+
+    fn note(&mut self, n: Node, src: &Src, msg: impl Into<String>) {
+        let span = self.span(n, src);
+        let message = msg.into();
+        if !self
+            .notes
+            .iter()
+            .any(|x| x.span == span && x.message == message)
+        {
+            self.notes.push(Note { span, message });
+        }
+    }
+
+    fn unknown(&mut self, reason: impl Into<String>, witness: Option<Expr>) -> Expr {
+        self.k.add_unknown(reason, witness)
+    }
+
+    fn unknown_val(&mut self, reason: impl Into<String>) -> Val {
+        Val::Int(self.unknown(reason, None))
+    }
+
+    /// A budget ran out at `n`: an unknown value saying `what` and naming
+    /// the budget, and (once per kernel and budget) a note there.
+    fn budget_unknown(
+        &mut self,
+        n: Node,
+        src: &Src,
+        b: (&'static str, u32, &str),
+        what: &str,
+    ) -> Val {
+        let reason = self.budget_note(n, src, b, what, "what depends on it is unknown");
+        self.unknown_val(reason)
+    }
+
+    /// A budget ran out at `n`: `what` and the budget's name (returned),
+    /// and (once per kernel and budget) a note there that adds `then`,
+    /// what the analysis does instead.
+    fn budget_note(
+        &mut self,
+        n: Node,
+        src: &Src,
+        (name, limit, unit): (&'static str, u32, &str),
+        what: &str,
+        then: &str,
+    ) -> String {
+        let reason = format!("{what} (the {} ran out)", budget::named(name, limit, unit));
+        if !self.budgets_noted.contains(&name) {
+            self.budgets_noted.push(name);
+            self.note(n, src, format!("{reason}; {then}"));
+        }
+        reason
+    }
+
+    pub fn const_int(&mut self, n: Node, src: &Src) -> Option<i64> {
+        self.int(n, src).as_const()
+    }
+
+    /// The children of the first branch of a `#if`/`#ifdef`/`#elif`/`#else`.
+    ///
+    /// `preprocess` resolves and blanks every conditional directive before
+    /// parsing, so the grammar meets one only where a line it could not
+    /// read as a directive is one after all; the first branch is then
+    /// analysed, as for a condition that cannot be evaluated.
+    pub fn preproc_branch<'n>(n: Node<'n>) -> Vec<Node<'n>> {
+        let skip: Vec<usize> = ["condition", "name", "alternative"]
+            .iter()
+            .filter_map(|f| n.field(f).map(|c| c.id()))
+            .collect();
+        let mut c = n.walk();
+        n.named_children(&mut c)
+            .filter(|k| !skip.contains(&k.id()))
+            .collect()
+    }
+
+    pub(crate) fn int(&mut self, n: Node, src: &Src) -> Expr {
+        let v = self.rv(n, src);
+        self.as_int(v)
+    }
+
+    fn as_int(&mut self, v: Val) -> Expr {
+        match v {
+            Val::Int(e) => e,
+            Val::Ptr(p) => self.unknown(
+                "a pointer used as an integer",
+                Some(Expr::plus(p.off, Expr::konst(p.obj as i64 * (1 << 40)))),
+            ),
+            _ => self.unknown("a value that is not an integer", None),
+        }
+    }
+
+    fn rv(&mut self, n: Node, src: &Src) -> Val {
+        let v = self.expr(n, src);
+        self.rvalue_of(v, n, src)
+    }
+
+    fn lookup(&self, name: &str) -> Option<&Binding> {
+        self.scopes.iter().rev().find_map(|s| s.get(name))
+    }
+
+    fn lookup_mut(&mut self, name: &str) -> Option<&mut Binding> {
+        self.scopes.iter_mut().rev().find_map(|s| s.get_mut(name))
+    }
+
+    fn bind(&mut self, name: String, val: Val) {
+        if let Some(s) = self.scopes.last_mut() {
+            s.insert(name, Binding { val });
+        }
+    }
+
+    fn frame(&mut self) -> &mut Frame {
+        if self.frames.is_empty() {
+            self.frames.push(Frame::default());
+        }
+        let i = self.frames.len() - 1;
+        &mut self.frames[i]
+    }
+
+    fn current_guards(&self) -> Vec<Guard> {
+        let mut g = self.guards.clone();
+        for f in &self.frames {
+            g.extend(f.dead.iter().cloned());
+            for l in &f.loops {
+                g.extend(l.skip.iter().cloned());
+            }
+        }
+        g
+    }
+
+    fn current_cond(&self) -> Expr {
+        self.current_guards()
+            .iter()
+            .fold(Expr::konst(1), |acc, g| and(acc, guard_expr(g)))
+    }
+
+    fn elem_size(&self, ty: &Ty) -> Option<u64> {
+        size_of(ty, self.structs())
+    }
+
+    /// Lowers one instantiation of a kernel.
+    pub fn lower_kernel(&mut self, def: &FuncDef<'t>, targs: &[TArg]) -> Kernel {
+        let main = Src::of(def.src);
+        let n = def.node;
+        let mut k = Kernel {
+            name: def.name.clone(),
+            ..Kernel::default()
+        };
+        let mut shown = Vec::new();
+        let mut tscope = HashMap::new();
+        for (i, p) in def.tparams.iter().enumerate() {
+            // A missing argument takes the parameter's default, if any.
+            let defaulted = match (p, targs.get(i), def.tdefaults.get(i).copied().flatten()) {
+                (TParam::Value(_), None, Some(d)) => self.const_int(d, &main).map(TArg::Value),
+                (TParam::Type(_), None, Some(d)) => {
+                    Some(TArg::Type(if d.node_kind() == "type_descriptor" {
+                        self.type_descriptor(d, &main)
+                    } else {
+                        self.resolve_type(d, &main)
+                    }))
+                }
+                _ => None,
+            };
+            match (p, targs.get(i).or(defaulted.as_ref())) {
+                (TParam::Value(name), Some(TArg::Value(v))) => {
+                    shown.push(v.to_string());
+                    self.bind(name.clone(), Val::Int(Expr::konst(*v)));
+                }
+                (TParam::Type(name), Some(a @ (TArg::Type(t) | TArg::Instance(t, ..)))) => {
+                    shown.push(types::spell(t, self.structs()));
+                    tscope.insert(name.clone(), t.clone());
+                    self.instance(a);
+                }
+                (TParam::Value(name), _) => {
+                    shown.push(name.clone());
+                    let u = self.k.add_dependent(
+                        format!(
+                            "template parameter `{name}` (no launch of `{}` gives it a value)",
+                            def.name
+                        ),
+                        Some(Expr::konst(0)),
+                    );
+                    self.bind(name.clone(), Val::Int(u));
+                }
+                (TParam::Type(name), _) => {
+                    shown.push(name.clone());
+                    tscope.insert(name.clone(), Ty::Unknown(name.clone()));
+                }
+            }
+        }
+        self.tscopes.push(tscope);
+        k.display_name = if def.tparams.is_empty() {
+            def.name.clone()
+        } else {
+            format!("{}<{}>", def.name, shown.join(", "))
+        };
+        let mut c = n.walk();
+        for ch in n.children(&mut c) {
+            if ch.node_kind() == "launch_bounds" {
+                if let Some(v) = ch.named_child(0) {
+                    k.launch_bounds = self
+                        .const_int(v, &main)
+                        .filter(|v| *v > 0 && *v as u64 <= budget::MAX_THREADS_PER_BLOCK)
+                        .map(|v| v as u64);
+                }
+            }
+        }
+        if let Some(d) = n.field("declarator") {
+            k.span = def.src.span(d.start_byte(), d.end_byte());
+        }
+        k.extent = def.src.span(n.start_byte(), n.end_byte());
+        // Unknowns created while binding template parameters belong to this kernel.
+        k.unknowns = std::mem::take(&mut self.k.unknowns);
+        self.k = k;
+        for p in function_params(n) {
+            let Some(tn) = p.field("type") else {
+                continue;
+            };
+            let base = self.resolve_type(tn, &main);
+            let elem_text = main.text(tn);
+            let Some(d) = p.field("declarator") else {
+                continue;
+            };
+            let (name, ty, _, _) = self.declarator_ref(base, d, &main, 0);
+            let idx = self.k.params.len() as u32;
+            match ty {
+                Ty::Ptr(pointee) | Ty::Array(pointee, _) => {
+                    let span = def.src.span(p.start_byte(), p.end_byte());
+                    let arr = Ty::Array(pointee.clone(), None);
+                    let obj =
+                        self.new_object(&name, Space::Global, &arr, elem_text, span, main.text(p));
+                    self.k.params.push(Param {
+                        name: name.clone(),
+                        object: Some(obj),
+                        is_integer: false,
+                    });
+                    self.bind(
+                        name,
+                        Val::Ptr(Ptr {
+                            obj,
+                            off: Expr::konst(0),
+                            pointee: *pointee,
+                        }),
+                    );
+                }
+                Ty::Int { .. } => {
+                    self.k.params.push(Param {
+                        name: name.clone(),
+                        object: None,
+                        is_integer: true,
+                    });
+                    self.bind(name, Val::Int(Expr::atom(Atom::Param(idx))));
+                }
+                _ => {
+                    self.k.params.push(Param {
+                        name: name.clone(),
+                        object: None,
+                        is_integer: false,
+                    });
+                    let u = self.unknown(format!("parameter `{name}`"), Some(Expr::konst(0)));
+                    self.bind(name, Val::Int(u));
+                }
+            }
+        }
+        if let Some(body) = n.field("body") {
+            self.frames = vec![Frame::default()];
+            self.stmt(body, &main);
+        }
+        std::mem::take(&mut self.k)
+    }
+}

@@ -1,0 +1,439 @@
+//! Statements: blocks open scopes, `if` branches run under guards and
+//! merge their variables into selects, `switch` cases run under their
+//! value's guard (falling through where they do), and `return`, `break`
+//! and `continue` turn into guards on what follows. Control flow counts in
+//! `Access::undecided`, except an `if` small enough for nvcc to if-convert.
+
+use std::collections::HashMap;
+
+use tree_sitter::Node;
+
+use super::{LoopCtx, Lowerer, Scope, Src, Val, SYNTAX_DEPTH};
+use crate::budget;
+use crate::frontend::fields::Fields;
+use crate::frontend::fuse;
+use crate::frontend::types::Ty;
+use crate::ir::{BinOp, Expr, Guard};
+
+/// An `if` that nvcc turns into a select: it only assigns values (no
+/// memory access, loop, jump or call other than a branch-free math
+/// function) and is small. `if (d > 0) cnd = 1.0f - cnd;` in BlackScholes
+/// leaves the field reads around it merged (measured).
+fn if_converts(n: Node, src: &Src) -> bool {
+    if n.node_kind() != "if_statement" {
+        return false;
+    }
+    let mut stack = vec![n];
+    let mut seen = 0;
+    while let Some(x) = stack.pop() {
+        seen += 1;
+        if seen > budget::MAX_IF_CONVERTED_NODES {
+            return false;
+        }
+        let ok = match x.node_kind() {
+            "subscript_expression"
+            | "for_statement"
+            | "while_statement"
+            | "do_statement"
+            | "switch_statement"
+            | "return_statement"
+            | "break_statement"
+            | "continue_statement"
+            | "goto_statement"
+            | "labeled_statement"
+            | "declaration"
+            | "ERROR" => false,
+            "pointer_expression" => src.text(x).trim_start().starts_with('&'),
+            "field_expression" => !src.text(x).contains("->"),
+            "call_expression" => x
+                .field("function")
+                .is_some_and(|f| fuse::MERGES.contains(&src.text(f).as_str())),
+            _ => true,
+        };
+        if !ok {
+            return false;
+        }
+        let mut c = x.walk();
+        stack.extend(x.named_children(&mut c));
+    }
+    true
+}
+
+impl<'a, 't> Lowerer<'a, 't> {
+    pub(crate) fn stmt(&mut self, n: Node, src: &Src) {
+        if self.frame().terminated {
+            return;
+        }
+        if self.depth >= budget::MAX_SYNTAX_DEPTH {
+            let (name, limit, unit) = SYNTAX_DEPTH;
+            self.note(
+                n,
+                src,
+                format!(
+                    "statements nested too deeply; the rest of this block is not analysed (the \
+                     {} ran out)",
+                    budget::named(name, limit, unit)
+                ),
+            );
+            return;
+        }
+        self.depth += 1;
+        // Control flow between two field accesses may or may not keep nvcc
+        // from merging them (if-conversion, unrolling): on the way in and out.
+        let branches = !if_converts(n, src)
+            && matches!(
+                n.node_kind(),
+                "if_statement"
+                    | "for_statement"
+                    | "while_statement"
+                    | "do_statement"
+                    | "for_range_loop"
+                    | "switch_statement"
+                    | "labeled_statement"
+                    | "goto_statement"
+            );
+        self.undecided += branches as u32;
+        self.stmt_inner(n, src);
+        self.undecided += branches as u32;
+        self.depth -= 1;
+    }
+
+    fn stmt_inner(&mut self, n: Node, src: &Src) {
+        match n.node_kind() {
+            "compound_statement" | "declaration_list" => {
+                self.scopes.push(Scope::new());
+                self.local_aliases.push(HashMap::new());
+                let mut c = n.walk();
+                let kids: Vec<Node> = n.named_children(&mut c).collect();
+                for k in kids {
+                    self.stmt(k, src);
+                }
+                self.local_aliases.pop();
+                self.scopes.pop();
+            }
+            "declaration" => self.local_decl(n, src),
+            "enum_specifier" => self.local_enum(n, src),
+            "expression_statement" => {
+                if let Some(e) = n.named_child(0) {
+                    if e.node_kind() == "call_expression" {
+                        // A macro used as a statement may expand to statements.
+                        if let Some(f) = e.field("function") {
+                            let name = src.text(f);
+                            if let Some(m) = self.tu.macros.get(&name) {
+                                if m.params.is_some() && !self.expanding.contains(&name) {
+                                    let args: Vec<String> = e
+                                        .field("arguments")
+                                        .map(|a| {
+                                            let mut c = a.walk();
+                                            a.named_children(&mut c).map(|x| src.text(x)).collect()
+                                        })
+                                        .unwrap_or_default();
+                                    self.expand_function_macro_stmt(&name, &args, e, src);
+                                    return;
+                                }
+                            }
+                        }
+                    }
+                    self.expr(e, src);
+                }
+            }
+            "if_statement" => self.if_stmt(n, src),
+            "for_statement" | "while_statement" | "do_statement" => self.loop_stmt(n, src),
+            "for_range_loop" => {
+                // `for (x : range)`: the body, once per unknown element.
+                self.scopes.push(Scope::new());
+                if let Some(d) = n.field("declarator") {
+                    let name = src.text(d);
+                    let u = self.unknown_val(format!("range element `{name}`"));
+                    self.bind(name, u);
+                }
+                if let Some(b) = n.field("body") {
+                    self.stmt(b, src);
+                }
+                self.scopes.pop();
+            }
+            "return_statement" => {
+                let v = match n.named_child(0) {
+                    Some(e) => self.rv(e, src),
+                    None => Val::Void,
+                };
+                self.exit(n, src, Some(v), false);
+            }
+            "break_statement" => self.exit(n, src, None, true),
+            "continue_statement" => {
+                let cond = self.current_cond();
+                if let Some(l) = self.frame().loops.last_mut() {
+                    l.skip.push(Guard {
+                        cond,
+                        expect: false,
+                    });
+                }
+            }
+            "switch_statement" => self.switch_stmt(n, src),
+            "labeled_statement" => {
+                if let Some(s) = n.field("statement").or_else(|| n.named_child(1)) {
+                    self.stmt(s, src);
+                }
+            }
+            "preproc_if" | "preproc_ifdef" | "preproc_elif" | "preproc_else" => {
+                let kids = Self::preproc_branch(n);
+                for k in kids {
+                    self.stmt(k, src);
+                }
+            }
+            "type_definition" | "alias_declaration" => {
+                if let Some(t) = n.field("type") {
+                    let ty = if n.node_kind() == "alias_declaration" {
+                        self.type_descriptor(t, src)
+                    } else {
+                        self.resolve_type(t, src)
+                    };
+                    let mut c = n.walk();
+                    let decls: Vec<Node> = n.children_by_field_name("declarator", &mut c).collect();
+                    let names: Vec<(String, Ty)> = if n.node_kind() == "alias_declaration" {
+                        n.field("name")
+                            .map(|x| vec![(src.text(x), ty.clone())])
+                            .unwrap_or_default()
+                    } else {
+                        decls
+                            .iter()
+                            .map(|d| {
+                                let (name, t, _) = self.declarator(ty.clone(), *d, src);
+                                (name, t)
+                            })
+                            .collect()
+                    };
+                    // `using K = Dims<D>;`: `K::stages` reads the struct
+                    // with these arguments.
+                    if n.node_kind() == "alias_declaration" {
+                        let tt = t.field("type").filter(|x| x.node_kind() == "template_type");
+                        let name = n.field("name").map(|x| src.text(x));
+                        if let (Some(tt), Some(name)) = (tt, name) {
+                            if let Some(found) = self.template_type_args(tt, src) {
+                                if let Some(m) = self.local_aliases.last_mut() {
+                                    m.insert(name, found);
+                                }
+                            }
+                        }
+                    }
+                    if let Some(s) = self.tscopes.last_mut() {
+                        for (name, t) in names {
+                            s.insert(name, t);
+                        }
+                    }
+                }
+            }
+            "goto_statement" => self.note(
+                n,
+                src,
+                "`goto` is not followed; the code after it is analysed as if reached",
+            ),
+            _ => {}
+        }
+    }
+
+    fn exit(&mut self, n: Node, src: &Src, value: Option<Val>, is_break: bool) {
+        let cond = self.current_cond();
+        let guard_base = self.frame().guard_base;
+        let unguarded = self.guards.len() == guard_base;
+        if is_break {
+            let Some(ctx) = self.frame().loops.last_mut() else {
+                return;
+            };
+            let id = ctx.id;
+            ctx.skip.push(Guard {
+                cond: cond.clone(),
+                expect: false,
+            });
+            if id != usize::MAX {
+                if let Some(l) = self.k.loops.get_mut(id) {
+                    l.breaks.push(vec![Guard { cond, expect: true }]);
+                }
+            }
+            return;
+        }
+        if let Some(v) = value {
+            self.frame().returns.push((cond.clone(), v));
+        }
+        let loop_ids: Vec<usize> = self.frame().loops.iter().map(|l| l.id).collect();
+        if loop_ids.is_empty() {
+            if unguarded {
+                self.frame().terminated = true;
+            } else {
+                self.frame().dead.push(Guard {
+                    cond,
+                    expect: false,
+                });
+            }
+            return;
+        }
+        for id in loop_ids {
+            if let Some(l) = self.k.loops.get_mut(id) {
+                l.breaks.push(vec![Guard {
+                    cond: cond.clone(),
+                    expect: true,
+                }]);
+            }
+        }
+        for ctx in self.frame().loops.iter_mut() {
+            ctx.skip.push(Guard {
+                cond: cond.clone(),
+                expect: false,
+            });
+            ctx.returned = true;
+        }
+        let _ = (n, src);
+    }
+
+    fn if_stmt(&mut self, n: Node, src: &Src) {
+        let Some(c) = n.field("condition") else {
+            return;
+        };
+        let c = if c.node_kind() == "condition_clause" {
+            c.field("value").or_else(|| c.named_child(0)).unwrap_or(c)
+        } else {
+            c
+        };
+        let cond = if c.node_kind() == "declaration" {
+            self.local_decl(c, src);
+            self.unknown("a declaration used as a condition", None)
+        } else {
+            self.int(c, src)
+        };
+        let cons = n.field("consequence");
+        let alt = n.field("alternative").map(|a| {
+            if a.node_kind() == "else_clause" {
+                a.named_child(0).unwrap_or(a)
+            } else {
+                a
+            }
+        });
+        if let Some(v) = cond.as_const() {
+            let taken = if v != 0 { cons } else { alt };
+            if let Some(s) = taken {
+                self.stmt(s, src);
+            }
+            return;
+        }
+        let before = self.scopes.clone();
+        self.guards.push(Guard {
+            cond: cond.clone(),
+            expect: true,
+        });
+        if let Some(s) = cons {
+            self.stmt(s, src);
+        }
+        self.guards.pop();
+        let then_scopes = std::mem::replace(&mut self.scopes, before);
+        self.frame().terminated = false;
+        if let Some(s) = alt {
+            self.guards.push(Guard {
+                cond: cond.clone(),
+                expect: false,
+            });
+            self.stmt(s, src);
+            self.guards.pop();
+            self.frame().terminated = false;
+        }
+        self.merge_scopes(cond, then_scopes);
+    }
+
+    fn merge_scopes(&mut self, cond: Expr, then_scopes: Vec<Scope>) {
+        for (i, then_scope) in then_scopes.iter().enumerate().take(self.scopes.len()) {
+            let names: Vec<String> = self.scopes[i].keys().cloned().collect();
+            for name in names {
+                let Some(t) = then_scope.get(&name) else {
+                    continue;
+                };
+                let e = &self.scopes[i][&name];
+                let same = match (&t.val, &e.val) {
+                    (Val::Int(a), Val::Int(b)) => a.same(b),
+                    (Val::Ptr(a), Val::Ptr(b)) => a.obj == b.obj && a.off.same(&b.off),
+                    (Val::Place(a), Val::Place(b)) => a.obj == b.obj && a.off.same(&b.off),
+                    (Val::Dim3(a), Val::Dim3(b)) => a.iter().zip(b).all(|(x, y)| x.same(y)),
+                    (Val::Void, Val::Void) => true,
+                    _ => false,
+                };
+                if same {
+                    continue;
+                }
+                let merged = self.merge_vals(cond.clone(), t.val.clone(), e.val.clone());
+                if let Some(b) = self.scopes[i].get_mut(&name) {
+                    b.val = merged;
+                }
+            }
+        }
+    }
+
+    fn switch_stmt(&mut self, n: Node, src: &Src) {
+        let Some(c) = n.field("condition") else {
+            return;
+        };
+        let c = if c.node_kind() == "condition_clause" {
+            c.field("value").or_else(|| c.named_child(0)).unwrap_or(c)
+        } else {
+            c
+        };
+        let value = self.int(c, src);
+        let Some(body) = n.field("body") else {
+            return;
+        };
+        self.frame().loops.push(LoopCtx {
+            id: usize::MAX,
+            ..LoopCtx::default()
+        });
+        let mut cursor = body.walk();
+        let cases: Vec<Node> = body.named_children(&mut cursor).collect();
+        // The condition the previous case was entered under, when its
+        // statements fall through into the next one.
+        let mut falling: Option<Expr> = None;
+        for case in cases {
+            if case.node_kind() != "case_statement" {
+                self.stmt(case, src);
+                continue;
+            }
+            let cv = case.field("value").map(|v| self.int(v, src));
+            let own = match cv {
+                Some(v) => Expr::bin(BinOp::Eq, value.clone(), v),
+                None => self.unknown("the `default:` case of a switch", None),
+            };
+            // A case the one before falls into runs for either value.
+            let cond = match falling.take() {
+                Some(prev) => Expr::bin(BinOp::LOr, prev, own),
+                None => own,
+            };
+            self.guards.push(Guard {
+                cond: cond.clone(),
+                expect: true,
+            });
+            let mut c2 = case.walk();
+            let stmts: Vec<Node> = case
+                .named_children(&mut c2)
+                .filter(|s| Some(s.id()) != case.field("value").map(|v| v.id()))
+                .collect();
+            let jumps = stmts.last().is_some_and(|s| {
+                matches!(
+                    s.node_kind(),
+                    "break_statement"
+                        | "return_statement"
+                        | "continue_statement"
+                        | "goto_statement"
+                        | "throw_statement"
+                )
+            });
+            if !jumps {
+                falling = Some(cond);
+            }
+            self.scopes.push(Scope::new());
+            for s in stmts {
+                self.stmt(s, src);
+            }
+            self.scopes.pop();
+            self.guards.pop();
+            if let Some(l) = self.frame().loops.last_mut() {
+                l.skip.clear();
+            }
+        }
+        self.frame().loops.pop();
+    }
+}
