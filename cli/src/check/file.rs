@@ -167,6 +167,8 @@ fn check_one(
     if settings.archs.len() > 1 {
         diagnostics = across_archs(&bytes, &unit.options, settings, &cfg.selected, diagnostics);
     }
+    // A note without a line is about the whole file (it was not analysed):
+    // the file's notes become its errors.
     if analysis.program.notes.iter().any(|n| n.span.line == 0) {
         for n in &analysis.program.notes {
             o.errors.push(format!("{}: {}", unit.path, n.message));

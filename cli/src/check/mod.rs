@@ -3,7 +3,8 @@
 //! The driver: settings and inputs ([`inputs`]), every input checked on the
 //! worker pool ([`file`]; several `--arch`es merged in [`archs`]), the
 //! outcomes merged (kernels reported once, headers' diagnostics once), then
-//! printed ([`summary`]). Only the driver and `summary` print.
+//! printed ([`summary`]). Workers print nothing: what a file produced is
+//! printed by the driver and `summary`, in the order of the inputs.
 
 mod archs;
 mod file;
@@ -45,7 +46,7 @@ pub struct CheckArgs {
     pub config: ConfigArgs,
 }
 
-/// Every outcome of a run put together, in path order.
+/// Every outcome of a run put together, files in path order.
 struct Merged {
     results: Vec<FileDiagnostics>,
     unknowns: Vec<UnknownNote>,
@@ -55,6 +56,8 @@ struct Merged {
     summary: warplint_analyzer::Summary,
 }
 
+/// Runs `warplint check`; the exit code is 0 (clean), 1 (diagnostics) or
+/// 2 (errors).
 pub fn run(args: CheckArgs) -> ExitCode {
     match check(&args) {
         Ok(code) | Err(code) => code,
