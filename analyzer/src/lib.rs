@@ -1,5 +1,5 @@
 //! warplint's analysis library. Pure: text in, facts out; no file IO, no
-//! printing.
+//! printing (`analyzer/clippy.toml` makes either a clippy error).
 //!
 //! [`analyze`] runs the whole pipeline on one translation unit: the front
 //! end ([`frontend`]) lowers CUDA source to the [`ir`]; the engine

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
+use warplint_analyzer::budget::MAX_THREADS_PER_BLOCK;
 use warplint_analyzer::{EngineOptions, KernelOverride};
 
 pub const FILE_NAMES: [&str; 2] = ["warplint.toml", ".warplint.toml"];
@@ -140,6 +141,17 @@ fn check_dims(what: &str, d: &[u64; 3]) -> Result<(), String> {
     Ok(())
 }
 
+/// A block of more threads than CUDA allows (`MAX_THREADS_PER_BLOCK`)
+/// cannot be launched, so a configuration that gives one is an error.
+fn check_block_threads(what: &str, b: &[u64; 3]) -> Result<(), String> {
+    if b.iter().fold(1u64, |a, x| a.saturating_mul(*x)) > MAX_THREADS_PER_BLOCK {
+        return Err(format!(
+            "{what} = {b:?}: more than {MAX_THREADS_PER_BLOCK} threads"
+        ));
+    }
+    Ok(())
+}
+
 impl Config {
     fn validate(&self) -> Result<(), String> {
         for (what, d) in [
@@ -153,12 +165,9 @@ impl Config {
         }
         for (name, k) in &self.kernel {
             if let Some(b) = &k.block {
-                check_dims(&format!("kernel.{name}.block"), b)?;
-                if b.iter().fold(1u64, |a, x| a.saturating_mul(*x)) > 1024 {
-                    return Err(format!(
-                        "kernel.{name}.block = {b:?}: more than 1024 threads"
-                    ));
-                }
+                let what = format!("kernel.{name}.block");
+                check_dims(&what, b)?;
+                check_block_threads(&what, b)?;
             }
             if let Some(g) = &k.grid {
                 check_dims(&format!("kernel.{name}.grid"), g)?;
@@ -169,9 +178,7 @@ impl Config {
             ("default-block-2d", &self.analysis.default_block_2d),
         ] {
             if let Some(b) = b {
-                if b.iter().fold(1u64, |a, x| a.saturating_mul(*x)) > 1024 {
-                    return Err(format!("{what} = {b:?}: more than 1024 threads"));
-                }
+                check_block_threads(what, b)?;
             }
         }
         Ok(())

@@ -90,9 +90,14 @@ pub fn files(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<String>) {
     (out, errors)
 }
 
+/// Folder levels a walk descends below the folder it starts from. A
+/// folder at this depth is not searched: discovery says so (an error for
+/// that folder); the project header index does without it.
+const MAX_FOLDER_DEPTH: usize = 64;
+
 /// A walk of `dir` as discovery does it: `.gitignore`, `.ignore` and
 /// `.git/info/exclude` honoured, hidden entries and `target/` skipped,
-/// links not followed, 64 levels at most.
+/// links not followed, `MAX_FOLDER_DEPTH` levels at most.
 pub fn walker(dir: &Path) -> ignore::WalkBuilder {
     let mut b = ignore::WalkBuilder::new(dir);
     b.hidden(true)
@@ -101,14 +106,15 @@ pub fn walker(dir: &Path) -> ignore::WalkBuilder {
         .ignore(true)
         .require_git(false)
         .follow_links(false)
-        .max_depth(Some(64))
+        .max_depth(Some(MAX_FOLDER_DEPTH))
         .filter_entry(|e| e.file_name() != "target");
     b
 }
 
 /// Every `.cu`/`.cuh` under `dir`, honouring `.gitignore`, `.ignore` and
 /// `.git/info/exclude` (the `ignore` crate's parallel walker); hidden
-/// entries and `target/` are skipped.
+/// entries and `target/` are skipped, and a folder too deep to search is
+/// an error.
 fn walk(dir: &Path, out: &mut Vec<PathBuf>, errors: &mut Vec<String>, _depth: u32) {
     let found = std::sync::Mutex::new(Vec::new());
     let errs = std::sync::Mutex::new(Vec::new());
@@ -117,6 +123,15 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>, errors: &mut Vec<String>, _depth: u3
             match entry {
                 Ok(e) => {
                     let p = e.path();
+                    if e.depth() == MAX_FOLDER_DEPTH && e.file_type().is_some_and(|t| t.is_dir()) {
+                        if let Ok(mut v) = errs.lock() {
+                            v.push(format!(
+                                "{}: not searched (a walk descends at most {MAX_FOLDER_DEPTH} folder levels below {})",
+                                p.display(),
+                                dir.display()
+                            ));
+                        }
+                    }
                     let ok = e.file_type().is_some_and(|t| t.is_file())
                         && p.extension()
                             .and_then(|x| x.to_str())
@@ -138,4 +153,26 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>, errors: &mut Vec<String>, _depth: u3
     });
     out.extend(found.into_inner().unwrap_or_default());
     errors.extend(errs.into_inner().unwrap_or_default());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_folder_too_deep_to_search_is_an_error() {
+        let root = std::env::temp_dir().join(format!("warplint-deep-{}", std::process::id()));
+        let mut deep = root.clone();
+        for i in 0..MAX_FOLDER_DEPTH + 1 {
+            deep.push(format!("d{i}"));
+        }
+        std::fs::create_dir_all(&deep).unwrap();
+        std::fs::write(root.join("top.cu"), "").unwrap();
+        std::fs::write(deep.join("deep.cu"), "").unwrap();
+        let (found, errors) = files(std::slice::from_ref(&root));
+        std::fs::remove_dir_all(&root).unwrap();
+        assert_eq!(found, vec![root.join("top.cu")]);
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert!(errors[0].contains("not searched"), "{errors:?}");
+    }
 }

@@ -236,12 +236,21 @@ struct RuleArgs {
     output_format: String,
 }
 
+/// Stack of each worker thread. Not a budget: the analyzer's depth limits
+/// (`budget::MAX_SYNTAX_DEPTH` and the like) are what stop deep inputs;
+/// this is room for the recursion they allow.
+const WORKER_STACK_BYTES: usize = 64 << 20;
+
+/// Stack of the thread `main` runs the command on (settings, merging,
+/// rendering; files are analysed on the workers), for the same reason.
+const MAIN_STACK_BYTES: usize = 256 << 20;
+
 /// The threads files are analysed on (`-j N`, default one per core), with
 /// room on their stacks for deeply nested syntax.
 pub fn worker_pool(jobs: Option<usize>) -> Result<rayon::ThreadPool, String> {
     rayon::ThreadPoolBuilder::new()
         .num_threads(jobs.unwrap_or(0))
-        .stack_size(64 << 20)
+        .stack_size(WORKER_STACK_BYTES)
         .build()
         .map_err(|e| format!("could not start worker threads: {e}"))
 }
@@ -255,7 +264,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     // Deep inputs recurse; give the work a generous stack.
     let handle = std::thread::Builder::new()
-        .stack_size(256 << 20)
+        .stack_size(MAIN_STACK_BYTES)
         .spawn(move || match cli.command {
             Command::Check(a) => check::run(check::CheckArgs {
                 paths: a.paths,

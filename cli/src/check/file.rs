@@ -1,0 +1,350 @@
+//! Checking one input, on a worker thread: read it, analyse and lint it
+//! (suppressions applied), note the kernels it lowered from headers, apply
+//! fixes, drop per-file ignores, and hand back its diagnostics split
+//! between the file and the headers they are in. Nothing is printed here.
+
+use std::path::{Path, PathBuf};
+
+use warplint_analyzer::{analyze, FileAnalysis, Header, MemoryModel, Options, Status};
+use warplint_lints::{Context, Diagnostic};
+
+use super::archs::across_archs;
+use super::inputs::{absolute, Input, Resolved, Selected};
+use super::CheckArgs;
+use crate::includes::ProjectHeaders;
+use crate::render::FileDiagnostics;
+use crate::settings::Settings;
+use crate::suppress::Suppressions;
+
+/// An unknown result, for `--show-unknown`.
+pub(super) struct UnknownNote {
+    pub(super) path: String,
+    pub(super) line: u32,
+    pub(super) column: u32,
+    pub(super) text: String,
+}
+
+/// What checking one input produced (built on a worker thread).
+#[derive(Default)]
+pub(super) struct Outcome {
+    pub(super) file: Option<FileDiagnostics>,
+    pub(super) unknowns: Vec<UnknownNote>,
+    pub(super) diff: String,
+    pub(super) fixed: usize,
+    /// Fixed source of stdin, printed instead of written.
+    pub(super) stdin_fixed: Option<Vec<u8>>,
+    pub(super) errors: Vec<String>,
+    pub(super) summary: warplint_analyzer::Summary,
+    /// Diagnostics in headers the file includes.
+    pub(super) headers: Vec<FileDiagnostics>,
+    /// Kernels this file's analysis lowered from headers: (canonical header
+    /// path, byte extent in the header).
+    pub(super) covered: Vec<(PathBuf, usize, usize)>,
+    /// Kernels defined in the file itself: (display name, byte offset).
+    pub(super) own_kernels: Vec<(String, usize)>,
+}
+
+/// Reads `input` (a file that cannot be read, gone since discovery or
+/// without permission, is an error for that file; the rest go on), finds
+/// its headers and checks it.
+pub(super) fn check_input(
+    mut input: Input,
+    args: &CheckArgs,
+    cfg: &Resolved,
+    project: &ProjectHeaders,
+) -> Outcome {
+    let read = match (input.error.take(), input.stdin_bytes.take()) {
+        (Some(e), _) => Err(e),
+        (None, Some(b)) => Ok(b),
+        (None, None) => crate::includes::read_source(Path::new(&input.path))
+            .map_err(|e| format!("{}: {e}", input.path)),
+    };
+    match read {
+        Ok(bytes) => {
+            let s = &cfg.settings;
+            let headers = crate::includes::headers_for(
+                Path::new(&input.path),
+                &bytes,
+                &s.include_dirs,
+                s.project_includes.then_some(project),
+            );
+            check_one(input, bytes, headers, args, cfg)
+        }
+        Err(e) => Outcome {
+            errors: vec![e],
+            ..Outcome::default()
+        },
+    }
+}
+
+/// One input being checked, with its configuration.
+struct Unit<'a> {
+    path: String,
+    stdin: bool,
+    /// The configuration's options, with this file's headers.
+    options: Options,
+    args: &'a CheckArgs,
+    cfg: &'a Resolved,
+}
+
+impl Unit<'_> {
+    /// `bytes` analysed and linted as this file, with its configuration.
+    fn lint(&self, bytes: &[u8]) -> (FileAnalysis, Vec<Diagnostic>) {
+        let s = &self.cfg.settings;
+        lint(
+            bytes,
+            &self.options,
+            s.arch,
+            &s.thresholds,
+            self.cfg.model.as_ref(),
+            &self.cfg.selected,
+        )
+    }
+
+    /// `--fix` and `--diff`: applies the fixes that do not overlap, each
+    /// verified by re-linting; with `--diff` the change is only described.
+    /// A fixed file is written (stdin's text is kept for printing), and
+    /// `bytes` and `diagnostics` become the fixed source's.
+    fn apply_fixes(
+        &self,
+        o: &mut Outcome,
+        bytes: &mut Vec<u8>,
+        diagnostics: &mut Vec<Diagnostic>,
+    ) -> Result<(), String> {
+        let relint = |b: &[u8]| self.lint(b).1;
+        let (new, n) = crate::fix::fix_source(bytes, diagnostics, self.args.unsafe_fixes, &relint);
+        if n == 0 {
+            return Ok(());
+        }
+        let path = &self.path;
+        if self.args.diff {
+            o.diff = crate::fix::unified_diff(
+                path,
+                &String::from_utf8_lossy(bytes),
+                &String::from_utf8_lossy(&new),
+            );
+            return Ok(());
+        }
+        if self.stdin {
+            o.stdin_fixed = Some(new.clone());
+        } else if let Err(e) = crate::fix::write_atomically(Path::new(path), &new) {
+            return Err(format!("{path}: could not write the fix: {e}"));
+        }
+        let before = diagnostics.len();
+        *diagnostics = relint(&new);
+        o.fixed = before.saturating_sub(diagnostics.len()).max(n);
+        *bytes = new;
+        Ok(())
+    }
+}
+
+/// Checks one read input: its diagnostics, those of its headers, and what
+/// the run needs to merge them with the other files'.
+fn check_one(
+    input: Input,
+    mut bytes: Vec<u8>,
+    headers: Vec<Header>,
+    args: &CheckArgs,
+    cfg: &Resolved,
+) -> Outcome {
+    let Input {
+        path, abs, stdin, ..
+    } = input;
+    let settings = &cfg.settings;
+    let mut options = settings.options.clone();
+    options.frontend.headers = headers;
+    let unit = Unit {
+        path,
+        stdin,
+        options,
+        args,
+        cfg,
+    };
+    let mut o = Outcome::default();
+    let (analysis, mut diagnostics) = unit.lint(&bytes);
+    o.summary = analysis.summary();
+    kernel_origins(&analysis, &unit.options.frontend.headers, &mut o);
+    if settings.archs.len() > 1 {
+        diagnostics = across_archs(&bytes, &unit.options, settings, &cfg.selected, diagnostics);
+    }
+    // A note without a line is about the whole file (it was not analysed):
+    // the file's notes become its errors.
+    if analysis.program.notes.iter().any(|n| n.span.line == 0) {
+        for n in &analysis.program.notes {
+            o.errors.push(format!("{}: {}", unit.path, n.message));
+        }
+        return o;
+    }
+    if args.show_unknown {
+        o.unknowns = unknown_notes(&analysis, &unit.path);
+    }
+    drop(analysis);
+    if args.fix || args.diff {
+        if let Err(e) = unit.apply_fixes(&mut o, &mut bytes, &mut diagnostics) {
+            o.errors.push(e);
+            return o;
+        }
+    }
+    per_file_ignores(settings, &unit.path, &mut diagnostics);
+    let Unit { path, options, .. } = unit;
+    related_elsewhere_as_notes(&mut diagnostics, &path, &options.frontend.headers);
+    // Diagnostics in included headers are reported against the header.
+    let (mine, theirs): (Vec<Diagnostic>, Vec<Diagnostic>) =
+        diagnostics.into_iter().partition(|d| d.span.file == 0);
+    o.headers = header_diagnostics(&theirs, &options.frontend.headers);
+    o.file = Some(FileDiagnostics {
+        path,
+        abs_path: abs,
+        // Only a file with something to show keeps its text (a corpus run
+        // would otherwise hold every file's source until the end).
+        source: if mine.is_empty() {
+            String::new()
+        } else {
+            String::from_utf8_lossy(&bytes).into_owned()
+        },
+        diagnostics: mine,
+    });
+    o
+}
+
+/// Records where the analysed kernels come from: the file's own (by name
+/// and offset) and those lowered from headers (by canonical header path
+/// and extent).
+fn kernel_origins(analysis: &FileAnalysis, headers: &[Header], o: &mut Outcome) {
+    // Each header's canonical path once (a file system call), not per kernel.
+    let mut canonical: Vec<Option<PathBuf>> = vec![None; headers.len()];
+    for k in &analysis.program.kernels {
+        if k.extent.file == 0 {
+            o.own_kernels.push((k.display_name.clone(), k.extent.start));
+            continue;
+        }
+        let i = k.extent.file as usize - 1;
+        let (Some(h), Some(slot)) = (headers.get(i), canonical.get_mut(i)) else {
+            continue;
+        };
+        let path = slot.get_or_insert_with(|| crate::includes::canonical(Path::new(&h.path)));
+        o.covered.push((path.clone(), k.extent.start, k.extent.end));
+    }
+}
+
+/// `--show-unknown`: the accesses the engine could not cost, and why.
+fn unknown_notes(analysis: &FileAnalysis, path: &str) -> Vec<UnknownNote> {
+    analysis
+        .reports
+        .iter()
+        .filter(|r| r.status == Status::Unknown)
+        .map(|r| UnknownNote {
+            path: path.to_string(),
+            line: r.span.line,
+            column: r.span.column,
+            text: format!(
+                "{} of `{}` in `{}` not analysed: {}",
+                r.op.name(),
+                r.array,
+                r.kernel_name,
+                r.unknown_reason.clone().unwrap_or_default()
+            ),
+        })
+        .collect()
+}
+
+/// Drops the diagnostics that `[lint.per-file-ignores]` ignores for `path`.
+fn per_file_ignores(settings: &Settings, path: &str, diagnostics: &mut Vec<Diagnostic>) {
+    let rel = path.trim_start_matches("./");
+    for (glob, rules) in &settings.config.lint.per_file_ignores {
+        let matched = globset::Glob::new(glob.trim_start_matches("./"))
+            .map(|g| g.compile_matcher().is_match(rel))
+            .unwrap_or(false);
+        if matched {
+            diagnostics.retain(|d| !rules.iter().any(|r| crate::suppress::matches(r, d)));
+        }
+    }
+}
+
+/// A label in another file than its diagnostic (a kernel's parameter
+/// declared in the .cu, the access in a header it includes) cannot be
+/// drawn in that file's snippet: it becomes a note naming its file.
+fn related_elsewhere_as_notes(diagnostics: &mut [Diagnostic], path: &str, headers: &[Header]) {
+    let paths: Vec<&str> = std::iter::once(path)
+        .chain(headers.iter().map(|h| h.path.as_str()))
+        .collect();
+    for d in diagnostics {
+        let (here, elsewhere): (Vec<_>, Vec<_>) = std::mem::take(&mut d.related)
+            .into_iter()
+            .partition(|r| r.span.file == d.span.file);
+        d.related = here;
+        for r in elsewhere {
+            let file = paths.get(r.span.file as usize).copied().unwrap_or("?");
+            d.notes.insert(
+                0,
+                format!("{} at {file}:{}:{}", r.message, r.span.line, r.span.column),
+            );
+        }
+    }
+}
+
+/// The diagnostics in included headers, grouped by header, each header
+/// with its text.
+fn header_diagnostics(theirs: &[Diagnostic], headers: &[Header]) -> Vec<FileDiagnostics> {
+    let mut out = Vec::new();
+    for (i, h) in headers.iter().enumerate() {
+        let ds: Vec<Diagnostic> = theirs
+            .iter()
+            .filter(|d| d.span.file as usize == i + 1)
+            .cloned()
+            .collect();
+        if !ds.is_empty() {
+            out.push(FileDiagnostics {
+                path: h.path.clone(),
+                abs_path: absolute(Path::new(&h.path)),
+                source: String::from_utf8_lossy(&h.text).into_owned(),
+                diagnostics: ds,
+            });
+        }
+    }
+    out
+}
+
+/// Analyses and lints one source; suppressed diagnostics are dropped.
+pub(super) fn lint(
+    bytes: &[u8],
+    options: &warplint_analyzer::Options,
+    arch: warplint_analyzer::Arch,
+    thresholds: &warplint_lints::Thresholds,
+    model: &dyn MemoryModel,
+    selected: &Selected,
+) -> (FileAnalysis, Vec<Diagnostic>) {
+    let analysis = analyze(bytes, model, options);
+    let ctx = Context {
+        source: bytes,
+        analysis: &analysis,
+        model,
+        options,
+        arch,
+        thresholds,
+    };
+    // Suppressions are read from the file each diagnostic is in, only for
+    // the files that have one (a file includes megabytes of headers).
+    let mut suppressions: Vec<Option<Suppressions>> = Vec::new();
+    suppressions.resize_with(options.frontend.headers.len() + 1, || None);
+    let diagnostics = warplint_lints::check(&ctx, selected)
+        .into_iter()
+        .filter(|d| {
+            let i = d.span.file as usize;
+            let text = match i {
+                0 => Some(bytes),
+                _ => options
+                    .frontend
+                    .headers
+                    .get(i - 1)
+                    .map(|h| h.text.as_slice()),
+            };
+            let (Some(slot), Some(text)) = (suppressions.get_mut(i), text) else {
+                return true;
+            };
+            let s = slot.get_or_insert_with(|| Suppressions::parse(&String::from_utf8_lossy(text)));
+            !s.suppresses(d)
+        })
+        .collect();
+    (analysis, diagnostics)
+}

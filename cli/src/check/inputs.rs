@@ -1,0 +1,174 @@
+//! What `check` runs on: the files found under the paths given (excludes
+//! applied; each read later by the worker that checks it) and stdin, and
+//! the configuration nearest to each of them.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use warplint_analyzer::MemoryModel;
+
+use super::CheckArgs;
+use crate::settings::{self, ConfigArgs, Settings};
+use crate::{discover, fail};
+
+/// Rule codes selected for a run.
+pub(super) type Selected = std::collections::BTreeSet<&'static str>;
+
+/// One file (or stdin) to check.
+pub(super) struct Input {
+    pub(super) path: String,
+    pub(super) abs: String,
+    /// The text of stdin; a file is read by the worker that checks it, so
+    /// a run holds only the files (and headers) being checked at the time.
+    pub(super) stdin_bytes: Option<Vec<u8>>,
+    pub(super) stdin: bool,
+    /// A path given or found that cannot be checked, and why.
+    pub(super) error: Option<String>,
+}
+
+/// A configuration file (or none), with what it resolves to.
+pub(super) struct Resolved {
+    pub(super) config_path: Option<PathBuf>,
+    pub(super) settings: Settings,
+    pub(super) selected: Selected,
+    pub(super) model: Box<dyn MemoryModel>,
+}
+
+/// The rules `settings` selects, with the command line's flags on top.
+pub(super) fn selection(settings: &Settings, args: &CheckArgs) -> Result<Selected, String> {
+    settings.selection(
+        &settings::split_list(&args.select),
+        &settings::split_list(&args.extend_select),
+        &settings::split_list(&args.ignore),
+    )
+}
+
+/// Files (discovered, excluded; read later, one by one) and stdin.
+pub(super) fn gather(
+    args: &CheckArgs,
+    settings: &Settings,
+) -> Result<Vec<Input>, std::process::ExitCode> {
+    let mut inputs = Vec::new();
+    let stdin = args.paths.iter().any(|p| p.as_os_str() == "-");
+    if stdin {
+        let mut buf = Vec::new();
+        if let Err(e) = std::io::stdin().read_to_end(&mut buf) {
+            return Err(fail(&format!("stdin: {e}")));
+        }
+        let name = args.stdin_filename.clone().unwrap_or_else(|| "-".into());
+        inputs.push(Input {
+            abs: absolute(Path::new(&name)),
+            path: name,
+            stdin_bytes: Some(buf),
+            stdin: true,
+            error: None,
+        });
+    }
+    let paths: Vec<PathBuf> = args
+        .paths
+        .iter()
+        .filter(|p| p.as_os_str() != "-")
+        .cloned()
+        .collect();
+    if paths.is_empty() && stdin {
+        return Ok(inputs);
+    }
+    let paths = if paths.is_empty() {
+        vec![PathBuf::from(".")]
+    } else {
+        paths
+    };
+    let mut globs = settings.config.exclude.clone();
+    globs.extend(settings::split_list(&args.exclude));
+    let set = discover::excludes(&globs).map_err(|e| fail(&e))?;
+    // A path that cannot be walked or read is an error of its own (said
+    // at the end, exit code 2); the others are still checked.
+    let (files, errors) = discover::filter(&paths, &set, args.force_exclude);
+    inputs.extend(errors.into_iter().map(|e| Input {
+        path: String::new(),
+        abs: String::new(),
+        stdin_bytes: None,
+        stdin: false,
+        error: Some(e),
+    }));
+    for f in files {
+        inputs.push(Input {
+            path: f.display().to_string(),
+            abs: absolute(&f),
+            stdin_bytes: None,
+            stdin: false,
+            error: None,
+        });
+    }
+    Ok(inputs)
+}
+
+/// The configuration of each input (an index into the returned table, each
+/// configuration resolved once). The nearest configuration to each file
+/// wins, unless `--config`/`--isolated` name one for all.
+pub(super) fn configurations(
+    args: &CheckArgs,
+    settings: &Settings,
+    inputs: &[Input],
+) -> Result<(Vec<Resolved>, Vec<usize>), String> {
+    let mut table: Vec<Resolved> = Vec::new();
+    let mut which: Vec<usize> = Vec::new();
+    for input in inputs {
+        let nearest = if args.config.config.is_some()
+            || args.config.isolated
+            || input.stdin
+            || input.error.is_some()
+        {
+            settings.config_path.clone()
+        } else {
+            Path::new(&input.abs)
+                .parent()
+                .and_then(crate::config::discover)
+        };
+        let idx = match table.iter().position(|t| t.config_path == nearest) {
+            Some(i) => i,
+            None => {
+                table.push(resolve(args, settings, nearest)?);
+                table.len() - 1
+            }
+        };
+        which.push(idx);
+    }
+    Ok((table, which))
+}
+
+/// The settings, selection and model of the configuration at `nearest`.
+fn resolve(
+    args: &CheckArgs,
+    settings: &Settings,
+    nearest: Option<PathBuf>,
+) -> Result<Resolved, String> {
+    let cfg = ConfigArgs {
+        config: nearest.clone(),
+        isolated: nearest.is_none(),
+    };
+    let s = if nearest == settings.config_path {
+        settings::resolve_with(&args.config, &args.arch, args.model.clone())
+    } else {
+        settings::resolve_with(&cfg, &args.arch, args.model.clone())
+    }?;
+    let selected = selection(&s, args)?;
+    let model = s.model(s.arch)?;
+    Ok(Resolved {
+        config_path: nearest,
+        settings: s,
+        selected,
+        model,
+    })
+}
+
+/// `p` resolved where it exists, else joined to the working folder.
+pub(super) fn absolute(p: &Path) -> String {
+    std::fs::canonicalize(p)
+        .map(|a| a.display().to_string())
+        .unwrap_or_else(|_| {
+            std::env::current_dir()
+                .map(|d| d.join(p).display().to_string())
+                .unwrap_or_else(|_| p.display().to_string())
+        })
+}

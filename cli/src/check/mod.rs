@@ -1,0 +1,196 @@
+//! `warplint check`: lint files, print diagnostics, exit 0/1/2.
+//!
+//! The driver: settings and inputs ([`inputs`]), every input checked on the
+//! worker pool ([`file`]; several `--arch`es merged in [`archs`]), the
+//! outcomes merged (kernels reported once, headers' diagnostics once), then
+//! printed ([`summary`]). Workers print nothing: what a file produced is
+//! printed by the driver and `summary`, in the order of the inputs.
+
+mod archs;
+mod file;
+mod inputs;
+mod summary;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use warplint_lints::Diagnostic;
+
+use crate::render::FileDiagnostics;
+use crate::settings::{self, ConfigArgs};
+use crate::{fail, Format};
+use file::{Outcome, UnknownNote};
+use inputs::{Input, Resolved};
+
+pub struct CheckArgs {
+    pub paths: Vec<PathBuf>,
+    pub select: Vec<String>,
+    pub extend_select: Vec<String>,
+    pub ignore: Vec<String>,
+    pub format: Format,
+    pub exit_zero: bool,
+    pub arch: Vec<String>,
+    pub statistics: bool,
+    pub show_settings: bool,
+    pub quiet: bool,
+    pub stdin_filename: Option<String>,
+    pub show_unknown: bool,
+    pub fix: bool,
+    pub unsafe_fixes: bool,
+    pub diff: bool,
+    pub exclude: Vec<String>,
+    pub force_exclude: bool,
+    pub jobs: Option<usize>,
+    pub model: crate::settings::ModelFlags,
+    pub config: ConfigArgs,
+}
+
+/// Every outcome of a run put together, files in path order.
+struct Merged {
+    results: Vec<FileDiagnostics>,
+    unknowns: Vec<UnknownNote>,
+    diffs: String,
+    fixed: usize,
+    had_error: bool,
+    summary: warplint_analyzer::Summary,
+}
+
+/// Runs `warplint check`; the exit code is 0 (clean), 1 (diagnostics) or
+/// 2 (errors).
+pub fn run(args: CheckArgs) -> ExitCode {
+    match check(&args) {
+        Ok(code) | Err(code) => code,
+    }
+}
+
+/// The whole run; `Err` is an error that stops it (already said).
+fn check(args: &CheckArgs) -> Result<ExitCode, ExitCode> {
+    let settings = settings::resolve_with(&args.config, &args.arch, args.model.clone())
+        .map_err(|e| fail(&e))?;
+    let selected = inputs::selection(&settings, args).map_err(|e| fail(&e))?;
+    if args.show_settings {
+        println!("{}", summary::show_settings(&settings, &selected));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let inputs = inputs::gather(args, &settings)?;
+    let (table, which) = inputs::configurations(args, &settings, &inputs).map_err(|e| fail(&e))?;
+    let mut outcomes = check_all(args, inputs, &table, which).map_err(|e| fail(&e))?;
+    report_kernels_once(&mut outcomes);
+    let merged = merge(outcomes);
+    if args.diff {
+        return Ok(summary::print_diff(&merged));
+    }
+    Ok(summary::print(args, &merged, &selected))
+}
+
+/// Checks every input on the worker pool (`-j`), with a progress bar.
+fn check_all(
+    args: &CheckArgs,
+    inputs: Vec<Input>,
+    table: &[Resolved],
+    which: Vec<usize>,
+) -> Result<Vec<Outcome>, String> {
+    let pool = crate::worker_pool(args.jobs)?;
+    let project = crate::includes::ProjectHeaders::new(&args.paths);
+    let progress = crate::progress::Progress::new(inputs.len(), args.format);
+    let outcomes: Vec<Outcome> = pool.install(|| {
+        use rayon::prelude::*;
+        inputs
+            .into_par_iter()
+            .zip(which)
+            .map(|(input, i)| {
+                let o = file::check_input(input, args, &table[i], &project);
+                progress.tick();
+                o
+            })
+            .collect()
+    });
+    progress.finish();
+    Ok(outcomes)
+}
+
+/// A kernel in a header that a file of the run includes and analyses
+/// (with its launches and macros) is reported from there only: the
+/// header's own analysis, with an assumed launch, keeps just the kernels
+/// no including file reached.
+fn report_kernels_once(outcomes: &mut [Outcome]) {
+    let mut covered: HashMap<PathBuf, Vec<(usize, usize)>> = HashMap::new();
+    for o in outcomes.iter() {
+        for (p, start, end) in &o.covered {
+            covered.entry(p.clone()).or_default().push((*start, *end));
+        }
+    }
+    for o in outcomes {
+        let Some(f) = o.file.as_mut() else { continue };
+        let Some(ranges) = covered.get(&crate::includes::canonical(Path::new(&f.abs_path))) else {
+            continue;
+        };
+        // Kernels defined in this file that an including file analysed.
+        let gone: Vec<&String> = o
+            .own_kernels
+            .iter()
+            .filter(|(_, at)| ranges.iter().any(|(a, b)| a <= at && at < b))
+            .map(|(name, _)| name)
+            .collect();
+        let keep = |d: &Diagnostic| !gone.contains(&&d.facts.kernel);
+        f.diagnostics.retain(keep);
+        for h in &mut o.headers {
+            h.diagnostics.retain(keep);
+        }
+    }
+}
+
+/// Puts the outcomes together in input order (each file's errors and fixed
+/// stdin are printed as it is reached), then sorts the files by path.
+fn merge(outcomes: Vec<Outcome>) -> Merged {
+    let mut m = Merged {
+        results: Vec::new(),
+        unknowns: Vec::new(),
+        diffs: String::new(),
+        fixed: 0,
+        had_error: false,
+        summary: warplint_analyzer::Summary::default(),
+    };
+    for o in outcomes {
+        m.summary.add(&o.summary);
+        for e in &o.errors {
+            eprintln!("warplint: error: {e}");
+        }
+        m.had_error |= !o.errors.is_empty();
+        if let Some(b) = &o.stdin_fixed {
+            print!("{}", String::from_utf8_lossy(b));
+        }
+        m.diffs.push_str(&o.diff);
+        m.fixed += o.fixed;
+        m.unknowns.extend(o.unknowns);
+        m.results.extend(o.file);
+        for h in o.headers {
+            merge_header(&mut m.results, h);
+        }
+    }
+    m.results.sort_by(|a, b| a.path.cmp(&b.path));
+    m
+}
+
+/// A header's diagnostics once, however many files include it.
+fn merge_header(results: &mut Vec<FileDiagnostics>, h: FileDiagnostics) {
+    let Some(r) = results.iter_mut().find(|r| r.abs_path == h.abs_path) else {
+        results.push(h);
+        return;
+    };
+    if r.source.is_empty() {
+        r.source = h.source;
+    }
+    for d in h.diagnostics {
+        if !r
+            .diagnostics
+            .iter()
+            .any(|x| x.span == d.span && x.code == d.code && x.message == d.message)
+        {
+            r.diagnostics.push(d);
+        }
+    }
+    r.diagnostics
+        .sort_by(|a, b| (a.span.start, a.code).cmp(&(b.span.start, b.code)));
+}

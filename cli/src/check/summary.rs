@@ -1,0 +1,190 @@
+//! What `check` prints once every file is checked: the diagnostics in the
+//! chosen format (or `--statistics`), the human summary lines after them,
+//! `--show-settings`, and the exit code (0 clean, 1 diagnostics, 2 errors).
+
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+
+use warplint_lints::Applicability;
+
+use super::inputs::Selected;
+use super::{CheckArgs, Merged};
+use crate::render::{self, FileDiagnostics};
+use crate::settings::Settings;
+use crate::Format;
+
+/// Prints the run's diagnostics and, for people, the summary; returns the
+/// exit code.
+pub(super) fn print(args: &CheckArgs, merged: &Merged, selected: &Selected) -> ExitCode {
+    let results = &merged.results;
+    let count: usize = results.iter().map(|f| f.diagnostics.len()).sum();
+    let human = matches!(args.format, Format::Full | Format::Concise);
+    let out = if args.statistics {
+        statistics(results, args.format, &merged.summary)
+    } else {
+        match args.format {
+            Format::Full => render::full(results),
+            Format::Concise => render::concise(results),
+            Format::Json => render::json_array(results),
+            Format::JsonLines => render::json_lines(results),
+            Format::Github => render::github(results),
+            Format::Sarif => crate::sarif::render(results, selected),
+        }
+    };
+    print!("{out}");
+    if human && !args.quiet {
+        print_human_summary(args, merged, count);
+    }
+    if merged.had_error {
+        ExitCode::from(2)
+    } else if count > 0 && !args.exit_zero {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// `--diff`: the fixes as a unified diff; exit 1 when there is one.
+pub(super) fn print_diff(merged: &Merged) -> ExitCode {
+    print!("{}", merged.diffs);
+    if merged.had_error {
+        ExitCode::from(2)
+    } else if merged.diffs.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+/// The lines after the diagnostics in `full` and `concise`: unknowns
+/// (`--show-unknown`), fixes made, the count and what `--fix` would fix.
+fn print_human_summary(args: &CheckArgs, merged: &Merged, count: usize) {
+    for u in &merged.unknowns {
+        println!("{}:{}:{}: unknown: {}", u.path, u.line, u.column, u.text);
+    }
+    let fixed = merged.fixed;
+    if fixed > 0 {
+        println!(
+            "Fixed {fixed} diagnostic{} (each re-checked by the engine).",
+            if fixed == 1 { "" } else { "s" }
+        );
+    }
+    if count == 0 {
+        println!("All checks passed!");
+        return;
+    }
+    println!(
+        "Found {count} diagnostic{}.",
+        if count == 1 { "" } else { "s" }
+    );
+    let fixable = |a: Applicability| {
+        merged
+            .results
+            .iter()
+            .flat_map(|f| &f.diagnostics)
+            .filter(|d| d.fix.as_ref().is_some_and(|x| x.applicability == a))
+            .count()
+    };
+    let (safe, unsafe_) = (fixable(Applicability::Safe), fixable(Applicability::Unsafe));
+    if safe > 0 {
+        println!("[*] {safe} fixable with the `--fix` option.");
+    }
+    if unsafe_ > 0 && !args.unsafe_fixes {
+        println!(
+            "[*] {unsafe_} fixable with `--fix --unsafe-fixes` (padding changes the shared-memory footprint)."
+        );
+    }
+}
+
+/// `--statistics`: diagnostics counted by rule, and the analysis summary.
+fn statistics(
+    results: &[FileDiagnostics],
+    format: Format,
+    sum: &warplint_analyzer::Summary,
+) -> String {
+    let mut by: BTreeMap<&str, (usize, &str, usize)> = BTreeMap::new();
+    for d in results.iter().flat_map(|f| &f.diagnostics) {
+        let e = by.entry(d.code).or_insert((0, d.name, 0));
+        e.0 += 1;
+        if d.fix.is_some() {
+            e.2 += 1;
+        }
+    }
+    let mut rows: Vec<_> = by.into_iter().collect();
+    rows.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.0.cmp(b.0)));
+    if matches!(format, Format::Json | Format::JsonLines) {
+        let v: Vec<_> = rows
+            .iter()
+            .map(|(code, (n, name, fixable))| {
+                serde_json::json!({"code": code, "name": name, "count": n,
+                    "fixable": *fixable > 0, "fixable_count": fixable,
+                    "url": warplint_lints::find(code).map(|r| r.url())})
+            })
+            .collect();
+        let doc = serde_json::json!({
+            "rules": v,
+            "summary": {
+                "files": sum.files, "kernels": sum.kernels, "kernels_with_notes": sum.kernels_with_notes,
+                "accesses": sum.accesses, "exact": sum.exact, "assumed": sum.assumed, "unknown": sum.unknown,
+            },
+        });
+        return serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n";
+    }
+    let mut out = String::new();
+    for (code, (n, name, fixable)) in rows {
+        let mark = if fixable > 0 { "[*]" } else { "[ ]" };
+        out.push_str(&format!("{n}\t{code}\t{mark} {name}\n"));
+    }
+    out.push_str(&format!(
+        "{} files, {} kernels ({} with notes), {} accesses: {} exact, {} assumed, {} unknown\n",
+        sum.files,
+        sum.kernels,
+        sum.kernels_with_notes,
+        sum.accesses,
+        sum.exact,
+        sum.assumed,
+        sum.unknown
+    ));
+    out
+}
+
+/// `--show-settings`: the configuration and selection a run would use.
+pub(super) fn show_settings(s: &Settings, selected: &Selected) -> String {
+    let e = &s.options.engine;
+    let mut out = String::new();
+    out.push_str(&format!(
+        "config file: {}\n",
+        s.config_path
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| "(none)".into())
+    ));
+    out.push_str(&format!(
+        "arch: {}\n",
+        s.archs
+            .iter()
+            .map(|a| a.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    out.push_str(&format!(
+        "select: {}\n",
+        selected.iter().copied().collect::<Vec<_>>().join(", ")
+    ));
+    out.push_str(&format!("default-block: {:?}\n", e.default_block));
+    out.push_str(&format!("default-block-2d: {:?}\n", e.default_block_2d));
+    out.push_str(&format!("default-grid: {:?}\n", e.default_grid));
+    out.push_str(&format!("default-param: {}\n", e.default_param));
+    let t = &s.thresholds;
+    out.push_str(&format!(
+        "thresholds: shared-ways-warning = {}, shared-ways-error = {}, global-efficiency-warning = {}, global-efficiency-error = {}\n",
+        t.shared_ways_warning, t.shared_ways_error, t.global_efficiency_warning, t.global_efficiency_error
+    ));
+    for (k, o) in &s.options.frontend.kernels {
+        out.push_str(&format!(
+            "kernel.{k}: block {:?}, grid {:?}, params {:?}\n",
+            o.block, o.grid, o.params
+        ));
+    }
+    out.trim_end().to_string()
+}
