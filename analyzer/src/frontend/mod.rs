@@ -6,17 +6,18 @@
 //! - [`lower`]: kernel bodies to the IR: values, places, accesses, guards,
 //!   loops, inlining of `__device__` functions and macro expansion.
 //! - [`types`]: sizes, alignments and struct layout.
-//! - `fuse`: neighbouring field accesses of one element that nvcc merges.
 //! - [`cache`]: header parse trees shared by the files of a run.
 
 pub mod cache;
 pub(crate) mod fields;
-pub(crate) mod fuse;
 pub(crate) mod lower;
 pub(crate) mod preprocess;
 pub mod source;
 pub(crate) mod tu;
 pub mod types;
+
+/// Lowering numbers regions for nvcc's merging of field accesses.
+pub(crate) use crate::nvcc::fuse;
 
 use std::collections::BTreeMap;
 
@@ -38,7 +39,13 @@ pub struct KernelOverride {
 pub struct Options {
     /// Overrides keyed by kernel name.
     pub kernels: BTreeMap<String, KernelOverride>,
-    /// Extra object-like macros (`-D NAME=VALUE`).
+    /// The architecture nvcc compiles the device pass for: its predefined
+    /// macros ([`crate::nvcc::predefined_macros`]: `__CUDACC__`,
+    /// `__CUDA_ARCH__`, …) are defined before [`Options::defines`].
+    /// `None`: none of them.
+    pub arch: Option<crate::hardware::Arch>,
+    /// Extra object-like macros (`-D NAME=VALUE`), after nvcc's; a later
+    /// definition of a name replaces an earlier one.
     pub defines: Vec<(String, String)>,
     /// Lower only the kernel of this name (re-analysis of one kernel).
     pub only_kernel: Option<String>,

@@ -262,12 +262,12 @@ fn pass<'t>(
     let source = &pre.source;
     let mut tu = Tu::new(source, included(pre, header_trees, options));
     tu.notes.extend(pre.notes.iter().cloned());
-    for (name, value) in &options.defines {
+    for (name, value) in command_line_macros(options) {
         tu.macros.insert(
-            name.clone(),
+            name,
             Macro {
                 params: None,
-                body: value.clone(),
+                body: value,
             },
         );
     }
@@ -289,6 +289,18 @@ fn pass<'t>(
     });
     notes.dedup();
     (kernels, notes, launches)
+}
+
+/// The macros defined before the file's first line, in order: nvcc's for
+/// [`Options::arch`], then [`Options::defines`] (a later definition of a
+/// name replaces an earlier one).
+pub(super) fn command_line_macros(options: &Options) -> Vec<(String, String)> {
+    let mut macros = options
+        .arch
+        .map(crate::nvcc::predefined_macros)
+        .unwrap_or_default();
+    macros.extend(options.defines.iter().cloned());
+    macros
 }
 
 /// The note for a truncated file whose open braces were closed.
@@ -560,7 +572,7 @@ impl<'t> Tu<'t> {
                 let (mut kernel, notes) = {
                     let mut lw = Lowerer::new(self);
                     let mut k = lw.lower_kernel(def, &targs);
-                    super::fuse::fuse_fields(&mut k);
+                    crate::nvcc::fuse::fuse_fields(&mut k);
                     (k, lw.notes)
                 };
                 kernel.lowering_notes = notes.clone();

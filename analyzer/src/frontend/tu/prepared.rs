@@ -165,10 +165,9 @@ fn fresh(input: &[u8], options: &Options) -> Preprocessed {
         .map(|(i, h)| Source::with_file(&h.text, i as u32 + 1))
         .collect();
     // #if/#ifdef/#else/#endif resolved before parsing (offsets unchanged).
-    let defines: preprocess::Defines = options
-        .defines
-        .iter()
-        .map(|(k, v)| (k.clone(), preprocess::Macro::Object(v.clone())))
+    let defines: preprocess::Defines = super::command_line_macros(options)
+        .into_iter()
+        .map(|(k, v)| (k, preprocess::Macro::Object(v)))
         .collect();
     let names: Vec<String> = headers
         .iter()
