@@ -89,12 +89,12 @@ fn eval_node(
         "false" => Ok(0),
         "identifier" => {
             let name = text(n);
-            match defines.get(&name) {
-                Some(Macro::Object(body)) if !body.trim().is_empty() => {
+            match defines.get(&name).and_then(Macro::object_body) {
+                Some(body) if !body.trim().is_empty() => {
                     eval_condition(parser, body, defines, depth + 1)
                 }
-                Some(Macro::Object(_)) => Ok(0),
-                _ => Err(name),
+                Some(_) => Ok(0),
+                None => Err(name),
             }
         }
         "preproc_defined" => {

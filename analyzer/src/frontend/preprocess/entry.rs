@@ -36,10 +36,10 @@ pub(super) fn xor(a: &mut Fp, b: Fp) {
 
 /// A macro's share of the fingerprint of the macro table.
 pub(super) fn macro_fp(name: &str, m: &Macro) -> Fp {
-    match m {
-        Macro::Object(body) => fingerprint(&[b"o", name.as_bytes(), body.as_bytes()]),
-        Macro::Function(None) => fingerprint(&[b"f", name.as_bytes()]),
-        Macro::Function(Some((params, body))) => {
+    match (m.object_body(), m.function()) {
+        (Some(body), _) => fingerprint(&[b"o", name.as_bytes(), body.as_bytes()]),
+        (None, None) => fingerprint(&[b"f", name.as_bytes()]),
+        (None, Some((params, body))) => {
             let params = params.join(",");
             fingerprint(&[b"p", name.as_bytes(), params.as_bytes(), body.as_bytes()])
         }

@@ -38,14 +38,52 @@ use crate::ir::Note;
 pub(crate) use entry::{Entry, EntryKey};
 use entry::{Event, Fp};
 
-/// A macro known to the preprocessor.
-#[derive(Clone)]
-pub(crate) enum Macro {
+/// A macro: an object-like macro's body, or a function-like macro's
+/// parameters and body. The one type of the front end's macro tables:
+/// the preprocessor's ([`Conditionals`]) and the translation-unit pass's
+/// (`tu::Tu::macros`, which lowering expands), both started from the same
+/// table of the macros defined before the first line.
+#[derive(Clone, Debug)]
+pub(crate) struct Macro {
+    /// A function-like macro's parameters (`None`: object-like).
+    pub params: Option<Vec<String>>,
+    pub body: String,
+    /// A function-like definition whose parameter list does not close
+    /// (`#define F(a, b`): defined, never expanded.
+    unreadable: bool,
+}
+
+impl Macro {
+    /// A macro read from a definition.
+    pub fn new(params: Option<Vec<String>>, body: String) -> Macro {
+        Macro {
+            params,
+            body,
+            unreadable: false,
+        }
+    }
+
+    /// A function-like macro whose parameter list does not close.
+    fn unreadable() -> Macro {
+        Macro {
+            params: Some(Vec::new()),
+            body: String::new(),
+            unreadable: true,
+        }
+    }
+
     /// An object-like macro's body.
-    Object(String),
-    /// A function-like macro's parameters and body (`None`: a definition
-    /// that could not be read).
-    Function(Option<(Vec<String>, String)>),
+    pub fn object_body(&self) -> Option<&str> {
+        self.params.is_none().then_some(self.body.as_str())
+    }
+
+    /// A function-like macro's parameters and body, when it could be read.
+    pub fn function(&self) -> Option<(&[String], &str)> {
+        match &self.params {
+            Some(params) if !self.unreadable => Some((params, &self.body)),
+            _ => None,
+        }
+    }
 }
 
 /// The macros known so far, by name.
@@ -339,11 +377,14 @@ impl<'a> Conditionals<'a> {
         }
         let rest = &arg[name_end..];
         let definition = match rest.strip_prefix('(') {
-            Some(params) => Macro::Function(params.split_once(')').map(|(params, body)| {
-                let params = params.split(',').map(|p| p.trim().to_string()).collect();
-                (params, body.trim().to_string())
-            })),
-            None => Macro::Object(rest.trim().to_string()),
+            Some(params) => match params.split_once(')') {
+                Some((params, body)) => {
+                    let params = params.split(',').map(|p| p.trim().to_string()).collect();
+                    Macro::new(Some(params), body.trim().to_string())
+                }
+                None => Macro::unreadable(),
+            },
+            None => Macro::new(None, rest.trim().to_string()),
         };
         self.set_macro(name, definition);
     }

@@ -72,13 +72,15 @@ pub(super) fn replace_specifiers(defines: &Defines, text: &mut [u8], start: usiz
         // An identifier is ASCII: no copy to look it up.
         let word = std::str::from_utf8(&text[s..i]).unwrap_or("");
         let is_specifier = SPECIFIERS.contains(&word);
-        let body = match defines.get(word) {
-            Some(Macro::Object(body)) => body,
-            Some(Macro::Function(Some((params, body)))) => {
-                i = expand_specifier_call(text, s, i, end, params, body).unwrap_or(i);
-                continue;
-            }
-            _ => continue,
+        let Some(m) = defines.get(word) else {
+            continue;
+        };
+        if let Some((params, body)) = m.function() {
+            i = expand_specifier_call(text, s, i, end, params, body).unwrap_or(i);
+            continue;
+        }
+        let Some(body) = m.object_body() else {
+            continue;
         };
         let tokens: Vec<&str> = body.split_whitespace().collect();
         let mut work = 0;
@@ -115,12 +117,12 @@ fn specifier_word(defines: &Defines, word: &str, depth: u32, work: &mut u32) -> 
     if depth >= budget::MAX_MACRO_DEPTH || *work > budget::MAX_MACRO_DEPTH {
         return false;
     }
-    match defines.get(word) {
-        Some(Macro::Object(body)) => {
+    match defines.get(word).and_then(Macro::object_body) {
+        Some(body) => {
             let mut tokens = body.split_whitespace().peekable();
             tokens.peek().is_some() && tokens.all(|t| specifier_word(defines, t, depth + 1, work))
         }
-        _ => false,
+        None => false,
     }
 }
 
@@ -320,7 +322,10 @@ fn blank_string_macro_suffixes(text: &mut [u8], defines: &Defines) {
                 e += 1;
             }
             let name = String::from_utf8_lossy(&text[end..e]);
-            if matches!(defines.get(name.as_ref()), Some(Macro::Object(body)) if body.trim_start().starts_with('"'))
+            if defines
+                .get(name.as_ref())
+                .and_then(Macro::object_body)
+                .is_some_and(|body| body.trim_start().starts_with('"'))
             {
                 text[end..e].fill(b' ');
             }

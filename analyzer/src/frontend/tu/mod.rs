@@ -36,11 +36,8 @@ use launch_sites::launches_for;
 pub(crate) use prepared::Prepared;
 use prepared::Preprocessed;
 
-#[derive(Clone, Debug)]
-pub(crate) struct Macro {
-    pub params: Option<Vec<String>>,
-    pub body: String,
-}
+/// The macro type of the pass's table (the preprocessor's).
+pub(crate) use super::preprocess::Macro;
 
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum TParam {
@@ -150,7 +147,10 @@ pub(crate) fn build(input: &[u8], options: &Options) -> Program {
         });
         return program;
     }
-    let mut pre = prepared::preprocess(input, options);
+    // One table of the macros defined before the first line, from which
+    // both the preprocessor's and the pass's tables start.
+    let macros = command_line_macros(options);
+    let mut pre = prepared::preprocess(input, &macros, options);
     program.skipped_lines = pre.skipped.clone();
     let prior = options
         .reparse
@@ -171,6 +171,7 @@ pub(crate) fn build(input: &[u8], options: &Options) -> Program {
         &header_trees,
         tree.root_node(),
         reused_launches,
+        macros,
         options,
     );
     program.kernels = kernels;
@@ -257,20 +258,12 @@ fn pass<'t>(
     header_trees: &'t [Option<Arc<Tree>>],
     root: Node<'t>,
     reused: Option<Vec<LaunchSite>>,
+    macros: preprocess::Defines,
     options: &Options,
 ) -> (Vec<Kernel>, Vec<Note>, Vec<LaunchSite>) {
     let source = &pre.source;
-    let mut tu = Tu::new(source, included(pre, header_trees, options));
+    let mut tu = Tu::new(source, included(pre, header_trees, options), macros);
     tu.notes.extend(pre.notes.iter().cloned());
-    for (name, value) in command_line_macros(options) {
-        tu.macros.insert(
-            name,
-            Macro {
-                params: None,
-                body: value,
-            },
-        );
-    }
     tu.notes.extend(unclosed_braces(source));
     tu.collect_errors(root);
     tu.collect(root, 0);
@@ -291,16 +284,16 @@ fn pass<'t>(
     (kernels, notes, launches)
 }
 
-/// The macros defined before the file's first line, in order: nvcc's for
-/// [`Options::arch`], then [`Options::defines`] (a later definition of a
-/// name replaces an earlier one).
-pub(super) fn command_line_macros(options: &Options) -> Vec<(String, String)> {
-    let mut macros = options
-        .arch
-        .map(crate::nvcc::predefined_macros)
-        .unwrap_or_default();
-    macros.extend(options.defines.iter().cloned());
-    macros
+/// The macros defined before the file's first line, object-like: nvcc's
+/// for [`Options::arch`], then [`Options::defines`] (a later definition of
+/// a name replaces an earlier one).
+fn command_line_macros(options: &Options) -> preprocess::Defines {
+    let nvcc = options.arch.map(crate::nvcc::predefined_macros);
+    nvcc.iter()
+        .flatten()
+        .chain(&options.defines)
+        .map(|(name, value)| (name.clone(), Macro::new(None, value.clone())))
+        .collect()
 }
 
 /// The note for a truncated file whose open braces were closed.
@@ -320,12 +313,13 @@ fn unclosed_braces(source: &Source) -> Option<Note> {
 }
 
 impl<'t> Tu<'t> {
-    /// An empty pass over `src`, which may enter `headers`.
-    fn new(src: &'t Source, headers: Vec<Included<'t>>) -> Tu<'t> {
+    /// A pass over `src`, which may enter `headers`, with `macros` defined
+    /// and nothing else read yet.
+    fn new(src: &'t Source, headers: Vec<Included<'t>>, macros: preprocess::Defines) -> Tu<'t> {
         Tu {
             src,
             headers,
-            macros: HashMap::new(),
+            macros,
             typedefs: HashMap::new(),
             structs: Vec::new(),
             struct_names: HashMap::new(),
@@ -518,7 +512,7 @@ impl<'t> Tu<'t> {
                 .map(|x| src.text(x))
                 .collect::<Vec<_>>()
         });
-        self.macros.insert(src.text(name), Macro { params, body });
+        self.macros.insert(src.text(name), Macro::new(params, body));
     }
 
     /// Every kernel instantiation (the distinct template arguments of its

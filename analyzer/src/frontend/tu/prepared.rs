@@ -100,7 +100,11 @@ pub(super) struct Preprocessed {
 
 /// The file and its headers preprocessed: carried over from the unedited
 /// file when the edit allows it (see [`Prepared`]), else afresh.
-pub(super) fn preprocess(input: &[u8], options: &Options) -> Preprocessed {
+pub(super) fn preprocess(
+    input: &[u8],
+    macros: &preprocess::Defines,
+    options: &Options,
+) -> Preprocessed {
     // An edit the fix search made inside one declaration's brackets: what
     // the unedited file's analysis prepared still holds (see `Prepared`).
     let reuse = options.reparse.as_ref().and_then(|r| {
@@ -110,7 +114,7 @@ pub(super) fn preprocess(input: &[u8], options: &Options) -> Preprocessed {
     });
     match reuse {
         Some((r, p)) => p.reused(input, r),
-        None => fresh(input, options),
+        None => fresh(input, macros.clone(), options),
     }
 }
 
@@ -150,10 +154,11 @@ impl Prepared {
     }
 }
 
-/// The file and the headers the caller read, preprocessed from scratch:
-/// conditionals and specifier macros resolved (offsets unchanged), braces
-/// of a truncated file closed, template closers split.
-fn fresh(input: &[u8], options: &Options) -> Preprocessed {
+/// The file and the headers the caller read, preprocessed from scratch
+/// with `defines` defined before the first line: conditionals and
+/// specifier macros resolved (offsets unchanged), braces of a truncated
+/// file closed, template closers split.
+fn fresh(input: &[u8], defines: preprocess::Defines, options: &Options) -> Preprocessed {
     let mut source = Source::new(input);
     // Headers the caller read for us.
     let mut headers: Vec<Source> = options
@@ -164,11 +169,6 @@ fn fresh(input: &[u8], options: &Options) -> Preprocessed {
         .filter(|(_, h)| h.text.len() <= budget::MAX_FILE_BYTES && !h.text.contains(&0))
         .map(|(i, h)| Source::with_file(&h.text, i as u32 + 1))
         .collect();
-    // #if/#ifdef/#else/#endif resolved before parsing (offsets unchanged).
-    let defines: preprocess::Defines = super::command_line_macros(options)
-        .into_iter()
-        .map(|(k, v)| (k, preprocess::Macro::Object(v)))
-        .collect();
     let names: Vec<String> = headers
         .iter()
         .map(|s| options.headers[s.file as usize - 1].name.clone())
@@ -178,6 +178,7 @@ fn fresh(input: &[u8], options: &Options) -> Preprocessed {
         .map(String::as_str)
         .zip(headers.iter_mut())
         .collect();
+    // #if/#ifdef/#else/#endif resolved before parsing (offsets unchanged).
     let (entered, notes, skipped) =
         match preprocess::Conditionals::new(defines, hs, options.parse_cache.as_deref()) {
             Some(mut c) => {
