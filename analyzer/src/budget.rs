@@ -131,3 +131,28 @@ pub const MAX_THREADS_PER_BLOCK: u64 = 1024;
 /// Re-analyses a file's fix search may run (each padding or pitch candidate
 /// is one analysis of one kernel's array). Past it, rules give advice only.
 pub const MAX_FIX_REANALYSES_PER_FILE: u32 = 48;
+
+/// Bytes read after `__align__(`, `__cluster_dims__(` or `__maxnreg__(`
+/// for the parenthesis that closes it. An attribute whose arguments run
+/// longer is left to the parser (an `__align__` then sets no alignment),
+/// with a note.
+pub const MAX_ATTRIBUTE_ARGUMENT_BYTES: usize = 256;
+
+/// Characters of the qualified name read after a `typename` in an
+/// expression (`f(typename It::TensorRef({p, n}))`, a `::` counting once)
+/// to find the `(` or `{` of its functional cast. Past it the `typename`
+/// stays (the grammar may not parse the cast).
+pub const MAX_TYPENAME_NAME_BYTES: usize = 512;
+
+/// Tokens read after an undefined ALL_CAPS name that opens a parameter,
+/// to tell a specifier macro (a type and a name follow it) from the
+/// parameter's type. Past it the name is left as it is, with a note.
+pub const MAX_PARAMETER_SCAN_TOKENS: usize = 64;
+
+/// Syntax errors of a file (or header) listed as notes, the first in
+/// source order.
+pub const MAX_SYNTAX_ERROR_NOTES: usize = 20;
+
+/// Syntax nodes of one function searched for a `<<<…>>>` launch. Past it
+/// the function's launches are not read, with a note.
+pub const MAX_LAUNCH_SEARCH_NODES: u32 = 1_000_000;

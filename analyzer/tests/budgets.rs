@@ -183,3 +183,34 @@ fn engine_budgets() {
     let a = analyze(src.as_bytes(), &Modern, &Options::default());
     assert!(a.reports.iter().all(|r| r.unknown_reason.is_none()));
 }
+
+#[test]
+fn scans_before_parsing() {
+    // An `__align__(…)` whose arguments do not close within the window.
+    let args = format!(
+        "{}1",
+        "1 + ".repeat(budget::MAX_ATTRIBUTE_ARGUMENT_BYTES / 4 + 10)
+    );
+    let src = format!(
+        "struct __align__({args}) S {{ float x; }};\n__global__ void k(float *a) {{ a[threadIdx.x] = 0; }}\nint main() {{ k<<<1, 32>>>(0); }}\n"
+    );
+    assert_names(&run(&src), "MAX_ATTRIBUTE_ARGUMENT_BYTES");
+    // An undefined specifier macro opening a parameter whose type is longer
+    // than the scan.
+    let targs = "int, ".repeat(budget::MAX_PARAMETER_SCAN_TOKENS + 10);
+    let src = format!(
+        "__global__ void k(GRID_CONST Foo<{targs}int> p, float *a) {{ a[threadIdx.x] = 0; }}\nint main() {{ k<<<1, 32>>>(0, 0); }}\n"
+    );
+    assert_names(&run(&src), "MAX_PARAMETER_SCAN_TOKENS");
+}
+
+#[test]
+fn scans_of_the_syntax_tree() {
+    // A host function too large to search for its launches (the launch is
+    // the last node the search would reach).
+    let statements = "x;".repeat(budget::MAX_LAUNCH_SEARCH_NODES as usize / 3 + 10);
+    let src = format!(
+        "__global__ void k(float *a) {{ a[threadIdx.x] = 0; }}\nint main() {{ k<<<1, 32>>>(0); {statements} }}\n"
+    );
+    assert_names(&run(&src), "MAX_LAUNCH_SEARCH_NODES");
+}

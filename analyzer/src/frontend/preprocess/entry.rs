@@ -80,14 +80,19 @@ pub(crate) struct Entry {
     events: Vec<Event>,
 }
 
+/// What an event other than a header's text counts for in
+/// [`Entry::bytes`]: an estimate of its size (names, a macro, a note), so
+/// that entries of many small events count too. Not a limit.
+const EVENT_BYTES: usize = 64;
+
 impl Entry {
-    /// Header text held, in bytes.
+    /// Header text held, in bytes (other events at [`EVENT_BYTES`]).
     pub fn bytes(&self) -> usize {
         self.events
             .iter()
             .map(|e| match e {
                 Event::Text(_, t) => t.len(),
-                _ => 64,
+                _ => EVENT_BYTES,
             })
             .sum()
     }

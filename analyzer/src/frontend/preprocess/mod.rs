@@ -255,6 +255,7 @@ impl<'a> Conditionals<'a> {
                     blank(&mut text, start, end);
                 } else if !was_comment {
                     rewrite::replace_specifiers(&self.defines, &mut text, start, end);
+                    self.note_long_attributes(source, start, end);
                 }
                 continue;
             };
@@ -351,8 +352,32 @@ impl<'a> Conditionals<'a> {
                 _ => {}
             }
         }
-        rewrite::after_directives(&mut text, &self.defines);
+        for stop in rewrite::after_directives(&mut text, &self.defines) {
+            self.push_note(Note {
+                span: source.span(stop.at, stop.at + stop.len),
+                message: stop.message,
+            });
+        }
         source.text = text;
+    }
+
+    /// A note for each attribute of active line `start..end` that was left
+    /// unread (`budget::MAX_ATTRIBUTE_ARGUMENT_BYTES`).
+    fn note_long_attributes(&mut self, source: &Source, start: usize, end: usize) {
+        let long = source.long_attributes.iter();
+        for &(at, key) in long.filter(|(at, _)| (start..end).contains(at)) {
+            self.push_note(Note {
+                span: source.span(at, at + key.len()),
+                message: format!(
+                    "`{key}(…)` is not read: its arguments run past the {}",
+                    budget::named(
+                        "MAX_ATTRIBUTE_ARGUMENT_BYTES",
+                        budget::MAX_ATTRIBUTE_ARGUMENT_BYTES,
+                        "bytes"
+                    )
+                ),
+            });
+        }
     }
 
     /// The value of a conditional directive's condition (`kind` is `if`,

@@ -10,14 +10,23 @@ use super::super::source::{comment_end, skip_comment_or_literal};
 use super::{blank, comment_state, logical_lines, strip_comments, Defines, Macro};
 use crate::budget;
 
+/// A rewrite that a budget stopped: where (`at..at + len`) and the note.
+pub(super) struct Stopped {
+    pub at: usize,
+    pub len: usize,
+    pub message: String,
+}
+
 /// The rewrites of a whole file, once its directives are done (with the
-/// macros defined at its end).
-pub(super) fn after_directives(text: &mut [u8], defines: &Defines) {
+/// macros defined at its end); returns where a budget stopped one.
+pub(super) fn after_directives(text: &mut [u8], defines: &Defines) -> Vec<Stopped> {
+    let mut stopped = Vec::new();
     terminate_lone_macros(text, defines);
-    blank_parameter_specifiers(text, defines);
+    blank_parameter_specifiers(text, defines, &mut stopped);
     blank_string_macro_suffixes(text, defines);
     respell_unsigned_casts(text);
     blank_typename_in_expressions(text);
+    stopped
 }
 
 /// Declaration specifiers that a macro may stand for.
@@ -201,7 +210,7 @@ fn expand_specifier_call(
 /// that is not here) is a specifier macro: blanked, as a defined one would
 /// be replaced. A parameter whose type it is (`DWORD x`, `UINT32 const x`)
 /// has one name after it and is left alone.
-fn blank_parameter_specifiers(text: &mut [u8], defines: &Defines) {
+fn blank_parameter_specifiers(text: &mut [u8], defines: &Defines, stopped: &mut Vec<Stopped>) {
     let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
     let word_at = |t: &[u8], i: usize| {
         let mut e = i;
@@ -270,9 +279,14 @@ fn blank_parameter_specifiers(text: &mut [u8], defines: &Defines) {
         let mut names = 0;
         let mut j = we;
         let mut angle = 0i32;
-        for _ in 0..64 {
+        // Whether the parameter's end was not reached.
+        let mut ran_out = true;
+        for _ in 0..budget::MAX_PARAMETER_SCAN_TOKENS {
             j = skip_ws(text, j);
-            let Some(&b) = text.get(j) else { break };
+            let Some(&b) = text.get(j) else {
+                ran_out = false;
+                break;
+            };
             if ident(b) {
                 let e = word_at(text, j);
                 let tok = &text[j..e];
@@ -291,7 +305,10 @@ fn blank_parameter_specifiers(text: &mut [u8], defines: &Defines) {
                 b'>' => angle -= 1,
                 b'*' | b'&' | b':' => {}
                 _ if angle > 0 => {}
-                _ => break,
+                _ => {
+                    ran_out = false;
+                    break;
+                }
             }
             j += 1;
         }
@@ -299,6 +316,20 @@ fn blank_parameter_specifiers(text: &mut [u8], defines: &Defines) {
             for b in &mut text[w..we] {
                 *b = b' ';
             }
+        } else if ran_out {
+            stopped.push(Stopped {
+                at: w,
+                len: we - w,
+                message: format!(
+                    "`{}` is not read as a specifier macro: the parameter it opens runs past the {}",
+                    String::from_utf8_lossy(word),
+                    budget::named(
+                        "MAX_PARAMETER_SCAN_TOKENS",
+                        budget::MAX_PARAMETER_SCAN_TOKENS,
+                        "tokens"
+                    )
+                ),
+            });
         }
         i = we.max(i + 1);
     }
@@ -400,7 +431,7 @@ fn blank_typename_in_expressions(text: &mut [u8]) {
         let mut steps = 0;
         // A name, then white space: another name is a declaration.
         let mut name_done = false;
-        while j < text.len() && steps < 512 {
+        while j < text.len() && steps < budget::MAX_TYPENAME_NAME_BYTES {
             steps += 1;
             match text[j] {
                 b if ident(b) => {
@@ -436,6 +467,7 @@ fn blank_typename_in_expressions(text: &mut [u8]) {
         i += WORD.len();
     }
 }
+
 /// A line that is one macro use, `NAME` or `NAME(args)`, standing where a
 /// statement or declaration ends (`CUTLASS_PRAGMA_UNROLL`, `PERF_BEGIN`,
 /// `CUDA_CHECK(cudaMalloc(&p, n))`, `TORCH_BINDING(f32, float)`): the

@@ -10,6 +10,7 @@ use super::super::lower::{Lowerer, Src};
 use super::super::types::{layout_struct, Ty};
 use super::launch_sites::{contains_launch, launch_chevrons};
 use super::{FuncDef, GlobalDecl, TParam, Tu};
+use crate::budget;
 use crate::ir::Space;
 
 impl<'t> Tu<'t> {
@@ -229,8 +230,22 @@ impl<'t> Tu<'t> {
             .text
             .get(n.start_byte()..n.end_byte())
             .unwrap_or(&[]);
-        if launch_chevrons(text) && contains_launch(n) {
-            self.launch_fns.push((n, self.src));
+        if launch_chevrons(text) {
+            match contains_launch(n) {
+                Some(true) => self.launch_fns.push((n, self.src)),
+                Some(false) => {}
+                None => {
+                    let message = format!(
+                        "the launches in `{name}` are not read (the {} ran out)",
+                        budget::named(
+                            "MAX_LAUNCH_SEARCH_NODES",
+                            budget::MAX_LAUNCH_SEARCH_NODES,
+                            "syntax nodes"
+                        )
+                    );
+                    self.note(n, message);
+                }
+            }
         }
         self.functions.entry(name).or_default().push(def);
     }

@@ -9,6 +9,7 @@ use super::super::fields::Fields;
 use super::super::lower::Lowerer;
 use super::super::Options;
 use super::{FuncDef, LaunchSite, TArg, Tu};
+use crate::budget;
 use crate::ir::{Kernel, Launch, LaunchOrigin};
 
 impl Tu<'_> {
@@ -135,20 +136,21 @@ pub(super) fn launch_chevrons(text: &[u8]) -> bool {
     false
 }
 
-/// Whether the syntax under `n` holds a `<<<…>>>` launch.
-pub(super) fn contains_launch(n: Node) -> bool {
+/// Whether the syntax under `n` holds a `<<<…>>>` launch (`None`: not
+/// known, `budget::MAX_LAUNCH_SEARCH_NODES` ran out).
+pub(super) fn contains_launch(n: Node) -> Option<bool> {
     let mut stack = vec![n];
     let mut visited = 0u32;
     while let Some(x) = stack.pop() {
         visited += 1;
-        if visited > 1_000_000 {
-            return false;
+        if visited > budget::MAX_LAUNCH_SEARCH_NODES {
+            return None;
         }
         if x.node_kind() == "kernel_call_syntax" {
-            return true;
+            return Some(true);
         }
         let mut c = x.walk();
         stack.extend(x.children(&mut c));
     }
-    false
+    Some(false)
 }

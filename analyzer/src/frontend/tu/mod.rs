@@ -379,7 +379,7 @@ impl<'t> Tu<'t> {
         let mut found = Vec::new();
         let mut stack = vec![root];
         while let Some(n) = stack.pop() {
-            if found.len() >= 20 {
+            if found.len() >= budget::MAX_SYNTAX_ERROR_NOTES {
                 break;
             }
             if n.is_error() || n.is_missing() {
