@@ -141,7 +141,7 @@ pub const MAX_ATTRIBUTE_ARGUMENT_BYTES: usize = 256;
 /// Characters of the qualified name read after a `typename` in an
 /// expression (`f(typename It::TensorRef({p, n}))`, a `::` counting once)
 /// to find the `(` or `{` of its functional cast. Past it the `typename`
-/// stays (the grammar may not parse the cast).
+/// stays (the grammar may not parse the cast), with a note.
 pub const MAX_TYPENAME_NAME_BYTES: usize = 512;
 
 /// Tokens read after an undefined ALL_CAPS name that opens a parameter,
@@ -150,7 +150,7 @@ pub const MAX_TYPENAME_NAME_BYTES: usize = 512;
 pub const MAX_PARAMETER_SCAN_TOKENS: usize = 64;
 
 /// Syntax errors of a file (or header) listed as notes, the first in
-/// source order.
+/// source order; a note after the last says that more follow.
 pub const MAX_SYNTAX_ERROR_NOTES: usize = 20;
 
 /// Syntax nodes of one function searched for a `<<<…>>>` launch. Past it

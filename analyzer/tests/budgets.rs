@@ -195,6 +195,12 @@ fn scans_before_parsing() {
         "struct __align__({args}) S {{ float x; }};\n__global__ void k(float *a) {{ a[threadIdx.x] = 0; }}\nint main() {{ k<<<1, 32>>>(0); }}\n"
     );
     assert_names(&run(&src), "MAX_ATTRIBUTE_ARGUMENT_BYTES");
+    // A functional cast through a dependent name longer than the scan.
+    let targs = "B, ".repeat(budget::MAX_TYPENAME_NAME_BYTES / 3 + 10);
+    let src = format!(
+        "__global__ void k(float *a) {{ a[threadIdx.x] = f(typename A<{targs}B>::T(1)); }}\nint main() {{ k<<<1, 32>>>(0); }}\n"
+    );
+    assert_names(&run(&src), "MAX_TYPENAME_NAME_BYTES");
     // An undefined specifier macro opening a parameter whose type is longer
     // than the scan.
     let targs = "int, ".repeat(budget::MAX_PARAMETER_SCAN_TOKENS + 10);
@@ -206,6 +212,9 @@ fn scans_before_parsing() {
 
 #[test]
 fn scans_of_the_syntax_tree() {
+    // More syntax errors than are listed.
+    let src = "int a @;\n".repeat(budget::MAX_SYNTAX_ERROR_NOTES + 10);
+    assert_names(&run(&src), "MAX_SYNTAX_ERROR_NOTES");
     // A host function too large to search for its launches (the launch is
     // the last node the search would reach).
     let statements = "x;".repeat(budget::MAX_LAUNCH_SEARCH_NODES as usize / 3 + 10);

@@ -25,7 +25,7 @@ pub(super) fn after_directives(text: &mut [u8], defines: &Defines) -> Vec<Stoppe
     blank_parameter_specifiers(text, defines, &mut stopped);
     blank_string_macro_suffixes(text, defines);
     respell_unsigned_casts(text);
-    blank_typename_in_expressions(text);
+    blank_typename_in_expressions(text, &mut stopped);
     stopped
 }
 
@@ -405,7 +405,7 @@ fn respell_unsigned_casts(text: &mut [u8]) {
 /// `(`, `,`, `=` or `return`) and right before `(` or `{`, the `typename`
 /// keyword is blanked, leaving a call of `It::TensorRef`; declarations
 /// (`typename It::Params p`) and template parameters are left alone.
-fn blank_typename_in_expressions(text: &mut [u8]) {
+fn blank_typename_in_expressions(text: &mut [u8], stopped: &mut Vec<Stopped>) {
     const WORD: &[u8] = b"typename";
     let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
     let mut i = 0;
@@ -431,7 +431,12 @@ fn blank_typename_in_expressions(text: &mut [u8]) {
         let mut steps = 0;
         // A name, then white space: another name is a declaration.
         let mut name_done = false;
-        while j < text.len() && steps < budget::MAX_TYPENAME_NAME_BYTES {
+        let mut ran_out = false;
+        while j < text.len() {
+            if steps == budget::MAX_TYPENAME_NAME_BYTES {
+                ran_out = true;
+                break;
+            }
             steps += 1;
             match text[j] {
                 b if ident(b) => {
@@ -463,6 +468,19 @@ fn blank_typename_in_expressions(text: &mut [u8]) {
         }
         if in_expression && qualified && angle == 0 && matches!(text.get(j), Some(b'(' | b'{')) {
             text[i..i + WORD.len()].fill(b' ');
+        } else if in_expression && ran_out {
+            stopped.push(Stopped {
+                at: i,
+                len: WORD.len(),
+                message: format!(
+                    "the name after this `typename` runs past the {}: not read as a functional cast",
+                    budget::named(
+                        "MAX_TYPENAME_NAME_BYTES",
+                        budget::MAX_TYPENAME_NAME_BYTES,
+                        "bytes"
+                    )
+                ),
+            });
         }
         i += WORD.len();
     }

@@ -378,8 +378,12 @@ impl<'t> Tu<'t> {
         }
         let mut found = Vec::new();
         let mut stack = vec![root];
+        // Whether errors past the budget were left unlisted.
+        let mut more = false;
+        let erroneous = |n: &Node| n.is_error() || n.is_missing() || n.has_error();
         while let Some(n) = stack.pop() {
             if found.len() >= budget::MAX_SYNTAX_ERROR_NOTES {
+                more = erroneous(&n) || stack.iter().any(erroneous);
                 break;
             }
             if n.is_error() || n.is_missing() {
@@ -393,6 +397,7 @@ impl<'t> Tu<'t> {
             }
         }
         found.sort_by_key(|n| n.start_byte());
+        let last = found.last().copied();
         for n in found {
             let msg = if n.is_missing() {
                 format!("could not parse: expected `{}` here", n.node_kind())
@@ -403,6 +408,17 @@ impl<'t> Tu<'t> {
                 format!("could not parse `{snippet}`; analysing the rest")
             };
             self.note(n, msg);
+        }
+        if let Some(last) = last.filter(|_| more) {
+            let message = format!(
+                "more syntax errors follow, not listed (the {} ran out)",
+                budget::named(
+                    "MAX_SYNTAX_ERROR_NOTES",
+                    budget::MAX_SYNTAX_ERROR_NOTES,
+                    "notes"
+                )
+            );
+            self.note(last, message);
         }
     }
 
