@@ -156,3 +156,13 @@ pub const MAX_SYNTAX_ERROR_NOTES: usize = 20;
 /// Syntax nodes of one function searched for a `<<<…>>>` launch. Past it
 /// the function's launches are not read, with a note.
 pub const MAX_LAUNCH_SEARCH_NODES: u32 = 1_000_000;
+
+/// Braces appended to close a truncated file. Past it the rest stay open
+/// (the parser recovers as it can), and the note on the closed braces
+/// says how many.
+pub const MAX_CLOSED_BRACES: usize = 10_000;
+
+/// Declarators (pointers, parentheses, references) walked through to find
+/// the name a function definition declares. Past it the function is not
+/// read, with a note.
+pub const MAX_DECLARATOR_DEPTH: usize = 16;

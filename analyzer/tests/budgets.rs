@@ -223,3 +223,17 @@ fn scans_of_the_syntax_tree() {
     );
     assert_names(&run(&src), "MAX_LAUNCH_SEARCH_NODES");
 }
+
+#[test]
+fn truncated_files_and_deep_declarators() {
+    // More braces left open than are closed.
+    let open = "{ ".repeat(budget::MAX_CLOSED_BRACES + 10);
+    let src = format!("__global__ void k(float *a) {{ a[threadIdx.x] = 0; }}\nvoid f() {open}\n");
+    assert_names(&run(&src), "MAX_CLOSED_BRACES");
+    // A function returning a pointer nested past the declarator depth.
+    let stars = "*".repeat(budget::MAX_DECLARATOR_DEPTH + 4);
+    let src = format!(
+        "__device__ float {stars}f() {{ return 0; }}\n__global__ void k(float *a) {{ a[threadIdx.x] = 0; }}\n"
+    );
+    assert_names(&run(&src), "MAX_DECLARATOR_DEPTH");
+}

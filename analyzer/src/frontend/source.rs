@@ -22,6 +22,9 @@ pub struct Source {
     pub input_len: usize,
     /// Braces appended to close a truncated file.
     pub closed_braces: usize,
+    /// Braces of a truncated file left open past
+    /// `budget::MAX_CLOSED_BRACES`.
+    pub(crate) braces_left_open: usize,
     /// `(offset, name)` of every attribute left unread because its
     /// arguments run past `budget::MAX_ATTRIBUTE_ARGUMENT_BYTES`
     /// (preprocessing notes each).
@@ -206,7 +209,7 @@ fn open_braces(text: &[u8]) -> usize {
         }
         i += 1;
     }
-    depth.clamp(0, 10_000) as usize
+    depth.max(0) as usize
 }
 
 impl Source {
@@ -246,6 +249,7 @@ impl Source {
             aligns,
             input_len,
             closed_braces: 0,
+            braces_left_open: 0,
             long_attributes,
         }
     }
@@ -307,7 +311,9 @@ impl Source {
     /// functions whole instead of one large error. Run after conditional
     /// compilation is resolved (braces of inactive branches do not count).
     pub fn close_open_braces(&mut self) {
-        let n = open_braces(&self.text);
+        let open = open_braces(&self.text);
+        let n = open.min(budget::MAX_CLOSED_BRACES);
+        self.braces_left_open = open - n;
         if n > 0 {
             // Line starts come from the text as read: a newline that the
             // preprocessor turned into `;` still ends its line.
@@ -345,6 +351,7 @@ impl Source {
             aligns: self.aligns.iter().map(|(at, n)| (moved(*at), *n)).collect(),
             input_len: self.input_len.saturating_add_signed(delta),
             closed_braces: self.closed_braces,
+            braces_left_open: self.braces_left_open,
             long_attributes: self
                 .long_attributes
                 .iter()

@@ -194,8 +194,21 @@ impl<'t> Tu<'t> {
         let Some(decl) = n.field("declarator") else {
             return;
         };
-        let Some(name) = function_name(decl, &src) else {
-            return;
+        let name = match function_name(decl, &src) {
+            Ok(Some(name)) => name,
+            Ok(None) => return,
+            Err(()) => {
+                let message = format!(
+                    "a function whose declarators nest past the {} is not read",
+                    budget::named(
+                        "MAX_DECLARATOR_DEPTH",
+                        budget::MAX_DECLARATOR_DEPTH,
+                        "levels"
+                    )
+                );
+                self.note(n, message);
+                return;
+            }
         };
         let mut is_kernel = false;
         let mut c = n.walk();
@@ -319,23 +332,29 @@ pub(crate) fn qualifiers(n: Node, src: &Src) -> Vec<String> {
 }
 
 /// The name a function declarator declares (the last part of a
-/// qualified one).
-fn function_name(decl: Node, src: &Src) -> Option<String> {
+/// qualified one); `Err` when its declarators nest past
+/// `budget::MAX_DECLARATOR_DEPTH`.
+fn function_name(decl: Node, src: &Src) -> Result<Option<String>, ()> {
     let mut d = decl;
-    for _ in 0..16 {
+    for _ in 0..budget::MAX_DECLARATOR_DEPTH {
         match d.node_kind() {
             "function_declarator" => {
-                let inner = d.field("declarator")?;
-                return Some(match inner.node_kind() {
+                let Some(inner) = d.field("declarator") else {
+                    return Ok(None);
+                };
+                return Ok(Some(match inner.node_kind() {
                     "qualified_identifier" => inner
                         .field("name")
                         .map(|x| src.text(x))
                         .unwrap_or_else(|| src.text(inner)),
                     _ => src.text(inner),
-                });
+                }));
             }
-            _ => d = d.field("declarator")?,
+            _ => match d.field("declarator") {
+                Some(inner) => d = inner,
+                None => return Ok(None),
+            },
         }
     }
-    None
+    Err(())
 }

@@ -302,13 +302,21 @@ fn unclosed_braces(source: &Source) -> Option<Note> {
         return None;
     }
     let end = source.input_len;
+    let mut message = format!(
+        "the file ends inside {} unclosed brace{}; analysed as if closed here",
+        source.closed_braces,
+        if source.closed_braces == 1 { "" } else { "s" }
+    );
+    if source.braces_left_open > 0 {
+        message += &format!(
+            " ({} more left open: the {} ran out)",
+            source.braces_left_open,
+            budget::named("MAX_CLOSED_BRACES", budget::MAX_CLOSED_BRACES, "braces")
+        );
+    }
     Some(Note {
         span: source.span(end, end),
-        message: format!(
-            "the file ends inside {} unclosed brace{}; analysed as if closed here",
-            source.closed_braces,
-            if source.closed_braces == 1 { "" } else { "s" }
-        ),
+        message,
     })
 }
 
