@@ -1,12 +1,17 @@
 //! The front end: CUDA source (parsed by tree-sitter-cuda) to [`Program`].
 //!
 //! - [`source`]: the text as parsed and byte offset -> line/column.
+//! - [`preprocess`]: text-level preprocessing before parsing: `#if`
+//!   resolution, headers entered, spellings the grammar cannot parse.
 //! - [`tu`]: the translation-unit pass: macros, types, constants, functions,
-//!   kernels, file-scope arrays, launch sites; `#if` resolution.
+//!   kernels, file-scope arrays, launch sites.
 //! - [`lower`]: kernel bodies to the IR: values, places, accesses, guards,
 //!   loops, inlining of `__device__` functions and macro expansion.
 //! - [`types`]: sizes, alignments and struct layout.
 //! - [`cache`]: header parse trees shared by the files of a run.
+//!
+//! What nvcc itself does (its predefined macros, merged field accesses)
+//! is in [`crate::nvcc`].
 
 pub mod cache;
 pub(crate) mod fields;
