@@ -162,3 +162,38 @@ pub const MAX_ALIAS_DEPTH: u32 = 4;
 /// only assigns values). It is not a budget that cuts work: a larger `if`
 /// is a branch, which is the model's answer, so nothing is said.
 pub const MAX_IF_CONVERTED_NODES: u32 = 64;
+
+/// Bytes read after `__align__(`, `__cluster_dims__(` or `__maxnreg__(`
+/// for the parenthesis that closes it. An attribute whose arguments run
+/// longer is left to the parser (an `__align__` then sets no alignment),
+/// with a note.
+pub const MAX_ATTRIBUTE_ARGUMENT_BYTES: usize = 256;
+
+/// Characters of the qualified name read after a `typename` in an
+/// expression (`f(typename It::TensorRef({p, n}))`, a `::` counting once)
+/// to find the `(` or `{` of its functional cast. Past it the `typename`
+/// stays (the grammar may not parse the cast), with a note.
+pub const MAX_TYPENAME_NAME_BYTES: usize = 512;
+
+/// Tokens read after an undefined ALL_CAPS name that opens a parameter,
+/// to tell a specifier macro (a type and a name follow it) from the
+/// parameter's type. Past it the name is left as it is, with a note.
+pub const MAX_PARAMETER_SCAN_TOKENS: usize = 64;
+
+/// Syntax errors of a file (or header) listed as notes, the first in
+/// source order; a note after the last says that more follow.
+pub const MAX_SYNTAX_ERROR_NOTES: usize = 20;
+
+/// Syntax nodes of one function searched for a `<<<…>>>` launch. Past it
+/// the function's launches are not read, with a note.
+pub const MAX_LAUNCH_SEARCH_NODES: u32 = 1_000_000;
+
+/// Braces appended to close a truncated file. Past it the rest stay open
+/// (the parser recovers as it can), and the note on the closed braces
+/// says how many.
+pub const MAX_CLOSED_BRACES: usize = 10_000;
+
+/// Declarators (pointers, parentheses, references) walked through to find
+/// the name a function definition declares. Past it the function is not
+/// read, with a note.
+pub const MAX_FUNCTION_DECLARATOR_DEPTH: usize = 16;

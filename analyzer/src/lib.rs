@@ -4,12 +4,15 @@
 //! [`analyze`] runs the whole pipeline on one translation unit: the front
 //! end ([`frontend`]) lowers CUDA source to the [`ir`]; the engine
 //! ([`symbolic`]) evaluates the 32 lane addresses of every warp of every
-//! access and costs them with a [`hardware`] model.
+//! access and costs them with a [`hardware`] model. [`nvcc`] holds what
+//! nvcc does that the analysis follows (predefined macros, merged field
+//! accesses).
 
 pub mod budget;
 pub mod frontend;
 pub mod hardware;
 pub mod ir;
+pub mod nvcc;
 pub mod symbolic;
 
 pub use frontend::{

@@ -225,3 +225,57 @@ fn lowering_budgets() {
     let text = run(src);
     assert!(!text.contains("MAX_ALIAS_DEPTH"), "{text}");
 }
+
+#[test]
+fn scans_before_parsing() {
+    // An `__align__(…)` whose arguments do not close within the window.
+    let args = format!(
+        "{}1",
+        "1 + ".repeat(budget::MAX_ATTRIBUTE_ARGUMENT_BYTES / 4 + 10)
+    );
+    let src = format!(
+        "struct __align__({args}) S {{ float x; }};\n__global__ void k(float *a) {{ a[threadIdx.x] = 0; }}\nint main() {{ k<<<1, 32>>>(0); }}\n"
+    );
+    assert_names(&run(&src), "MAX_ATTRIBUTE_ARGUMENT_BYTES");
+    // A functional cast through a dependent name longer than the scan.
+    let targs = "B, ".repeat(budget::MAX_TYPENAME_NAME_BYTES / 3 + 10);
+    let src = format!(
+        "__global__ void k(float *a) {{ a[threadIdx.x] = f(typename A<{targs}B>::T(1)); }}\nint main() {{ k<<<1, 32>>>(0); }}\n"
+    );
+    assert_names(&run(&src), "MAX_TYPENAME_NAME_BYTES");
+    // An undefined specifier macro opening a parameter whose type is longer
+    // than the scan.
+    let targs = "int, ".repeat(budget::MAX_PARAMETER_SCAN_TOKENS + 10);
+    let src = format!(
+        "__global__ void k(GRID_CONST Foo<{targs}int> p, float *a) {{ a[threadIdx.x] = 0; }}\nint main() {{ k<<<1, 32>>>(0, 0); }}\n"
+    );
+    assert_names(&run(&src), "MAX_PARAMETER_SCAN_TOKENS");
+}
+
+#[test]
+fn scans_of_the_syntax_tree() {
+    // More syntax errors than are listed.
+    let src = "int a @;\n".repeat(budget::MAX_SYNTAX_ERROR_NOTES + 10);
+    assert_names(&run(&src), "MAX_SYNTAX_ERROR_NOTES");
+    // A host function too large to search for its launches (the launch is
+    // the last node the search would reach).
+    let statements = "x;".repeat(budget::MAX_LAUNCH_SEARCH_NODES as usize / 3 + 10);
+    let src = format!(
+        "__global__ void k(float *a) {{ a[threadIdx.x] = 0; }}\nint main() {{ k<<<1, 32>>>(0); {statements} }}\n"
+    );
+    assert_names(&run(&src), "MAX_LAUNCH_SEARCH_NODES");
+}
+
+#[test]
+fn truncated_files_and_deep_declarators() {
+    // More braces left open than are closed.
+    let open = "{ ".repeat(budget::MAX_CLOSED_BRACES + 10);
+    let src = format!("__global__ void k(float *a) {{ a[threadIdx.x] = 0; }}\nvoid f() {open}\n");
+    assert_names(&run(&src), "MAX_CLOSED_BRACES");
+    // A function returning a pointer nested past the declarator depth.
+    let stars = "*".repeat(budget::MAX_FUNCTION_DECLARATOR_DEPTH + 4);
+    let src = format!(
+        "__device__ float {stars}f() {{ return 0; }}\n__global__ void k(float *a) {{ a[threadIdx.x] = 0; }}\n"
+    );
+    assert_names(&run(&src), "MAX_FUNCTION_DECLARATOR_DEPTH");
+}

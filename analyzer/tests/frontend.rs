@@ -1293,3 +1293,29 @@ fn spaced_launch_chevrons_are_a_launch() {
     assert_eq!((r.block, r.grid), ([64, 1, 1], [4, 1, 1]));
     assert_eq!(r.status, Status::Exact);
 }
+
+#[test]
+fn nvcc_predefined_macros_for_the_architecture() {
+    // The same file as `defines_select_branches`: with `arch` set, nvcc's
+    // macros are defined (`__CUDA_ARCH__` from the architecture), and a
+    // define given after them replaces one.
+    let src = "#ifdef __CUDA_ARCH__\n#if __CUDA_ARCH__ >= 800\n#define S 2\n#else\n#define S 4\n#endif\n#else\n#define S 8\n#endif\n__global__ void k(float *a) { a[threadIdx.x * S] = 0; }\nint main() { k<<<1, 32>>>(0); }\n";
+    let with = |arch: &str, defs: &[(&str, &str)]| {
+        let mut o = Options::default();
+        o.frontend.arch = Some(warplint_analyzer::Arch::parse(arch).unwrap());
+        o.frontend.defines = defs
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect();
+        let a = analyze(src.as_bytes(), &Modern, &o);
+        sectors(find(&a, "a", Op::Store))
+    };
+    assert_eq!(with("sm_90", &[]), 8.0);
+    assert_eq!(with("sm_70", &[]), 16.0);
+    assert_eq!(with("sm_70", &[("__CUDA_ARCH__", "900")]), 8.0);
+    let macros = warplint_analyzer::nvcc::predefined_macros(
+        warplint_analyzer::Arch::parse("sm_86").unwrap(),
+    );
+    assert!(macros.contains(&("__CUDA_ARCH__".into(), "860".into())));
+    assert!(macros.contains(&("__CUDACC__".into(), "1".into())));
+}

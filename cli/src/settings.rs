@@ -47,35 +47,6 @@ pub struct ModelFlags {
     pub include_search: Option<String>,
 }
 
-/// The CUDA release whose nvcc warplint stands in for (its version macros).
-const CUDA_VERSION: (u32, u32) = (13, 0);
-
-/// Macros every CUDA translation unit sees from nvcc, for `arch`'s device
-/// pass: nvcc's own and `CUDART_VERSION` from the `cuda_runtime.h` it
-/// includes implicitly.
-pub fn builtin_defines(arch: Arch) -> Vec<(String, String)> {
-    let (major, minor) = CUDA_VERSION;
-    vec![
-        ("__CUDACC__".into(), "1".into()),
-        ("__NVCC__".into(), "1".into()),
-        ("__CUDACC_VER_MAJOR__".into(), major.to_string()),
-        ("__CUDACC_VER_MINOR__".into(), minor.to_string()),
-        ("__CUDACC_VER_BUILD__".into(), "0".into()),
-        (
-            "CUDART_VERSION".into(),
-            (major * 1000 + minor * 10).to_string(),
-        ),
-        (
-            "CUDA_VERSION".into(),
-            (major * 1000 + minor * 10).to_string(),
-        ),
-        (
-            "__CUDA_ARCH__".into(),
-            format!("{}", arch.major * 100 + arch.minor * 10),
-        ),
-    ]
-}
-
 /// `NAME=VALUE` or `NAME` (which means `NAME=1`).
 fn parse_define(d: &str) -> Result<(String, String), String> {
     let (name, value) = match d.split_once('=') {
@@ -154,15 +125,16 @@ pub fn resolve_with(
     let options = Options {
         frontend: FrontendOptions {
             kernels: config.kernel_overrides(),
+            // nvcc's predefined macros for `arch` (the analyzer's), then
+            // the file's defines, then `-D`: a later one wins.
+            arch: Some(arch),
             defines: {
-                let mut d = builtin_defines(arch);
-                d.extend(
-                    config
-                        .analysis
-                        .defines
-                        .iter()
-                        .map(|(k, v)| (k.clone(), v.clone())),
-                );
+                let mut d: Vec<(String, String)> = config
+                    .analysis
+                    .defines
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
                 for x in &flags.defines {
                     d.push(parse_define(x)?);
                 }

@@ -26,6 +26,8 @@ pub fn run(data: &[u8], headers: Vec<Header>) {
         return;
     };
     let mut options = Options::default();
+    // nvcc's predefined macros (`__CUDA_ARCH__`, …) for the architecture.
+    options.frontend.arch = Some(arch);
     options.frontend.headers = headers;
     let analysis = analyze(source, model.as_ref(), &options);
     if !options.frontend.headers.is_empty() {

@@ -1,22 +1,28 @@
 //! The front end: CUDA source (parsed by tree-sitter-cuda) to [`Program`].
 //!
 //! - [`source`]: the text as parsed and byte offset -> line/column.
+//! - [`preprocess`]: text-level preprocessing before parsing: `#if`
+//!   resolution, headers entered, spellings the grammar cannot parse.
 //! - [`tu`]: the translation-unit pass: macros, types, constants, functions,
-//!   kernels, file-scope arrays, launch sites; `#if` resolution.
+//!   kernels, file-scope arrays, launch sites.
 //! - [`lower`]: kernel bodies to the IR: values, places, accesses, guards,
 //!   loops, inlining of `__device__` functions and macro expansion.
 //! - [`types`]: sizes, alignments and struct layout.
-//! - `fuse`: neighbouring field accesses of one element that nvcc merges.
 //! - [`cache`]: header parse trees shared by the files of a run.
+//!
+//! What nvcc itself does (its predefined macros, merged field accesses)
+//! is in [`crate::nvcc`].
 
 pub mod cache;
 pub(crate) mod fields;
-pub(crate) mod fuse;
 pub(crate) mod lower;
 pub(crate) mod preprocess;
 pub mod source;
 pub(crate) mod tu;
 pub mod types;
+
+/// Lowering numbers regions for nvcc's merging of field accesses.
+pub(crate) use crate::nvcc::fuse;
 
 use std::collections::BTreeMap;
 
@@ -38,7 +44,13 @@ pub struct KernelOverride {
 pub struct Options {
     /// Overrides keyed by kernel name.
     pub kernels: BTreeMap<String, KernelOverride>,
-    /// Extra object-like macros (`-D NAME=VALUE`).
+    /// The architecture nvcc compiles the device pass for: its predefined
+    /// macros ([`crate::nvcc::predefined_macros`]: `__CUDACC__`,
+    /// `__CUDA_ARCH__`, …) are defined before [`Options::defines`].
+    /// `None`: none of them.
+    pub arch: Option<crate::hardware::Arch>,
+    /// Extra object-like macros (`-D NAME=VALUE`), after nvcc's; a later
+    /// definition of a name replaces an earlier one.
     pub defines: Vec<(String, String)>,
     /// Lower only the kernel of this name (re-analysis of one kernel).
     pub only_kernel: Option<String>,

@@ -6,6 +6,7 @@
 //! still points into the user's file: `__align__(N)` (its value is kept,
 //! keyed by offset, for struct and array layout).
 
+use crate::budget;
 use crate::ir::Span;
 
 #[derive(Clone)]
@@ -21,11 +22,19 @@ pub struct Source {
     pub input_len: usize,
     /// Braces appended to close a truncated file.
     pub closed_braces: usize,
+    /// Braces of a truncated file left open past
+    /// `budget::MAX_CLOSED_BRACES`.
+    pub(crate) braces_left_open: usize,
+    /// `(offset, name)` of every attribute left unread because its
+    /// arguments run past `budget::MAX_ATTRIBUTE_ARGUMENT_BYTES`
+    /// (preprocessing notes each).
+    pub(crate) long_attributes: Vec<(usize, &'static str)>,
 }
 
 /// Blanks `key(args)` (same length, newlines kept) and reports each one's
-/// offset and argument text.
-fn blank_attribute(text: &mut [u8], key: &[u8], mut found: impl FnMut(usize, &str)) {
+/// offset and argument text (`None`: its arguments run past
+/// `budget::MAX_ATTRIBUTE_ARGUMENT_BYTES`; left as it is).
+fn blank_attribute(text: &mut [u8], key: &[u8], mut found: impl FnMut(usize, Option<&str>)) {
     let finder = memchr::memmem::Finder::new(key);
     let mut from = 0;
     while let Some(at) = text.get(from..).and_then(|t| finder.find(t)) {
@@ -44,7 +53,8 @@ fn blank_attribute(text: &mut [u8], key: &[u8], mut found: impl FnMut(usize, &st
         // Matching parenthesis, within a small window.
         let mut depth = 0;
         let mut close = None;
-        for (k, b) in text[j..].iter().enumerate().take(256) {
+        let window = budget::MAX_ATTRIBUTE_ARGUMENT_BYTES;
+        for (k, b) in text[j..].iter().enumerate().take(window) {
             match b {
                 b'(' => depth += 1,
                 b')' => {
@@ -58,10 +68,13 @@ fn blank_attribute(text: &mut [u8], key: &[u8], mut found: impl FnMut(usize, &st
             }
         }
         let Some(close) = close else {
+            if text.len() - j > window {
+                found(i, None);
+            }
             continue;
         };
         let arg = String::from_utf8_lossy(&text[j + 1..close]).into_owned();
-        found(i, &arg);
+        found(i, Some(&arg));
         for b in &mut text[i..=close] {
             if *b != b'\n' {
                 *b = b' ';
@@ -196,7 +209,7 @@ fn open_braces(text: &[u8]) -> usize {
         }
         i += 1;
     }
-    depth.clamp(0, 10_000) as usize
+    depth.max(0) as usize
 }
 
 impl Source {
@@ -207,16 +220,20 @@ impl Source {
     pub fn with_file(input: &[u8], file: u32) -> Source {
         let mut text = input.to_vec();
         let mut aligns = Vec::new();
-        for key in [&b"__align__"[..], b"__cluster_dims__", b"__maxnreg__"] {
-            blank_attribute(&mut text, key, |at, arg| {
-                if key == b"__align__" {
+        let mut long_attributes = Vec::new();
+        for key in ["__align__", "__cluster_dims__", "__maxnreg__"] {
+            blank_attribute(&mut text, key.as_bytes(), |at, arg| match arg {
+                None => long_attributes.push((at, key)),
+                Some(arg) if key == "__align__" => {
                     if let Ok(n) = arg.trim().parse::<u64>() {
                         aligns.push((at, n));
                     }
                 }
+                Some(_) => {}
             });
         }
         aligns.sort_unstable();
+        long_attributes.sort_unstable();
         blank_lambda_annotations(&mut text);
         let input_len = text.len();
         // A file that does not end with a newline: a final `#include` or
@@ -232,6 +249,8 @@ impl Source {
             aligns,
             input_len,
             closed_braces: 0,
+            braces_left_open: 0,
+            long_attributes,
         }
     }
 
@@ -292,7 +311,9 @@ impl Source {
     /// functions whole instead of one large error. Run after conditional
     /// compilation is resolved (braces of inactive branches do not count).
     pub fn close_open_braces(&mut self) {
-        let n = open_braces(&self.text);
+        let open = open_braces(&self.text);
+        let n = open.min(budget::MAX_CLOSED_BRACES);
+        self.braces_left_open = open - n;
         if n > 0 {
             // Line starts come from the text as read: a newline that the
             // preprocessor turned into `;` still ends its line.
@@ -330,6 +351,12 @@ impl Source {
             aligns: self.aligns.iter().map(|(at, n)| (moved(*at), *n)).collect(),
             input_len: self.input_len.saturating_add_signed(delta),
             closed_braces: self.closed_braces,
+            braces_left_open: self.braces_left_open,
+            long_attributes: self
+                .long_attributes
+                .iter()
+                .map(|(at, key)| (moved(*at), *key))
+                .collect(),
         }
     }
 

@@ -1,0 +1,156 @@
+//! Launch sites: the host functions that launch (found while the pass
+//! reads functions), the launches in them, and the launches a kernel
+//! instantiation is analysed with (its launch sites, a configured
+//! `[kernel.NAME]` block, or `__launch_bounds__`).
+
+use tree_sitter::Node;
+
+use super::super::fields::Fields;
+use super::super::lower::Lowerer;
+use super::super::Options;
+use super::{FuncDef, LaunchSite, TArg, Tu};
+use crate::budget;
+use crate::ir::{Kernel, Launch, LaunchOrigin};
+
+impl Tu<'_> {
+    /// Launch sites in the functions that launch (only those that name
+    /// `only` when the analysis is of one kernel).
+    pub(super) fn find_launches(&mut self, only: Option<&str>) -> Vec<LaunchSite> {
+        let mut out = Vec::new();
+        let fns = std::mem::take(&mut self.launch_fns);
+        for (f, source) in fns {
+            if let Some(name) = only {
+                let text = source.text.get(f.start_byte()..f.end_byte()).unwrap_or(&[]);
+                if !name.is_empty() && !text.windows(name.len()).any(|w| w == name.as_bytes()) {
+                    continue;
+                }
+            }
+            let mut lw = Lowerer::new(self);
+            out.extend(lw.host_launches(f, source));
+        }
+        out
+    }
+}
+
+/// The launches `kernel` (an instantiation of `def` with `targs`) is
+/// analysed with: a configured block, else its distinct launch sites, else
+/// one launch (its `__launch_bounds__` block, if any).
+pub(super) fn launches_for(
+    kernel: &Kernel,
+    def: &FuncDef,
+    targs: &[TArg],
+    sites: &[LaunchSite],
+    options: &Options,
+) -> Vec<Launch> {
+    let named = |values: &std::collections::BTreeMap<String, i64>, base: &mut Vec<Option<i64>>| {
+        for (i, p) in kernel.params.iter().enumerate() {
+            if let Some(v) = values.get(&p.name) {
+                base[i] = Some(*v);
+            }
+        }
+    };
+    let nparams = kernel.params.len();
+    if let Some(ov) = options.kernels.get(&kernel.name) {
+        if ov.block.is_some() {
+            let mut params = vec![None; nparams];
+            named(&ov.params, &mut params);
+            return vec![Launch {
+                grid: ov.grid,
+                block: ov.block,
+                params,
+                offset_args: Vec::new(),
+                span: None,
+                origin: LaunchOrigin::Config,
+            }];
+        }
+    }
+    let mut out: Vec<Launch> = Vec::new();
+    for s in sites.iter().filter(|s| s.kernel == def.name) {
+        if !def.tparams.is_empty() && s.targs != targs {
+            continue;
+        }
+        let mut params: Vec<Option<i64>> = (0..nparams)
+            .map(|i| s.args.get(i).copied().flatten())
+            .collect();
+        if let Some(ov) = options.kernels.get(&kernel.name) {
+            named(&ov.params, &mut params);
+        }
+        let l = Launch {
+            grid: s.grid,
+            block: s.block,
+            params,
+            offset_args: s.offset_args.clone(),
+            span: Some(s.span),
+            origin: if s.block.is_some() {
+                LaunchOrigin::LaunchSite
+            } else {
+                LaunchOrigin::Default
+            },
+        };
+        if !out
+            .iter()
+            .any(|o| o.grid == l.grid && o.block == l.block && o.params == l.params)
+        {
+            out.push(l);
+        }
+    }
+    if out.is_empty() {
+        let mut params = vec![None; nparams];
+        let ov = options.kernels.get(&kernel.name);
+        if let Some(ov) = ov {
+            named(&ov.params, &mut params);
+        }
+        let (block, origin) = match kernel.launch_bounds {
+            Some(n) => (Some([n, 1, 1]), LaunchOrigin::LaunchBounds),
+            None => (None, LaunchOrigin::Default),
+        };
+        out.push(Launch {
+            grid: ov.and_then(|o| o.grid),
+            block,
+            params,
+            offset_args: Vec::new(),
+            span: None,
+            origin,
+        });
+    }
+    out
+}
+
+/// Whether `text` has `<<` followed (after blanks) by `<`.
+pub(super) fn launch_chevrons(text: &[u8]) -> bool {
+    let mut i = 0;
+    while i + 1 < text.len() {
+        if text[i] == b'<' && text[i + 1] == b'<' {
+            let mut j = i + 2;
+            while j < text.len() && text[j].is_ascii_whitespace() {
+                j += 1;
+            }
+            if text.get(j) == Some(&b'<') {
+                return true;
+            }
+            i += 2;
+            continue;
+        }
+        i += 1;
+    }
+    false
+}
+
+/// Whether the syntax under `n` holds a `<<<…>>>` launch (`None`: not
+/// known, `budget::MAX_LAUNCH_SEARCH_NODES` ran out).
+pub(super) fn contains_launch(n: Node) -> Option<bool> {
+    let mut stack = vec![n];
+    let mut visited = 0u32;
+    while let Some(x) = stack.pop() {
+        visited += 1;
+        if visited > budget::MAX_LAUNCH_SEARCH_NODES {
+            return None;
+        }
+        if x.node_kind() == "kernel_call_syntax" {
+            return Some(true);
+        }
+        let mut c = x.walk();
+        stack.extend(x.children(&mut c));
+    }
+    Some(false)
+}

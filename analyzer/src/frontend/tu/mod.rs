@@ -1,0 +1,620 @@
+//! The translation-unit pass: walks the file once, in order, collecting
+//! macros, types, constants, functions and kernels (conditionals were
+//! resolved before parsing), then finds launch sites and lowers every
+//! kernel instantiation.
+//!
+//! - this file: the pass driver ([`build`]: preprocess, parse, collect,
+//!   find launches, lower), the pass's state ([`Tu`]), the walk over
+//!   top-level declarations and macros.
+//! - [`prepared`]: the file and its headers as parsed, worked out afresh
+//!   or carried over from an unedited file (the fix search's candidates).
+//! - [`items`]: typedefs, structs, enums, constants, file-scope arrays and
+//!   functions read from their declarations.
+//! - [`launch_sites`]: host functions that launch, and the launches each
+//!   kernel instantiation is analysed with.
+
+mod items;
+mod launch_sites;
+mod prepared;
+
+use super::fields::Fields;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use tree_sitter::{Node, Parser, Tree};
+
+use super::lower::{Lowerer, Src};
+use super::preprocess;
+use super::source::Source;
+use super::types::{StructDef, Ty};
+use super::Options;
+use crate::budget;
+use crate::ir::{Kernel, Note, Program, Space, Span};
+pub(crate) use items::qualifiers;
+use items::{template_defaults, template_params};
+use launch_sites::launches_for;
+pub(crate) use prepared::Prepared;
+use prepared::Preprocessed;
+
+/// The macro type of the pass's table (the preprocessor's).
+pub(crate) use super::preprocess::Macro;
+
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum TParam {
+    Value(String),
+    Type(String),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum TArg {
+    Value(i64),
+    Type(Ty),
+    /// An instance of a struct template (`Cfg<4, 16>`): its type, and the
+    /// template and arguments its static members are read with
+    /// (`Cfg::UNIT` in a kernel whose parameter `Cfg` it is).
+    Instance(Ty, String, Vec<TArg>),
+    Unknown(String),
+}
+
+impl TArg {
+    /// Every one of `args` is known here (none is [`TArg::Unknown`]).
+    pub fn all_known(args: &[TArg]) -> bool {
+        !args.iter().any(|a| matches!(a, TArg::Unknown(_)))
+    }
+}
+
+#[derive(Clone)]
+pub(crate) struct FuncDef<'t> {
+    pub node: Node<'t>,
+    /// The file the definition is in.
+    pub src: &'t Source,
+    pub name: String,
+    pub tparams: Vec<TParam>,
+    /// Default arguments of the template parameters (`int N = 256`).
+    pub tdefaults: Vec<Option<Node<'t>>>,
+    pub is_kernel: bool,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct GlobalDecl {
+    pub space: Space,
+    pub ty: Ty,
+    pub elem_text: String,
+    pub span: Span,
+    pub text: String,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct LaunchSite {
+    pub kernel: String,
+    pub targs: Vec<TArg>,
+    pub grid: Option<[u64; 3]>,
+    pub block: Option<[u64; 3]>,
+    pub args: Vec<Option<i64>>,
+    /// [`crate::ir::Launch::offset_args`].
+    pub offset_args: Vec<bool>,
+    pub span: Span,
+}
+
+/// A header the file includes, parsed.
+struct Included<'t> {
+    name: String,
+    source: &'t Source,
+    root: Node<'t>,
+    done: bool,
+}
+
+/// The pass's state: what the declarations read so far define, which
+/// lowering reads through it.
+pub(crate) struct Tu<'t> {
+    /// The file being collected (the analysed file or one of its headers).
+    pub src: &'t Source,
+    headers: Vec<Included<'t>>,
+    pub macros: HashMap<String, Macro>,
+    pub typedefs: HashMap<String, Ty>,
+    pub structs: Vec<StructDef>,
+    pub struct_names: HashMap<String, usize>,
+    pub consts: HashMap<String, i64>,
+    pub functions: HashMap<String, Vec<FuncDef<'t>>>,
+    pub kernels: Vec<FuncDef<'t>>,
+    pub globals: HashMap<String, GlobalDecl>,
+    /// Struct definitions by name (templates with their parameters), for
+    /// `S::member` and `S<T>::member` static constants.
+    pub struct_nodes: HashMap<String, (Vec<TParam>, Node<'t>, &'t Source)>,
+    /// `typedef S<float> name;` / `using name = S<float>;`: the template_type.
+    pub template_aliases: HashMap<String, (Node<'t>, &'t Source)>,
+    pub notes: Vec<Note>,
+    launch_fns: Vec<(Node<'t>, &'t Source)>,
+}
+
+/// Analyses one file: refused if too large or binary; preprocessed (or
+/// carried over, see [`Prepared`]), parsed with its entered headers, the
+/// pass run over them, and what an edited copy can start from kept.
+pub(crate) fn build(input: &[u8], options: &Options) -> Program {
+    let mut program = Program::default();
+    if let Some(note) = refused(input) {
+        program.notes.push(note);
+        return program;
+    }
+    let mut parser = Parser::new();
+    if parser
+        .set_language(&tree_sitter_cuda::LANGUAGE.into())
+        .is_err()
+    {
+        program.notes.push(Note {
+            span: Span::default(),
+            message: "internal error: the CUDA grammar could not be loaded".into(),
+        });
+        return program;
+    }
+    // One table of the macros defined before the first line, from which
+    // both the preprocessor's and the pass's tables start.
+    let macros = command_line_macros(options);
+    let mut pre = prepared::preprocess(input, &macros, options);
+    program.skipped_lines = pre.skipped.clone();
+    let prior = options
+        .reparse
+        .as_ref()
+        .and_then(|r| super::edited_tree(r, &pre.source.text));
+    let Some(tree) = parser.parse(&pre.source.text, prior.as_ref()) else {
+        program.notes.push(Note {
+            span: Span::default(),
+            message: "the parser gave up on this file".into(),
+        });
+        return program;
+    };
+    let header_trees = parse_headers(&mut parser, &pre, options);
+    program.files = options.headers.iter().map(|h| h.path.clone()).collect();
+    let reused_launches = pre.launches.take();
+    let (kernels, notes, launches) = pass(
+        &pre,
+        &header_trees,
+        tree.root_node(),
+        reused_launches,
+        macros,
+        options,
+    );
+    program.kernels = kernels;
+    program.notes = notes;
+    // Kept for an incremental reparse of an edited copy (the fix search).
+    program.parsed = Some(Arc::new(super::ParsedMain {
+        text: pre.source.text.clone(),
+        tree,
+        prepared: Some(pre.keep(input, launches, options)),
+    }));
+    program
+}
+
+/// Why a file is not analysed at all (too large, or binary), as a note.
+fn refused(input: &[u8]) -> Option<Note> {
+    if input.len() > budget::MAX_FILE_BYTES {
+        return Some(Note {
+            span: Span::default(),
+            message: format!(
+                "file is larger than the {}; not analysed",
+                budget::named("MAX_FILE_BYTES", budget::MAX_FILE_BYTES >> 20, "MiB")
+            ),
+        });
+    }
+    if input.contains(&0) {
+        return Some(Note {
+            span: Span::default(),
+            message: "file contains NUL bytes (binary?); not analysed".into(),
+        });
+    }
+    None
+}
+
+/// The parse trees of the headers, from the run's cache when there is
+/// one. Only the headers an active `#include` entered: the others (behind
+/// an `#if` for another architecture, say) are not part of this file.
+fn parse_headers(
+    parser: &mut Parser,
+    pre: &Preprocessed,
+    options: &Options,
+) -> Vec<Option<Arc<Tree>>> {
+    pre.headers
+        .iter()
+        .zip(&pre.entered)
+        .map(|(s, e)| {
+            if !*e {
+                return None;
+            }
+            match &options.parse_cache {
+                Some(c) => c.get_or_parse(&s.text, || parser.parse(&s.text, None)),
+                None => parser.parse(&s.text, None).map(Arc::new),
+            }
+        })
+        .collect()
+}
+
+/// The headers that have a tree, by the name `#include` finds them by.
+fn included<'t>(
+    pre: &'t Preprocessed,
+    trees: &'t [Option<Arc<Tree>>],
+    options: &Options,
+) -> Vec<Included<'t>> {
+    pre.headers
+        .iter()
+        .zip(trees)
+        .filter_map(|(s, t)| {
+            let t = t.as_ref()?;
+            Some(Included {
+                name: options.headers[s.file as usize - 1].name.clone(),
+                source: s,
+                root: t.root_node(),
+                done: false,
+            })
+        })
+        .collect()
+}
+
+/// The pass over the parsed file (`root`) and the headers it enters:
+/// declarations in source order, launch sites (unless `reused` carries
+/// them over), every kernel instantiation lowered. Returns the kernels,
+/// the notes (sorted, duplicates dropped) and the launch sites.
+fn pass<'t>(
+    pre: &'t Preprocessed,
+    header_trees: &'t [Option<Arc<Tree>>],
+    root: Node<'t>,
+    reused: Option<Vec<LaunchSite>>,
+    macros: preprocess::Defines,
+    options: &Options,
+) -> (Vec<Kernel>, Vec<Note>, Vec<LaunchSite>) {
+    let source = &pre.source;
+    let mut tu = Tu::new(source, included(pre, header_trees, options), macros);
+    tu.notes.extend(pre.notes.iter().cloned());
+    tu.notes.extend(unclosed_braces(source));
+    tu.collect_errors(root);
+    tu.collect(root, 0);
+    tu.src = source;
+    let launches = match reused {
+        Some(l) => {
+            tu.launch_fns.clear();
+            l
+        }
+        None => tu.find_launches(options.only_kernel.as_deref()),
+    };
+    let kernels = tu.lower_kernels(&launches, options);
+    let mut notes = tu.notes;
+    notes.sort_by(|a, b| {
+        (a.span.file, a.span.start, &a.message).cmp(&(b.span.file, b.span.start, &b.message))
+    });
+    notes.dedup();
+    (kernels, notes, launches)
+}
+
+/// The macros defined before the file's first line, object-like: nvcc's
+/// for [`Options::arch`], then [`Options::defines`] (a later definition of
+/// a name replaces an earlier one).
+fn command_line_macros(options: &Options) -> preprocess::Defines {
+    let nvcc = options.arch.map(crate::nvcc::predefined_macros);
+    nvcc.iter()
+        .flatten()
+        .chain(&options.defines)
+        .map(|(name, value)| (name.clone(), Macro::new(None, value.clone())))
+        .collect()
+}
+
+/// The note for a truncated file whose open braces were closed.
+fn unclosed_braces(source: &Source) -> Option<Note> {
+    if source.closed_braces == 0 {
+        return None;
+    }
+    let end = source.input_len;
+    let mut message = format!(
+        "the file ends inside {} unclosed brace{}; analysed as if closed here",
+        source.closed_braces,
+        if source.closed_braces == 1 { "" } else { "s" }
+    );
+    if source.braces_left_open > 0 {
+        message += &format!(
+            " ({} more left open: the {} ran out)",
+            source.braces_left_open,
+            budget::named("MAX_CLOSED_BRACES", budget::MAX_CLOSED_BRACES, "braces")
+        );
+    }
+    Some(Note {
+        span: source.span(end, end),
+        message,
+    })
+}
+
+impl<'t> Tu<'t> {
+    /// A pass over `src`, which may enter `headers`, with `macros` defined
+    /// and nothing else read yet.
+    fn new(src: &'t Source, headers: Vec<Included<'t>>, macros: preprocess::Defines) -> Tu<'t> {
+        Tu {
+            src,
+            headers,
+            macros,
+            typedefs: HashMap::new(),
+            structs: Vec::new(),
+            struct_names: HashMap::new(),
+            consts: HashMap::new(),
+            functions: HashMap::new(),
+            kernels: Vec::new(),
+            globals: HashMap::new(),
+            struct_nodes: HashMap::new(),
+            template_aliases: HashMap::new(),
+            notes: Vec::new(),
+            launch_fns: Vec::new(),
+        }
+    }
+
+    /// The file being collected, for reading node text.
+    fn src(&self) -> Src<'t> {
+        Src::of(self.src)
+    }
+
+    /// Collects an included header (each once per translation unit, which
+    /// also breaks include cycles).
+    fn include(&mut self, n: Node<'t>, depth: u32) {
+        let Some(path) = n.field("path") else {
+            return;
+        };
+        let raw = Src::of(self.src).text(path);
+        let name = raw.trim().trim_matches(['"', '<', '>']).to_string();
+        let Some(i) = self.headers.iter().position(|h| h.name == name) else {
+            return;
+        };
+        if self.headers[i].done {
+            return;
+        }
+        self.headers[i].done = true;
+        let (source, root) = (self.headers[i].source, self.headers[i].root);
+        let saved = self.src;
+        self.src = source;
+        self.collect_errors(root);
+        self.collect(root, depth + 1);
+        self.src = saved;
+    }
+
+    /// A note at node `n` of the file being collected.
+    fn note(&mut self, n: Node, message: impl Into<String>) {
+        let span = self.src.span(n.start_byte(), n.end_byte());
+        self.notes.push(Note {
+            span,
+            message: message.into(),
+        });
+    }
+
+    /// One note per syntax error tree-sitter recovered from (the first few).
+    fn collect_errors(&mut self, root: Node<'t>) {
+        if !root.has_error() {
+            return;
+        }
+        let mut found = Vec::new();
+        let mut stack = vec![root];
+        // Whether errors past the budget were left unlisted.
+        let mut more = false;
+        let erroneous = |n: &Node| n.is_error() || n.is_missing() || n.has_error();
+        while let Some(n) = stack.pop() {
+            if found.len() >= budget::MAX_SYNTAX_ERROR_NOTES {
+                more = erroneous(&n) || stack.iter().any(erroneous);
+                break;
+            }
+            if n.is_error() || n.is_missing() {
+                found.push(n);
+                continue;
+            }
+            if n.has_error() {
+                let mut c = n.walk();
+                let kids: Vec<_> = n.children(&mut c).collect();
+                stack.extend(kids.into_iter().rev());
+            }
+        }
+        found.sort_by_key(|n| n.start_byte());
+        let last = found.last().copied();
+        for n in found {
+            let msg = if n.is_missing() {
+                format!("could not parse: expected `{}` here", n.node_kind())
+            } else {
+                let text = String::from_utf8_lossy(&self.src.text[n.byte_range()]);
+                let snippet: String = text.chars().take(40).collect();
+                let snippet = snippet.split_whitespace().collect::<Vec<_>>().join(" ");
+                format!("could not parse `{snippet}`; analysing the rest")
+            };
+            self.note(n, msg);
+        }
+        if let Some(last) = last.filter(|_| more) {
+            let message = format!(
+                "more syntax errors follow, not listed (the {} ran out)",
+                budget::named(
+                    "MAX_SYNTAX_ERROR_NOTES",
+                    budget::MAX_SYNTAX_ERROR_NOTES,
+                    "notes"
+                )
+            );
+            self.note(last, message);
+        }
+    }
+
+    /// Walks top-level declarations in source order.
+    fn collect(&mut self, n: Node<'t>, depth: u32) {
+        if depth > budget::MAX_SYNTAX_DEPTH {
+            let message = format!(
+                "declarations nested too deeply; those inside are not read (the {} ran out)",
+                budget::named("MAX_SYNTAX_DEPTH", budget::MAX_SYNTAX_DEPTH, "levels")
+            );
+            if !self.notes.iter().any(|x| x.message == message) {
+                self.note(n, message);
+            }
+            return;
+        }
+        let src = self.src();
+        match n.node_kind() {
+            "translation_unit" | "declaration_list" | "ERROR" => {
+                let mut c = n.walk();
+                let kids: Vec<_> = n.children(&mut c).collect();
+                for k in kids {
+                    self.collect(k, depth + 1);
+                }
+            }
+            "preproc_if" | "preproc_ifdef" | "preproc_elif" | "preproc_else" => {
+                for k in Lowerer::preproc_branch(n) {
+                    self.collect(k, depth + 1);
+                }
+            }
+            "namespace_definition" | "linkage_specification" => {
+                if let Some(b) = n.field("body") {
+                    self.collect(b, depth + 1);
+                }
+            }
+            "preproc_def" | "preproc_function_def" => self.define(n),
+            "preproc_include" => self.include(n, depth),
+            "preproc_call" => {
+                let directive = n
+                    .field("directive")
+                    .map(|d| src.text(d))
+                    .unwrap_or_default();
+                if directive.trim() == "#undef" {
+                    if let Some(a) = n.field("argument") {
+                        let name = src.text(a).trim().to_string();
+                        self.macros.remove(&name);
+                    }
+                }
+            }
+            "struct_specifier" | "class_specifier" | "union_specifier" => {
+                self.struct_def(n, None);
+            }
+            "enum_specifier" => self.enum_def(n),
+            "type_definition" => self.typedef(n),
+            "alias_declaration" => {
+                if let (Some(name), Some(ty)) = (n.field("name"), n.field("type")) {
+                    if let Some(tt) = ty
+                        .field("type")
+                        .filter(|t| t.node_kind() == "template_type")
+                    {
+                        self.template_aliases.insert(src.text(name), (tt, self.src));
+                    }
+                    let t = Lowerer::new(self).type_descriptor(ty, &src);
+                    self.typedefs.insert(src.text(name), t);
+                }
+            }
+            "declaration" => self.global_declaration(n),
+            "function_definition" => self.function(n, Vec::new(), Vec::new()),
+            "template_declaration" => {
+                let tparams = template_params(n, &src);
+                let tdefaults = template_defaults(n);
+                let mut c = n.walk();
+                let kids: Vec<_> = n.named_children(&mut c).collect();
+                for k in kids {
+                    match k.node_kind() {
+                        "function_definition" => {
+                            self.function(k, tparams.clone(), tdefaults.clone())
+                        }
+                        "struct_specifier" | "class_specifier" => {
+                            if let Some(name) = k.field("name") {
+                                let name = src.text(name);
+                                self.struct_nodes
+                                    .insert(name, (tparams.clone(), k, self.src));
+                            }
+                            self.struct_def(k, None);
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// `#define`, read from its syntax node.
+    fn define(&mut self, n: Node<'t>) {
+        let src = self.src();
+        let Some(name) = n.field("name") else {
+            return;
+        };
+        let body = n
+            .field("value")
+            .map(|v| preprocess::strip_comments(&src.text(v)))
+            .unwrap_or_default();
+        let params = n.field("parameters").map(|p| {
+            let mut c = p.walk();
+            p.named_children(&mut c)
+                .map(|x| src.text(x))
+                .collect::<Vec<_>>()
+        });
+        self.macros.insert(src.text(name), Macro::new(params, body));
+    }
+
+    /// Every kernel instantiation (the distinct template arguments of its
+    /// launches, or the configured ones) lowered, with its launches.
+    fn lower_kernels(&mut self, launches: &[LaunchSite], options: &Options) -> Vec<Kernel> {
+        let mut out = Vec::new();
+        let kernels = self.kernels.clone();
+        for def in &kernels {
+            if options.only_kernel.as_ref().is_some_and(|k| *k != def.name) {
+                continue;
+            }
+            // Instantiations: the distinct template arguments of its launches.
+            let mut insts: Vec<Vec<TArg>> = Vec::new();
+            for l in launches.iter().filter(|l| l.kernel == def.name) {
+                let targs = if def.tparams.is_empty() {
+                    Vec::new()
+                } else {
+                    l.targs.clone()
+                };
+                if !insts.contains(&targs) {
+                    insts.push(targs);
+                }
+            }
+            if insts.is_empty() {
+                let configured = options
+                    .kernels
+                    .get(&def.name)
+                    .map(|o| o.template.iter().map(|v| TArg::Value(*v)).collect())
+                    .unwrap_or_default();
+                insts.push(configured);
+            }
+            if insts.len() > budget::MAX_INSTANTIATIONS {
+                self.note(
+                    def.node,
+                    format!(
+                        "`{}` has {} template instantiations; only the first {} are analysed \
+                         (the {} ran out)",
+                        def.name,
+                        insts.len(),
+                        budget::MAX_INSTANTIATIONS,
+                        budget::named(
+                            "MAX_INSTANTIATIONS",
+                            budget::MAX_INSTANTIATIONS,
+                            "per kernel"
+                        )
+                    ),
+                );
+                insts.truncate(budget::MAX_INSTANTIATIONS);
+            }
+            for targs in insts {
+                let (mut kernel, notes) = {
+                    let mut lw = Lowerer::new(self);
+                    let mut k = lw.lower_kernel(def, &targs);
+                    crate::nvcc::fuse::fuse_fields(&mut k);
+                    (k, lw.notes)
+                };
+                kernel.lowering_notes = notes.clone();
+                self.notes.extend(notes);
+                kernel.launches = launches_for(&kernel, def, &targs, launches, options);
+                if kernel.launches.len() > budget::MAX_LAUNCHES_PER_KERNEL {
+                    let message = format!(
+                        "`{}` is launched with {} configurations; only the first {} are \
+                         analysed (the {} ran out)",
+                        kernel.display_name,
+                        kernel.launches.len(),
+                        budget::MAX_LAUNCHES_PER_KERNEL,
+                        budget::named(
+                            "MAX_LAUNCHES_PER_KERNEL",
+                            budget::MAX_LAUNCHES_PER_KERNEL,
+                            "per instantiation"
+                        )
+                    );
+                    self.note(def.node, message);
+                    kernel.launches.truncate(budget::MAX_LAUNCHES_PER_KERNEL);
+                }
+                out.push(kernel);
+            }
+        }
+        out
+    }
+}

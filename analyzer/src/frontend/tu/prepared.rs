@@ -1,0 +1,225 @@
+//! The file and its headers as they are parsed: preprocessed afresh, or
+//! carried over from the unedited file's analysis when an edit (the fix
+//! search's candidate array sizes) cannot change what preprocessing did.
+//! A test compares every report, note, launch and left-out line of a
+//! carried-over analysis with a from-scratch one.
+
+use super::super::preprocess;
+use super::super::source::Source;
+use super::super::{Options, Reparse};
+use super::LaunchSite;
+use crate::budget;
+use crate::ir::{Note, Span};
+
+/// What one analysis of a file worked out before lowering that an edit
+/// inside one declaration's brackets (the fix search's candidate array
+/// sizes) leaves as it was: the conditionals and specifier macros resolved
+/// (in the file and in every header), which headers were entered, the
+/// launches in host code. A candidate that reuses it spends its time on
+/// parsing the edit and lowering one kernel, not on the headers again.
+pub(crate) struct Prepared {
+    /// The file as read.
+    input: Vec<u8>,
+    /// The file as parsed (conditionals resolved, braces closed).
+    source: Source,
+    headers: Vec<Source>,
+    entered: Vec<bool>,
+    notes: Vec<Note>,
+    skipped: Vec<(u32, u32)>,
+    launches: Vec<LaunchSite>,
+    /// The kernel the launches were looked for (`None`: all).
+    only: Option<String>,
+}
+
+impl Prepared {
+    /// Whether `input` is this file with bytes `start..old_end` replaced
+    /// by `start..new_end`, in active code, by text that no preprocessing
+    /// step reads (numbers, spaces, arithmetic and the names already there,
+    /// on one line).
+    fn fits(&self, input: &[u8], start: usize, old_end: usize, new_end: usize) -> bool {
+        let old = &self.input;
+        if start > old_end || old_end > old.len() || start > new_end || new_end > input.len() {
+            return false;
+        }
+        // No `__` either: attributes (`__align__(8)`) are read before parsing.
+        let plain = |t: &[u8]| {
+            !t.windows(2).any(|w| w == b"__")
+                && t.iter().all(|b| {
+                    b.is_ascii_alphanumeric()
+                        || matches!(b, b'_' | b' ' | b'+' | b'-' | b'*' | b'(' | b')')
+                })
+        };
+        // Names the preprocessing acts on (specifier and statement macros,
+        // `unsigned(`, `typename`) stay where they were: the edit brings no
+        // name the replaced text did not have.
+        let names = |t: &[u8]| -> Vec<Vec<u8>> {
+            t.split(|b| !(b.is_ascii_alphanumeric() || *b == b'_'))
+                .filter(|w| w.first().is_some_and(|b| !b.is_ascii_digit()))
+                .map(<[u8]>::to_vec)
+                .collect()
+        };
+        let (before, after) = (names(&old[start..old_end]), names(&input[start..new_end]));
+        let same_names = after
+            .iter()
+            .all(|w| before.contains(w) && w != b"unsigned" && w != b"typename");
+        old.len() - old_end == input.len() - new_end
+            && old[..start] == input[..start]
+            && old[old_end..] == input[new_end..]
+            && plain(&input[start..new_end])
+            && plain(&old[start..old_end])
+            && same_names
+            // Untouched before parsing: not in a left-out branch.
+            && self.source.text.get(start..old_end) == Some(&old[start..old_end])
+    }
+}
+
+/// `span` (in the file before an edit at `at` that changed its length by
+/// `delta`) in the edited `source`.
+fn shifted(span: Span, at: usize, delta: isize, source: &Source) -> Span {
+    if span.file != 0 || span.start < at {
+        return span;
+    }
+    let m = |x: usize| x.saturating_add_signed(delta);
+    source.span(m(span.start), m(span.end))
+}
+
+/// The file and its headers as they are parsed, and what preprocessing
+/// them said: worked out afresh, or carried over from an unedited file's
+/// [`Prepared`].
+pub(super) struct Preprocessed {
+    /// The file as parsed (conditionals resolved, braces closed).
+    pub source: Source,
+    pub headers: Vec<Source>,
+    /// Per header: whether an active `#include` entered it.
+    pub entered: Vec<bool>,
+    pub notes: Vec<Note>,
+    pub skipped: Vec<(u32, u32)>,
+    /// Launch sites carried over (`None`: to be found).
+    pub launches: Option<Vec<LaunchSite>>,
+}
+
+/// The file and its headers preprocessed: carried over from the unedited
+/// file when the edit allows it (see [`Prepared`]), else afresh.
+pub(super) fn preprocess(
+    input: &[u8],
+    macros: &preprocess::Defines,
+    options: &Options,
+) -> Preprocessed {
+    // An edit the fix search made inside one declaration's brackets: what
+    // the unedited file's analysis prepared still holds (see `Prepared`).
+    let reuse = options.reparse.as_ref().and_then(|r| {
+        let p = r.base.prepared.as_ref()?;
+        let same_scope = p.only.is_none() || p.only == options.only_kernel;
+        (same_scope && p.fits(input, r.start, r.old_end, r.new_end)).then_some((r, p))
+    });
+    match reuse {
+        Some((r, p)) => p.reused(input, r),
+        None => fresh(input, macros.clone(), options),
+    }
+}
+
+impl Prepared {
+    /// What this file's preparation says of `input`, this file with the
+    /// edit `r` (which [`Prepared::fits`]): the edit spliced in, notes and
+    /// launch sites past it moved.
+    fn reused(&self, input: &[u8], r: &Reparse) -> Preprocessed {
+        let delta = r.new_end as isize - r.old_end as isize;
+        let source = self
+            .source
+            .spliced(r.start, r.old_end, &input[r.start..r.new_end]);
+        let notes = self
+            .notes
+            .iter()
+            .map(|n| Note {
+                span: shifted(n.span, r.old_end, delta, &source),
+                message: n.message.clone(),
+            })
+            .collect();
+        let launches = self
+            .launches
+            .iter()
+            .map(|l| LaunchSite {
+                span: shifted(l.span, r.old_end, delta, &source),
+                ..l.clone()
+            })
+            .collect::<Vec<_>>();
+        Preprocessed {
+            source,
+            headers: self.headers.clone(),
+            entered: self.entered.clone(),
+            notes,
+            skipped: self.skipped.clone(),
+            launches: Some(launches),
+        }
+    }
+}
+
+/// The file and the headers the caller read, preprocessed from scratch
+/// with `defines` defined before the first line: conditionals and
+/// specifier macros resolved (offsets unchanged), braces of a truncated
+/// file closed, template closers split.
+fn fresh(input: &[u8], defines: preprocess::Defines, options: &Options) -> Preprocessed {
+    let mut source = Source::new(input);
+    // Headers the caller read for us.
+    let mut headers: Vec<Source> = options
+        .headers
+        .iter()
+        .take(budget::MAX_HEADERS)
+        .enumerate()
+        .filter(|(_, h)| h.text.len() <= budget::MAX_FILE_BYTES && !h.text.contains(&0))
+        .map(|(i, h)| Source::with_file(&h.text, i as u32 + 1))
+        .collect();
+    let names: Vec<String> = headers
+        .iter()
+        .map(|s| options.headers[s.file as usize - 1].name.clone())
+        .collect();
+    let hs: Vec<(&str, &mut Source)> = names
+        .iter()
+        .map(String::as_str)
+        .zip(headers.iter_mut())
+        .collect();
+    // #if/#ifdef/#else/#endif resolved before parsing (offsets unchanged).
+    let (entered, notes, skipped) =
+        match preprocess::Conditionals::new(defines, hs, options.parse_cache.as_deref()) {
+            Some(mut c) => {
+                c.run(&mut source, 0);
+                (c.entered(), c.notes, c.skipped)
+            }
+            None => (vec![true; headers.len()], Vec::new(), Vec::new()),
+        };
+    for h in &mut headers {
+        h.close_open_braces();
+        h.split_template_closers();
+    }
+    source.close_open_braces();
+    source.split_template_closers();
+    Preprocessed {
+        source,
+        headers,
+        entered,
+        notes,
+        skipped,
+        launches: None,
+    }
+}
+
+impl Preprocessed {
+    /// Kept with the analysis of `input`, for an edited copy to start from.
+    pub(super) fn keep(
+        self,
+        input: &[u8],
+        launches: Vec<LaunchSite>,
+        options: &Options,
+    ) -> Prepared {
+        Prepared {
+            input: input.to_vec(),
+            source: self.source,
+            headers: self.headers,
+            entered: self.entered,
+            notes: self.notes,
+            skipped: self.skipped,
+            launches,
+            only: options.only_kernel.clone(),
+        }
+    }
+}
