@@ -598,7 +598,4 @@ pub struct Program {
     /// Lines of the file (1-based, inclusive ranges) that conditional
     /// compilation leaves out under this configuration.
     pub skipped_lines: Vec<(u32, u32)>,
-    /// The file as parsed and its tree (for an incremental reparse of an
-    /// edited copy: [`crate::frontend::Reparse`]).
-    pub parsed: Option<std::sync::Arc<crate::frontend::ParsedMain>>,
 }

@@ -33,6 +33,9 @@ pub struct Options {
 pub struct FileAnalysis {
     pub program: ir::Program,
     pub reports: Vec<AccessReport>,
+    /// The file as the front end parsed it (kept for the fix search's
+    /// incremental reparse of an edited copy, [`frontend::Reparse`]).
+    pub parsed: Option<std::sync::Arc<frontend::ParsedMain>>,
 }
 
 /// Counts over one or more analysed files (`report`'s `summary`).
@@ -113,7 +116,11 @@ impl FileAnalysis {
 
 /// Analyses one CUDA translation unit with the given hardware model.
 pub fn analyze(source: &[u8], model: &dyn MemoryModel, options: &Options) -> FileAnalysis {
-    let program = parse_program(source, &options.frontend);
+    let (program, parsed) = frontend::parse_program_keeping_tree(source, &options.frontend);
     let reports = analyze_program(&program, model, &options.engine);
-    FileAnalysis { program, reports }
+    FileAnalysis {
+        program,
+        reports,
+        parsed,
+    }
 }

@@ -1165,7 +1165,7 @@ fn an_edited_copy_reparsed_incrementally_analyses_as_from_scratch() {
     use warplint_analyzer::frontend::Reparse;
     let src = "#define N 32\n__global__ void t(float *o, const float *i) {\n    __shared__ float tile[N][N];\n    tile[threadIdx.y][threadIdx.x] = i[threadIdx.y * N + threadIdx.x];\n    __syncthreads();\n    o[threadIdx.y * N + threadIdx.x] = tile[threadIdx.x][threadIdx.y];\n}\nint main() { t<<<1, dim3(32, 32)>>>(0, 0); }\n";
     let first = run(src);
-    let base = first.program.parsed.clone().expect("the tree is kept");
+    let base = first.parsed.clone().expect("the tree is kept");
     let at = src.find("[N][N]").unwrap() + 4;
     let summary = |a: &FileAnalysis| {
         a.reports
@@ -1219,7 +1219,7 @@ fn candidates_reuse_the_preparation_and_analyse_as_from_scratch() {
         o
     };
     let base = analyze(src.as_bytes(), &Modern, &options());
-    let parsed = base.program.parsed.clone().expect("the tree is kept");
+    let parsed = base.parsed.clone().expect("the tree is kept");
     let everything = |a: &FileAnalysis| {
         let reports: Vec<String> = a.reports.iter().map(|r| format!("{r:?}")).collect();
         let launches: Vec<String> = a

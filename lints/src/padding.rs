@@ -157,7 +157,7 @@ fn reparse(
     len: usize,
 ) -> Option<warplint_analyzer::frontend::Reparse> {
     Some(warplint_analyzer::frontend::Reparse {
-        base: ctx.analysis.program.parsed.clone()?,
+        base: ctx.analysis.parsed.clone()?,
         start,
         old_end: end,
         new_end: start + len,

@@ -174,5 +174,15 @@ pub fn parse_only(input: &[u8]) -> ParseStats {
 
 /// Parses one translation unit and lowers every kernel in it.
 pub fn parse_program(input: &[u8], options: &Options) -> Program {
+    tu::build(input, options).0
+}
+
+/// [`parse_program`], also returning the file as parsed: what the fix
+/// search's edited copies start from ([`Reparse::base`]). It is the front
+/// end's, not the IR's: the IR stays plain data.
+pub fn parse_program_keeping_tree(
+    input: &[u8],
+    options: &Options,
+) -> (Program, Option<std::sync::Arc<ParsedMain>>) {
     tu::build(input, options)
 }

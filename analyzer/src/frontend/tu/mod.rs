@@ -130,11 +130,11 @@ pub(crate) struct Tu<'t> {
 /// Analyses one file: refused if too large or binary; preprocessed (or
 /// carried over, see [`Prepared`]), parsed with its entered headers, the
 /// pass run over them, and what an edited copy can start from kept.
-pub(crate) fn build(input: &[u8], options: &Options) -> Program {
+pub(crate) fn build(input: &[u8], options: &Options) -> (Program, Option<Arc<super::ParsedMain>>) {
     let mut program = Program::default();
     if let Some(note) = refused(input) {
         program.notes.push(note);
-        return program;
+        return (program, None);
     }
     let mut parser = Parser::new();
     if parser
@@ -145,7 +145,7 @@ pub(crate) fn build(input: &[u8], options: &Options) -> Program {
             span: Span::default(),
             message: "internal error: the CUDA grammar could not be loaded".into(),
         });
-        return program;
+        return (program, None);
     }
     // One table of the macros defined before the first line, from which
     // both the preprocessor's and the pass's tables start.
@@ -161,7 +161,7 @@ pub(crate) fn build(input: &[u8], options: &Options) -> Program {
             span: Span::default(),
             message: "the parser gave up on this file".into(),
         });
-        return program;
+        return (program, None);
     };
     let header_trees = parse_headers(&mut parser, &pre, options);
     program.files = options.headers.iter().map(|h| h.path.clone()).collect();
@@ -177,12 +177,12 @@ pub(crate) fn build(input: &[u8], options: &Options) -> Program {
     program.kernels = kernels;
     program.notes = notes;
     // Kept for an incremental reparse of an edited copy (the fix search).
-    program.parsed = Some(Arc::new(super::ParsedMain {
+    let parsed = Arc::new(super::ParsedMain {
         text: pre.source.text.clone(),
         tree,
         prepared: Some(pre.keep(input, launches, options)),
-    }));
-    program
+    });
+    (program, Some(parsed))
 }
 
 /// Why a file is not analysed at all (too large, or binary), as a note.
