@@ -88,7 +88,7 @@ pub const MAX_INSTANTIATIONS: usize = 64;
 pub const MAX_LAUNCHES_PER_KERNEL: usize = 16;
 
 /// Accesses looked at after a field access for neighbours nvcc would merge
-/// with it (`frontend/fuse.rs`); past this window it stands alone. nvcc's
+/// with it (`nvcc/fuse.rs`); past this window it stands alone. nvcc's
 /// vectorizer also looks only at nearby instructions.
 pub const MAX_FUSE_WINDOW: usize = 64;
 
