@@ -494,7 +494,9 @@ pub struct Param {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Launch {
     pub grid: Option<[u64; 3]>,
-    pub block: Option<[u64; 3]>,
+    /// Decided by the front end's one launch resolver
+    /// (`frontend/tu/launch_sites.rs`); `origin` says why.
+    pub block: [u64; 3],
     /// Values of scalar parameters known at the launch site.
     pub params: Vec<Option<i64>>,
     /// Per parameter: the launch passes a pointer moved off its allocation
@@ -502,7 +504,7 @@ pub struct Launch {
     /// to one), so that pointer's alignment is not known.
     pub offset_args: Vec<bool>,
     pub span: Option<Span>,
-    /// Where the block shape came from, in words.
+    /// Why the block is what it is.
     pub origin: LaunchOrigin,
 }
 
@@ -514,7 +516,9 @@ pub enum LaunchOrigin {
     Config,
     /// `__launch_bounds__(N)`.
     LaunchBounds,
-    /// Nothing said: the configured default.
+    /// Nothing said (no launch, or a launch whose block is not known):
+    /// the configured default for the kernel's dimensions
+    /// (`FrontendOptions::block_defaults`).
     #[default]
     Default,
 }

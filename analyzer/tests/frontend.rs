@@ -1319,3 +1319,76 @@ fn nvcc_predefined_macros_for_the_architecture() {
     assert!(macros.contains(&("__CUDA_ARCH__".into(), "860".into())));
     assert!(macros.contains(&("__CUDACC__".into(), "1".into())));
 }
+
+/// One launch resolver decides every kernel's block and records why: a
+/// launch site, a configured override, `__launch_bounds__`, else the
+/// default for the kernel's dimensions (also where a site's block is not
+/// known); the engine only reads the decision.
+#[test]
+fn one_resolver_decides_each_launch_block_and_says_why() {
+    use warplint_analyzer::frontend::BlockDefaults;
+    use warplint_analyzer::ir::LaunchOrigin;
+    use warplint_analyzer::KernelOverride;
+    let src = "__global__ void site(float *a) { a[threadIdx.x] = 0; }\n\
+               __global__ void unknown_site(float *a) { a[threadIdx.x] = 0; }\n\
+               __global__ void __launch_bounds__(64) bounded(float *a) { a[threadIdx.x] = 0; }\n\
+               __global__ void plain(float *a) { a[threadIdx.x] = 0; }\n\
+               __global__ void flat2d(float *a) { a[threadIdx.y * 32 + threadIdx.x] = 0; }\n\
+               __global__ void configured(float *a) { a[threadIdx.x] = 0; }\n\
+               void host(float *p, int n) { site<<<4, 128>>>(p); unknown_site<<<4, n>>>(p); }\n";
+    let mut options = Options::default();
+    options.frontend.block_defaults = BlockDefaults {
+        one_d: [96, 1, 1],
+        two_d: [16, 4, 1],
+    };
+    options.frontend.kernels.insert(
+        "configured".into(),
+        KernelOverride {
+            block: Some([48, 1, 1]),
+            ..KernelOverride::default()
+        },
+    );
+    let a = analyze(src.as_bytes(), &Modern, &options);
+    let launch = |name: &str| {
+        let k = a
+            .program
+            .kernels
+            .iter()
+            .find(|k| k.name == name)
+            .unwrap_or_else(|| panic!("no kernel {name}"));
+        assert_eq!(k.launches.len(), 1, "{name}: {:?}", k.launches);
+        (k.launches[0].block, k.launches[0].origin)
+    };
+    assert_eq!(launch("site"), ([128, 1, 1], LaunchOrigin::LaunchSite));
+    assert_eq!(launch("unknown_site"), ([96, 1, 1], LaunchOrigin::Default));
+    assert_eq!(launch("bounded"), ([64, 1, 1], LaunchOrigin::LaunchBounds));
+    assert_eq!(launch("plain"), ([96, 1, 1], LaunchOrigin::Default));
+    assert_eq!(launch("flat2d"), ([16, 4, 1], LaunchOrigin::Default));
+    assert_eq!(launch("configured"), ([48, 1, 1], LaunchOrigin::Config));
+    // The engine runs each access under that block, and states the
+    // assumption exactly when the block rests on one.
+    for (name, assumed) in [
+        ("site", false),
+        ("unknown_site", true),
+        ("bounded", true),
+        ("plain", true),
+        ("flat2d", true),
+        ("configured", false),
+    ] {
+        let ki = a
+            .program
+            .kernels
+            .iter()
+            .position(|k| k.name == name)
+            .unwrap_or_else(|| panic!("no kernel {name}"));
+        let r = a
+            .reports
+            .iter()
+            .find(|r| r.kernel == ki)
+            .unwrap_or_else(|| panic!("no report for {name}"));
+        let (block, _) = launch(name);
+        assert_eq!(r.block, block, "{name}");
+        let says = r.assumptions.iter().any(|s| s.starts_with("block ["));
+        assert_eq!(says, assumed, "{name}: {:?}", r.assumptions);
+    }
+}

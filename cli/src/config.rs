@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use warplint_analyzer::budget::MAX_THREADS_PER_BLOCK;
+use warplint_analyzer::frontend::BlockDefaults;
 use warplint_analyzer::{EngineOptions, KernelOverride};
 
 pub const FILE_NAMES: [&str; 2] = ["warplint.toml", ".warplint.toml"];
@@ -184,14 +185,21 @@ impl Config {
         Ok(())
     }
 
-    pub fn engine_options(&self) -> EngineOptions {
-        let mut o = EngineOptions::default();
+    /// The blocks kernels are analysed with when nothing says (the front
+    /// end's launch resolver decides with them).
+    pub fn block_defaults(&self) -> BlockDefaults {
+        let mut d = BlockDefaults::default();
         if let Some(b) = self.analysis.default_block {
-            o.default_block = b;
+            d.one_d = b;
         }
         if let Some(b) = self.analysis.default_block_2d {
-            o.default_block_2d = b;
+            d.two_d = b;
         }
+        d
+    }
+
+    pub fn engine_options(&self) -> EngineOptions {
+        let mut o = EngineOptions::default();
         if let Some(g) = self.analysis.default_grid {
             o.default_grid = g;
         }

@@ -125,6 +125,7 @@ pub fn resolve_with(
     let options = Options {
         frontend: FrontendOptions {
             kernels: config.kernel_overrides(),
+            block_defaults: config.block_defaults(),
             // nvcc's predefined macros for `arch` (the analyzer's), then
             // the file's defines, then `-D`: a later one wins.
             arch: Some(arch),

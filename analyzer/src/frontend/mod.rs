@@ -52,6 +52,8 @@ pub struct Options {
     /// Extra object-like macros (`-D NAME=VALUE`), after nvcc's; a later
     /// definition of a name replaces an earlier one.
     pub defines: Vec<(String, String)>,
+    /// The block a kernel is analysed with when nothing says.
+    pub block_defaults: BlockDefaults,
     /// Lower only the kernel of this name (re-analysis of one kernel).
     pub only_kernel: Option<String>,
     /// Headers the file may include, read by the caller (the analyzer does
@@ -63,6 +65,36 @@ pub struct Options {
     /// candidate padding): its tree is reused, tree-sitter reparses
     /// incrementally.
     pub reparse: Option<Reparse>,
+}
+
+/// The block shape a kernel is analysed with when no launch, override or
+/// `__launch_bounds__` gives one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockDefaults {
+    /// For kernels that use only `threadIdx.x`.
+    pub one_d: [u64; 3],
+    /// For kernels that use `threadIdx.y` or `threadIdx.z`.
+    pub two_d: [u64; 3],
+}
+
+impl Default for BlockDefaults {
+    fn default() -> Self {
+        BlockDefaults {
+            one_d: [256, 1, 1],
+            two_d: [32, 8, 1],
+        }
+    }
+}
+
+impl BlockDefaults {
+    /// The default for a kernel that uses these thread dimensions.
+    pub fn for_dims(&self, uses_thread_dims: [bool; 3]) -> [u64; 3] {
+        if uses_thread_dims[1] || uses_thread_dims[2] {
+            self.two_d
+        } else {
+            self.one_d
+        }
+    }
 }
 
 /// The file as parsed (after preprocessing) and its tree, kept with the

@@ -9,10 +9,6 @@ use crate::ir::{Op, Space, Span};
 /// Defaults and budgets of the engine (see [`crate::budget`]).
 #[derive(Clone, Debug)]
 pub struct EngineOptions {
-    /// Block shape when nothing says (kernels that use only `threadIdx.x`).
-    pub default_block: [u64; 3],
-    /// Block shape when nothing says, for kernels that use `threadIdx.y`/`z`.
-    pub default_block_2d: [u64; 3],
     /// Grid when nothing says.
     pub default_grid: [u64; 3],
     /// Value assumed for an integer parameter nothing gives a value to.
@@ -39,8 +35,6 @@ pub struct EngineOptions {
 impl Default for EngineOptions {
     fn default() -> Self {
         EngineOptions {
-            default_block: [256, 1, 1],
-            default_block_2d: [32, 8, 1],
             default_grid: [2, 2, 1],
             default_param: 1024,
             max_loop_iterations: budget::MAX_LOOP_ITERATIONS,

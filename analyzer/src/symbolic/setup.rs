@@ -22,29 +22,21 @@ impl Setup {
     pub(super) fn new(k: &Kernel, li: usize, opts: &EngineOptions) -> Setup {
         let l = &k.launches[li];
         let mut assumptions = Vec::new();
-        let block = match (l.block, l.origin) {
-            (Some(b), LaunchOrigin::LaunchBounds) => {
-                assumptions.push(format!(
-                    "block [{}, 1, 1] assumed from __launch_bounds__({})",
-                    b[0], b[0]
-                ));
-                b
-            }
-            (Some(b), _) => b,
-            (None, _) => {
-                let b = if k.uses_thread_dims[1] || k.uses_thread_dims[2] {
-                    opts.default_block_2d
-                } else {
-                    opts.default_block
-                };
-                assumptions.push(format!(
-                    "block [{}, {}, {}] assumed: no launch of `{}` in this file gives one \
-                     (set `[kernel.{}] block`)",
-                    b[0], b[1], b[2], k.name, k.name
-                ));
-                b
-            }
-        };
+        // The front end decided the block (`Launch::origin` says why);
+        // what rests on an assumption is stated here.
+        let block = l.block;
+        match l.origin {
+            LaunchOrigin::LaunchBounds => assumptions.push(format!(
+                "block [{}, 1, 1] assumed from __launch_bounds__({})",
+                block[0], block[0]
+            )),
+            LaunchOrigin::Default => assumptions.push(format!(
+                "block [{}, {}, {}] assumed: no launch of `{}` in this file gives one \
+                 (set `[kernel.{}] block`)",
+                block[0], block[1], block[2], k.name, k.name
+            )),
+            LaunchOrigin::LaunchSite | LaunchOrigin::Config => {}
+        }
         let (grid, grid_assumed) = match l.grid {
             Some(g) => (g, false),
             None => (opts.default_grid, true),

@@ -171,8 +171,9 @@ pub(super) fn show_settings(s: &Settings, selected: &Selected) -> String {
         "select: {}\n",
         selected.iter().copied().collect::<Vec<_>>().join(", ")
     ));
-    out.push_str(&format!("default-block: {:?}\n", e.default_block));
-    out.push_str(&format!("default-block-2d: {:?}\n", e.default_block_2d));
+    let b = &s.options.frontend.block_defaults;
+    out.push_str(&format!("default-block: {:?}\n", b.one_d));
+    out.push_str(&format!("default-block-2d: {:?}\n", b.two_d));
     out.push_str(&format!("default-grid: {:?}\n", e.default_grid));
     out.push_str(&format!("default-param: {}\n", e.default_param));
     let t = &s.thresholds;

@@ -33,8 +33,10 @@ impl Tu<'_> {
 }
 
 /// The launches `kernel` (an instantiation of `def` with `targs`) is
-/// analysed with: a configured block, else its distinct launch sites, else
-/// one launch (its `__launch_bounds__` block, if any).
+/// analysed with, each with its block decided and why: a configured block,
+/// else its distinct launch sites (the default block where a site's block
+/// is not known), else one launch with its `__launch_bounds__` block or
+/// the default. The one place a kernel's block is decided.
 pub(super) fn launches_for(
     kernel: &Kernel,
     def: &FuncDef,
@@ -50,13 +52,14 @@ pub(super) fn launches_for(
         }
     };
     let nparams = kernel.params.len();
+    let default_block = options.block_defaults.for_dims(kernel.uses_thread_dims);
     if let Some(ov) = options.kernels.get(&kernel.name) {
-        if ov.block.is_some() {
+        if let Some(block) = ov.block {
             let mut params = vec![None; nparams];
             named(&ov.params, &mut params);
             return vec![Launch {
                 grid: ov.grid,
-                block: ov.block,
+                block,
                 params,
                 offset_args: Vec::new(),
                 span: None,
@@ -75,22 +78,23 @@ pub(super) fn launches_for(
         if let Some(ov) = options.kernels.get(&kernel.name) {
             named(&ov.params, &mut params);
         }
+        let (block, origin) = match s.block {
+            Some(b) => (b, LaunchOrigin::LaunchSite),
+            None => (default_block, LaunchOrigin::Default),
+        };
         let l = Launch {
             grid: s.grid,
-            block: s.block,
+            block,
             params,
             offset_args: s.offset_args.clone(),
             span: Some(s.span),
-            origin: if s.block.is_some() {
-                LaunchOrigin::LaunchSite
-            } else {
-                LaunchOrigin::Default
-            },
+            origin,
         };
-        if !out
-            .iter()
-            .any(|o| o.grid == l.grid && o.block == l.block && o.params == l.params)
-        {
+        // A site whose block is not known and one that gives the default
+        // block stay two launches (they say different things).
+        if !out.iter().any(|o| {
+            o.grid == l.grid && o.block == l.block && o.origin == l.origin && o.params == l.params
+        }) {
             out.push(l);
         }
     }
@@ -101,8 +105,8 @@ pub(super) fn launches_for(
             named(&ov.params, &mut params);
         }
         let (block, origin) = match kernel.launch_bounds {
-            Some(n) => (Some([n, 1, 1]), LaunchOrigin::LaunchBounds),
-            None => (None, LaunchOrigin::Default),
+            Some(n) => ([n, 1, 1], LaunchOrigin::LaunchBounds),
+            None => (default_block, LaunchOrigin::Default),
         };
         out.push(Launch {
             grid: ov.and_then(|o| o.grid),
