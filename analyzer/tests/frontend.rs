@@ -1199,9 +1199,10 @@ fn an_edited_copy_reparsed_incrementally_analyses_as_from_scratch() {
 /// with a header, an `#if` on an unknown macro after the edit (a note whose
 /// offset moves), a left-out branch, and launches after the edit, every
 /// report, note, launch and left-out line equals a from-scratch analysis
-/// of the edited text; an edit in a left-out branch or one that adds a
-/// directive character falls back to preprocessing again, with the same
-/// result.
+/// of the edited text; an edit in a left-out branch, one that adds a
+/// directive character, or one outside an array dimension (the pitch
+/// search's edit of a constant that a `#if` or a launch reads) falls back
+/// to preprocessing again, with the same result.
 #[test]
 fn candidates_reuse_the_preparation_and_analyse_as_from_scratch() {
     use warplint_analyzer::frontend::{Header, Reparse};
@@ -1212,7 +1213,7 @@ fn candidates_reuse_the_preparation_and_analyse_as_from_scratch() {
             b"#pragma once\n#define N 32\n#ifdef WIDE\n#define M 64\n#else\n#define M 16\n#endif\n"
                 .to_vec(),
     };
-    let src = "#include \"tile.cuh\"\n__global__ void t(float *o, const float *i, int n) {\n    __shared__ float tile[N][N];\n    __shared__ float other[M][N];\n    tile[threadIdx.y][threadIdx.x] = i[threadIdx.y * n + threadIdx.x];\n    other[threadIdx.x % M][threadIdx.y] = 1;\n    __syncthreads();\n    o[threadIdx.y * N + threadIdx.x] = tile[threadIdx.x][threadIdx.y];\n}\nstruct __align__(16) Pair { float a, b; };\n__global__ void late(Pair *p) { p[threadIdx.x].a = 0; }\n#if SOMETHING_UNKNOWN\nint mode = 1;\n#endif\n#if 0\n__global__ void gone(float *a) { __shared__ float g[32][32]; a[0] = g[threadIdx.x][0]; }\n#endif\nint main() { t<<<2, dim3(32, 32)>>>(0, 0, 4096); late<<<1, 32>>>(0); }\n";
+    let src = "#include \"tile.cuh\"\n__global__ void t(float *o, const float *i, int n) {\n    __shared__ float tile[N][N];\n    __shared__ float other[M][N];\n    tile[threadIdx.y][threadIdx.x] = i[threadIdx.y * n + threadIdx.x];\n    other[threadIdx.x % M][threadIdx.y] = 1;\n    __syncthreads();\n    o[threadIdx.y * N + threadIdx.x] = tile[threadIdx.x][threadIdx.y];\n}\nstruct __align__(16) Pair { float a, b; };\n__global__ void late(Pair *p) { p[threadIdx.x].a = 0; }\n#if SOMETHING_UNKNOWN\nint mode = 1;\n#endif\n#if 0\n__global__ void gone(float *a) { __shared__ float g[32][32]; a[0] = g[threadIdx.x][0]; }\n#endif\n#define PITCH 32\n#if PITCH > 32\n#define Q 2\n#else\n#define Q 1\n#endif\nconst int W = 32;\n__global__ void p(float *a) { __shared__ float s[128]; s[threadIdx.x * Q] = a[threadIdx.x]; }\n__global__ void w(float *a) { __shared__ float s[128]; s[threadIdx.x * 2] = a[threadIdx.x]; }\nint main() { t<<<2, dim3(32, 32)>>>(0, 0, 4096); late<<<1, 32>>>(0); p<<<1, PITCH>>>(0); w<<<1, W>>>(0); }\n";
     let options = || {
         let mut o = Options::default();
         o.frontend.headers = vec![header.clone()];
@@ -1237,6 +1238,10 @@ fn candidates_reuse_the_preparation_and_analyse_as_from_scratch() {
     };
     let at = src.find("tile[N][N]").unwrap() + 8;
     let gone = src.find("g[32][32]").unwrap() + 5;
+    // The pitch search edits a constant's value: one a `#if` and a launch
+    // read (`#define PITCH 32`), one a launch reads (`const int W = 32`).
+    let pitch = src.find("PITCH 32").unwrap() + 6;
+    let width = src.find("W = 32").unwrap() + 4;
     for (start, end, replacement) in [
         (at, at + 1, "N + 1"),
         (at, at + 1, "N+16"),
@@ -1249,6 +1254,8 @@ fn candidates_reuse_the_preparation_and_analyse_as_from_scratch() {
         (gone, gone + 2, "33"),
         (at, at + 1, "N #"),
         (at, at + 1, "N + M"),
+        (pitch, pitch + 2, "33"),
+        (width, width + 2, "33"),
     ] {
         let edited = format!("{}{}{}", &src[..start], replacement, &src[end..]);
         let scratch = analyze(edited.as_bytes(), &Modern, &options());

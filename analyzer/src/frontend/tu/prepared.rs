@@ -35,7 +35,10 @@ impl Prepared {
     /// Whether `input` is this file with bytes `start..old_end` replaced
     /// by `start..new_end`, in active code, by text that no preprocessing
     /// step reads (numbers, spaces, arithmetic and the names already there,
-    /// on one line).
+    /// on one line), inside the brackets of an array dimension on a line
+    /// that is not a directive: the padding search's edit. The pitch
+    /// search's edit of a constant's value is not one: a `#if` or a launch
+    /// prepared here may read that constant.
     fn fits(&self, input: &[u8], start: usize, old_end: usize, new_end: usize) -> bool {
         let old = &self.input;
         if start > old_end || old_end > old.len() || start > new_end || new_end > input.len() {
@@ -68,9 +71,30 @@ impl Prepared {
             && plain(&input[start..new_end])
             && plain(&old[start..old_end])
             && same_names
+            && in_array_dimension(old, start, old_end)
             // Untouched before parsing: not in a left-out branch.
             && self.source.text.get(start..old_end) == Some(&old[start..old_end])
     }
+}
+
+/// Whether bytes `start..end` of `text` lie between an array dimension's
+/// `[` and `]` (with only plain expression text between them and the
+/// edit), on a line that is not a preprocessor directive.
+fn in_array_dimension(text: &[u8], start: usize, end: usize) -> bool {
+    let inner = |b: &u8| {
+        b.is_ascii_alphanumeric() || matches!(b, b'_' | b' ' | b'+' | b'-' | b'*' | b'(' | b')')
+    };
+    let open = text[..start].iter().rposition(|b| !inner(b));
+    let close = text[end..].iter().position(|b| !inner(b)).map(|i| end + i);
+    let line_start = text[..start]
+        .iter()
+        .rposition(|b| *b == b'\n')
+        .map_or(0, |i| i + 1);
+    let directive = text[line_start..start]
+        .iter()
+        .find(|b| !b.is_ascii_whitespace())
+        == Some(&b'#');
+    matches!((open, close), (Some(o), Some(c)) if text[o] == b'[' && text[c] == b']') && !directive
 }
 
 /// `span` (in the file before an edit at `at` that changed its length by
