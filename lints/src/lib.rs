@@ -10,6 +10,7 @@ pub mod diagnostic;
 pub mod padding;
 pub mod picture;
 mod rules;
+pub mod wording;
 
 use std::collections::BTreeSet;
 
