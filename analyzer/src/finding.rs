@@ -62,6 +62,15 @@ pub enum Origin {
     OutOfBudget { what: Box<Origin>, budget: Budget },
     /// A macro (only as what a budget stopped).
     Macro { name: String },
+    /// A macro whose expansion nests too deeply (only as what a budget
+    /// stopped).
+    NestedMacro { name: String },
+    /// The result of a call whose value depends on a template parameter no
+    /// launch gives (`callee` as written, with its `()`).
+    CallThroughTemplateParam { callee: String, param: String },
+    /// An expression whose type aliases nest too deeply to find the
+    /// template parameter it depends on (only as what a budget stopped).
+    AliasesTooDeep { text: String },
     /// An expression nested deeper than the syntax budget.
     NestedTooDeeply,
     /// A floating-point constant.
@@ -122,6 +131,19 @@ pub enum Origin {
 }
 
 impl Origin {
+    /// The budgets this origin says ran out.
+    pub fn budgets(&self) -> Vec<Budget> {
+        match self {
+            Origin::OutOfBudget { what, budget } => {
+                let mut b = what.budgets();
+                b.push(*budget);
+                b
+            }
+            Origin::TooComplex { nodes, depth } => vec![*nodes, *depth],
+            _ => Vec::new(),
+        }
+    }
+
     /// The stable machine-readable name of this kind of origin.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -140,6 +162,9 @@ impl Origin {
             Origin::Undeclared { .. } => "undeclared-name",
             Origin::OutOfBudget { .. } => "budget",
             Origin::Macro { .. } => "macro",
+            Origin::NestedMacro { .. } => "nested-macro",
+            Origin::CallThroughTemplateParam { .. } => "template-dependent",
+            Origin::AliasesTooDeep { .. } => "aliases-too-deep",
             Origin::NestedTooDeeply => "nested-too-deeply",
             Origin::FloatingPoint => "floating-point",
             Origin::EmptySubscript => "empty-subscript",
@@ -171,8 +196,8 @@ impl Origin {
     }
 }
 
-/// Why an access has no cost (`AccessReport::unknown`).
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// Why an access has no cost (`AccessReport::unknown_reason`).
+#[derive(Clone, Debug, PartialEq)]
 pub enum UnknownReason {
     /// The address depends on a value not known; `differs`: it differs
     /// between the lanes of a warp (else it is uniform but its alignment
@@ -183,16 +208,33 @@ pub enum UnknownReason {
     MergeUndecided { first: String, second: String },
     /// A per-access budget ran out.
     OutOfBudget(Budget),
+    /// The kernel's accesses before this one spent the per-kernel budget.
+    KernelBudgetSpent(Budget),
+    /// The fix search stopped the run: a warp is `ways`-way, no better
+    /// than the candidate it has to beat.
+    FixSearchStopped { ways: f64, limit: f64 },
 }
 
 impl UnknownReason {
+    /// The budgets this reason says ran out.
+    pub fn budgets(&self) -> Vec<Budget> {
+        match self {
+            UnknownReason::DependsOn { origin, .. } => origin.budgets(),
+            UnknownReason::OutOfBudget(b) | UnknownReason::KernelBudgetSpent(b) => vec![*b],
+            UnknownReason::MergeUndecided { .. } | UnknownReason::FixSearchStopped { .. } => {
+                Vec::new()
+            }
+        }
+    }
+
     /// The stable machine-readable name: the origin's kind for
     /// [`UnknownReason::DependsOn`].
     pub fn kind(&self) -> &'static str {
         match self {
             UnknownReason::DependsOn { origin, .. } => origin.kind(),
             UnknownReason::MergeUndecided { .. } => "merge-undecided",
-            UnknownReason::OutOfBudget(_) => "budget",
+            UnknownReason::OutOfBudget(_) | UnknownReason::KernelBudgetSpent(_) => "budget",
+            UnknownReason::FixSearchStopped { .. } => "fix-search-stopped",
         }
     }
 }
@@ -227,6 +269,17 @@ pub enum Assumption {
 }
 
 impl Assumption {
+    /// The budgets this assumption says ran out.
+    pub fn budgets(&self) -> Vec<Budget> {
+        match self {
+            Assumption::LanesActive { origin }
+            | Assumption::LoopTrips { origin, .. }
+            | Assumption::KeepsAligned { origin, .. } => origin.budgets(),
+            Assumption::FirstIterations { budget, .. } => vec![*budget],
+            _ => Vec::new(),
+        }
+    }
+
     /// The stable machine-readable name of this kind of assumption.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -245,6 +298,9 @@ impl Assumption {
 }
 
 /// What the front end did not understand, or stopped at (`ir::Note::kind`).
+///
+/// Notes at one place are listed in the order of these variants (the
+/// derived `Ord`): a parse error before a missing node.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum NoteKind {
     /// The file is larger than the file budget: not analysed.
@@ -255,15 +311,25 @@ pub enum NoteKind {
     GrammarUnavailable,
     /// tree-sitter returned no tree.
     ParserGaveUp,
-    /// The file ends inside `count` unclosed braces, closed for the parse.
-    UnclosedBraces { count: usize },
-    /// A syntax node the grammar expected is missing.
-    ParseExpected { node: String },
+    /// The file ends inside `count` unclosed braces, closed for the parse;
+    /// `left_open` more past the budget stay open.
+    UnclosedBraces {
+        count: usize,
+        left_open: usize,
+        budget: Budget,
+    },
     /// Text the grammar could not parse (its first characters).
     ParseError { snippet: String },
+    /// A syntax node the grammar expected is missing.
+    ParseExpected { node: String },
     /// A conditional depends on a macro not defined here; the first
     /// branch is analysed.
     UndefinedInCondition { condition: String, name: String },
+    /// A conditional whose macros nest past the budget; the first branch
+    /// is analysed.
+    ConditionTooDeep { condition: String, budget: Budget },
+    /// Something the front end stopped reading when a budget ran out.
+    OutOfBudget { what: Cut, budget: Budget },
     /// An `#include` past the include-depth budget.
     IncludeNotFollowed { include: String, budget: Budget },
     /// Declarations nested past the syntax budget: those inside not read.
@@ -296,6 +362,25 @@ pub enum NoteKind {
 }
 
 impl NoteKind {
+    /// The budgets this note says ran out.
+    pub fn budgets(&self) -> Vec<Budget> {
+        match self {
+            NoteKind::ValueOutOfBudget { origin } => origin.budgets(),
+            NoteKind::UnclosedBraces {
+                left_open, budget, ..
+            } if *left_open > 0 => vec![*budget],
+            NoteKind::FileTooLarge { budget }
+            | NoteKind::ConditionTooDeep { budget, .. }
+            | NoteKind::OutOfBudget { budget, .. }
+            | NoteKind::IncludeNotFollowed { budget, .. }
+            | NoteKind::DeclarationsTooDeep { budget }
+            | NoteKind::StatementsTooDeep { budget }
+            | NoteKind::TooManyInstantiations { budget, .. }
+            | NoteKind::TooManyLaunches { budget, .. } => vec![*budget],
+            _ => Vec::new(),
+        }
+    }
+
     /// The stable machine-readable name of this kind of note.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -307,6 +392,8 @@ impl NoteKind {
             NoteKind::ParseExpected { .. } => "parse-expected",
             NoteKind::ParseError { .. } => "parse-error",
             NoteKind::UndefinedInCondition { .. } => "undefined-in-condition",
+            NoteKind::ConditionTooDeep { .. } => "condition-too-deep",
+            NoteKind::OutOfBudget { what, .. } => what.kind(),
             NoteKind::IncludeNotFollowed { .. } => "include-not-followed",
             NoteKind::DeclarationsTooDeep { .. } => "declarations-too-deep",
             NoteKind::StatementsTooDeep { .. } => "statements-too-deep",
@@ -316,6 +403,51 @@ impl NoteKind {
             NoteKind::Goto => "goto",
             NoteKind::TooManyInstantiations { .. } => "too-many-instantiations",
             NoteKind::TooManyLaunches { .. } => "too-many-launches",
+        }
+    }
+}
+
+/// What the front end stopped reading when a budget ran out
+/// ([`NoteKind::OutOfBudget`]).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Cut {
+    /// An access split into more pieces than the budget: only the first
+    /// pieces are recorded.
+    AccessPieces { ty: String, count: u64 },
+    /// A declarator nested too deeply: its declaration is skipped.
+    Declarator,
+    /// A loop too large to scan for the variables it assigns.
+    LoopScan,
+    /// A launching function too large to scan for the pointers it moves.
+    LaunchScan,
+    /// Syntax errors past the first few, not listed.
+    SyntaxErrors,
+    /// A function whose declarators nest too deeply: not read.
+    FunctionDeclarator,
+    /// A function too large to search for launches: its launches not read.
+    LaunchSearch { function: String },
+    /// A word not read as a specifier macro: the parameter it opens runs on.
+    SpecifierMacro { word: String },
+    /// The name after a `typename` runs on: not read as a functional cast.
+    TypenameName,
+    /// An attribute whose arguments run on: not read.
+    AttributeArguments { key: String },
+}
+
+impl Cut {
+    /// The stable machine-readable name of the note.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Cut::AccessPieces { .. } => "too-many-access-pieces",
+            Cut::Declarator => "declarator-too-deep",
+            Cut::LoopScan => "loop-too-large",
+            Cut::LaunchScan => "launching-function-too-large",
+            Cut::SyntaxErrors => "more-syntax-errors",
+            Cut::FunctionDeclarator => "function-declarator-too-deep",
+            Cut::LaunchSearch { .. } => "launches-not-read",
+            Cut::SpecifierMacro { .. } => "specifier-macro-not-read",
+            Cut::TypenameName => "typename-not-read",
+            Cut::AttributeArguments { .. } => "attribute-not-read",
         }
     }
 }

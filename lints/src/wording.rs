@@ -8,7 +8,7 @@
 
 use std::fmt::Write;
 
-use warplint_analyzer::finding::{Assumption, Budget, NoteKind, Origin, UnknownReason};
+use warplint_analyzer::finding::{Assumption, Budget, Cut, NoteKind, Origin, UnknownReason};
 
 /// "budget `MAX_SYNTAX_DEPTH` (256 levels)".
 pub fn budget(b: &Budget) -> String {
@@ -56,6 +56,16 @@ fn write_origin(s: &mut String, o: &Origin) {
             write!(s, " (the {} ran out)", budget(b))
         }
         Origin::Macro { name } => write!(s, "macro `{name}`"),
+        Origin::NestedMacro { name } => write!(s, "macro `{name}`, which nests too deeply"),
+        Origin::CallThroughTemplateParam { callee, param } => write!(
+            s,
+            "the result of `{callee}`, which depends on template parameter `{param}`"
+        ),
+        Origin::AliasesTooDeep { text } => write!(
+            s,
+            "`{text}`, whose type aliases nest too deeply to find the template parameter it \
+             depends on"
+        ),
         Origin::NestedTooDeeply => write!(s, "an expression nested too deeply"),
         Origin::FloatingPoint => write!(s, "a floating-point constant"),
         Origin::EmptySubscript => write!(s, "an empty subscript"),
@@ -118,6 +128,13 @@ pub fn unknown_reason(r: &UnknownReason) -> String {
              the branch or call between them"
         ),
         UnknownReason::OutOfBudget(b) => format!("the {} ran out", budget(b)),
+        UnknownReason::KernelBudgetSpent(b) => format!(
+            "the kernel's accesses before this one used up the {}",
+            budget(b)
+        ),
+        UnknownReason::FixSearchStopped { ways, limit } => {
+            format!("the fix search stopped: a warp is {ways}-way, no better than {limit}")
+        }
     }
 }
 
@@ -173,6 +190,15 @@ pub fn assumption(a: &Assumption) -> String {
     }
 }
 
+/// A report's assumptions as every output lists them: worded, sorted by
+/// their text, each text once, with its kind.
+pub fn assumptions(list: &[Assumption]) -> Vec<(String, &'static str)> {
+    let mut out: Vec<_> = list.iter().map(|a| (assumption(a), a.kind())).collect();
+    out.sort_unstable();
+    out.dedup_by(|a, b| a.0 == b.0);
+    out
+}
+
 /// A front-end note, as a sentence (naming the flag or key that would
 /// help where there is one).
 pub fn note(n: &NoteKind) -> String {
@@ -185,10 +211,24 @@ pub fn note(n: &NoteKind) -> String {
             "internal error: the CUDA grammar could not be loaded".into()
         }
         NoteKind::ParserGaveUp => "the parser gave up on this file".into(),
-        NoteKind::UnclosedBraces { count } => format!(
-            "the file ends inside {count} unclosed brace{}; analysed as if closed here",
-            if *count == 1 { "" } else { "s" }
-        ),
+        NoteKind::UnclosedBraces {
+            count,
+            left_open,
+            budget: b,
+        } => {
+            let mut s = format!(
+                "the file ends inside {count} unclosed brace{}; analysed as if closed here",
+                if *count == 1 { "" } else { "s" }
+            );
+            if *left_open > 0 {
+                let _ = write!(
+                    s,
+                    " ({left_open} more left open: the {} ran out)",
+                    budget(b)
+                );
+            }
+            s
+        }
         NoteKind::ParseExpected { node } => format!("could not parse: expected `{node}` here"),
         NoteKind::ParseError { snippet } => {
             format!("could not parse `{snippet}`; analysing the rest")
@@ -197,6 +237,14 @@ pub fn note(n: &NoteKind) -> String {
             "`#if {condition}` depends on `{name}`, which is not defined here; its first branch \
              is analysed (define it with -D or [analysis.defines])"
         ),
+        NoteKind::ConditionTooDeep {
+            condition,
+            budget: b,
+        } => note(&NoteKind::UndefinedInCondition {
+            condition: condition.clone(),
+            name: format!("(macros nested past the {})", budget(b)),
+        }),
+        NoteKind::OutOfBudget { what, budget: b } => cut(what, b),
         NoteKind::IncludeNotFollowed { include, budget: b } => {
             format!("`{include}` is not followed: the {} ran out", budget(b))
         }
@@ -244,6 +292,47 @@ pub fn note(n: &NoteKind) -> String {
             b.limit,
             budget(b)
         ),
+    }
+}
+
+/// A [`NoteKind::OutOfBudget`] note: what was not read, and the budget.
+fn cut(what: &Cut, b: &Budget) -> String {
+    let b = budget(b);
+    // Notes of the lowering: what stopped, the budget, what is done instead.
+    let lowered = |what: String, then: &str| format!("{what} (the {b} ran out); {then}");
+    match what {
+        Cut::AccessPieces { ty, count } => lowered(
+            format!("an access to `{ty}` in {count} pieces"),
+            "only its first pieces are recorded",
+        ),
+        Cut::Declarator => lowered(
+            "a declarator nested too deeply".into(),
+            "its declaration is skipped",
+        ),
+        Cut::LoopScan => lowered(
+            "a loop too large to scan for the variables it assigns".into(),
+            "a variable assigned past that point is taken as unchanged by the loop",
+        ),
+        Cut::LaunchScan => lowered(
+            "a launching function too large to scan for the pointers it moves".into(),
+            "a pointer moved past that point is taken as aligned",
+        ),
+        Cut::SyntaxErrors => format!("more syntax errors follow, not listed (the {b} ran out)"),
+        Cut::FunctionDeclarator => {
+            format!("a function whose declarators nest past the {b} is not read")
+        }
+        Cut::LaunchSearch { function } => {
+            format!("the launches in `{function}` are not read (the {b} ran out)")
+        }
+        Cut::SpecifierMacro { word } => format!(
+            "`{word}` is not read as a specifier macro: the parameter it opens runs past the {b}"
+        ),
+        Cut::TypenameName => format!(
+            "the name after this `typename` runs past the {b}: not read as a functional cast"
+        ),
+        Cut::AttributeArguments { key } => {
+            format!("`{key}(…)` is not read: its arguments run past the {b}")
+        }
     }
 }
 
@@ -342,11 +431,19 @@ mod tests {
                  analysed",
             ),
             (
-                note(&NoteKind::UnclosedBraces { count: 1 }),
+                note(&NoteKind::UnclosedBraces {
+                    count: 1,
+                    left_open: 0,
+                    budget: Budget::new("MAX_CLOSED_BRACES", 10_000, "braces"),
+                }),
                 "the file ends inside 1 unclosed brace; analysed as if closed here",
             ),
             (
-                note(&NoteKind::UnclosedBraces { count: 3 }),
+                note(&NoteKind::UnclosedBraces {
+                    count: 3,
+                    left_open: 0,
+                    budget: Budget::new("MAX_CLOSED_BRACES", 10_000, "braces"),
+                }),
                 "the file ends inside 3 unclosed braces; analysed as if closed here",
             ),
         ];

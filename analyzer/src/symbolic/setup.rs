@@ -5,6 +5,7 @@
 //! the access reads neither `blockIdx` nor `gridDim`).
 
 use super::EngineOptions;
+use crate::finding::Assumption;
 use crate::ir::{Access, Atom, Builtin, Expr, Kernel, LaunchOrigin};
 
 /// The launch configuration, resolved to numbers.
@@ -14,7 +15,7 @@ pub(super) struct Setup {
     pub(super) params: Vec<i64>,
     pub(super) params_assumed: Vec<bool>,
     pub(super) grid_assumed: bool,
-    pub(super) assumptions: Vec<String>,
+    pub(super) assumptions: Vec<Assumption>,
 }
 
 impl Setup {
@@ -24,10 +25,7 @@ impl Setup {
         let mut assumptions = Vec::new();
         let block = match (l.block, l.origin) {
             (Some(b), LaunchOrigin::LaunchBounds) => {
-                assumptions.push(format!(
-                    "block [{}, 1, 1] assumed from __launch_bounds__({})",
-                    b[0], b[0]
-                ));
+                assumptions.push(Assumption::LaunchBoundsBlock { threads: b[0] });
                 b
             }
             (Some(b), _) => b,
@@ -37,11 +35,10 @@ impl Setup {
                 } else {
                     opts.default_block
                 };
-                assumptions.push(format!(
-                    "block [{}, {}, {}] assumed: no launch of `{}` in this file gives one \
-                     (set `[kernel.{}] block`)",
-                    b[0], b[1], b[2], k.name, k.name
-                ));
+                assumptions.push(Assumption::DefaultBlock {
+                    block: b,
+                    kernel: k.name.clone(),
+                });
                 b
             }
         };
