@@ -2,16 +2,12 @@
 //!
 //! Input is untrusted: each recursion, enumeration and expansion is bounded
 //! by one of these numbers. When a budget runs out the analyzer says so (an
-//! `unknown` result or a note naming the budget, through [`named`]), it
-//! never panics or hangs. There is no wall-clock budget: a time limit would
+//! `unknown` result or a note naming the budget: one of the [`Budget`]
+//! values at the end), it never panics or hangs. There is no wall-clock budget: a time limit would
 //! make the answer depend on the machine's load, and answers are
 //! deterministic; per-kernel time is bounded by [`MAX_WORK_PER_KERNEL`].
 
-/// How notes and `unknown` reasons name a budget that ran out:
-/// "budget `MAX_SYNTAX_DEPTH` (256 levels)".
-pub fn named(name: &str, limit: impl std::fmt::Display, unit: &str) -> String {
-    format!("budget `{name}` ({limit} {unit})")
-}
+use crate::finding::Budget;
 
 /// Largest source file read, in bytes. Larger files get a note and are skipped.
 pub const MAX_FILE_BYTES: usize = 16 << 20;
@@ -197,3 +193,103 @@ pub const MAX_CLOSED_BRACES: usize = 10_000;
 /// the name a function definition declares. Past it the function is not
 /// read, with a note.
 pub const MAX_FUNCTION_DECLARATOR_DEPTH: usize = 16;
+
+/// A budget as findings name it: its name, limit and unit.
+const fn named(name: &'static str, limit: u64, unit: &'static str) -> Budget {
+    Budget::new(name, limit, unit)
+}
+
+pub const FILE_BYTES: Budget = named("MAX_FILE_BYTES", (MAX_FILE_BYTES >> 20) as u64, "MiB");
+pub const SYNTAX_DEPTH: Budget = named("MAX_SYNTAX_DEPTH", MAX_SYNTAX_DEPTH as u64, "levels");
+pub const EXPR_NODES: Budget = named("MAX_EXPR_NODES", MAX_EXPR_NODES as u64, "nodes");
+pub const EXPR_DEPTH: Budget = named("MAX_EXPR_DEPTH", MAX_EXPR_DEPTH as u64, "levels");
+pub const INLINE_DEPTH: Budget = named("MAX_INLINE_DEPTH", MAX_INLINE_DEPTH as u64, "nested calls");
+pub const INLINED_CALLS: Budget = named(
+    "MAX_INLINED_CALLS",
+    MAX_INLINED_CALLS as u64,
+    "calls per kernel",
+);
+pub const MACRO_DEPTH: Budget = named("MAX_MACRO_DEPTH", MAX_MACRO_DEPTH as u64, "levels");
+pub const MACRO_EXPANSIONS: Budget = named(
+    "MAX_MACRO_EXPANSIONS",
+    MAX_MACRO_EXPANSIONS as u64,
+    "expansions per kernel",
+);
+pub const INCLUDE_DEPTH: Budget = named(
+    "MAX_INCLUDE_DEPTH",
+    MAX_INCLUDE_DEPTH as u64,
+    "nested includes",
+);
+pub const INSTANTIATIONS: Budget = named(
+    "MAX_INSTANTIATIONS",
+    MAX_INSTANTIATIONS as u64,
+    "per kernel",
+);
+pub const LAUNCHES_PER_KERNEL: Budget = named(
+    "MAX_LAUNCHES_PER_KERNEL",
+    MAX_LAUNCHES_PER_KERNEL as u64,
+    "per instantiation",
+);
+pub const DECLARATOR_DEPTH: Budget = named(
+    "MAX_DECLARATOR_DEPTH",
+    MAX_DECLARATOR_DEPTH as u64,
+    "levels",
+);
+pub const SCAN_NODES: Budget = named("MAX_SCAN_NODES", MAX_SCAN_NODES as u64, "syntax nodes");
+pub const ACCESS_PIECES: Budget = named(
+    "MAX_ACCESS_PIECES",
+    MAX_ACCESS_PIECES as u64,
+    "pieces per access",
+);
+pub const ALIAS_DEPTH: Budget = named("MAX_ALIAS_DEPTH", MAX_ALIAS_DEPTH as u64, "levels");
+pub const ATTRIBUTE_ARGUMENT_BYTES: Budget = named(
+    "MAX_ATTRIBUTE_ARGUMENT_BYTES",
+    MAX_ATTRIBUTE_ARGUMENT_BYTES as u64,
+    "bytes",
+);
+pub const TYPENAME_NAME_BYTES: Budget = named(
+    "MAX_TYPENAME_NAME_BYTES",
+    MAX_TYPENAME_NAME_BYTES as u64,
+    "bytes",
+);
+pub const PARAMETER_SCAN_TOKENS: Budget = named(
+    "MAX_PARAMETER_SCAN_TOKENS",
+    MAX_PARAMETER_SCAN_TOKENS as u64,
+    "tokens",
+);
+pub const SYNTAX_ERROR_NOTES: Budget = named(
+    "MAX_SYNTAX_ERROR_NOTES",
+    MAX_SYNTAX_ERROR_NOTES as u64,
+    "notes",
+);
+pub const LAUNCH_SEARCH_NODES: Budget = named(
+    "MAX_LAUNCH_SEARCH_NODES",
+    MAX_LAUNCH_SEARCH_NODES as u64,
+    "syntax nodes",
+);
+pub const CLOSED_BRACES: Budget = named("MAX_CLOSED_BRACES", MAX_CLOSED_BRACES as u64, "braces");
+pub const FUNCTION_DECLARATOR_DEPTH: Budget = named(
+    "MAX_FUNCTION_DECLARATOR_DEPTH",
+    MAX_FUNCTION_DECLARATOR_DEPTH as u64,
+    "levels",
+);
+
+/// `MAX_LOOP_ITERATIONS`, with the limit the engine runs under.
+pub const fn loop_iterations(limit: u64) -> Budget {
+    named("MAX_LOOP_ITERATIONS", limit, "iterations")
+}
+
+/// `MAX_WORK_PER_ACCESS`, with the limit the engine runs under.
+pub const fn work_per_access(limit: u64) -> Budget {
+    named("MAX_WORK_PER_ACCESS", limit, "expression nodes per access")
+}
+
+/// `MAX_EXECUTIONS_PER_ACCESS`, with the limit the engine runs under.
+pub const fn executions_per_access(limit: u64) -> Budget {
+    named("MAX_EXECUTIONS_PER_ACCESS", limit, "warp-level executions")
+}
+
+/// `MAX_WORK_PER_KERNEL`, with the limit the engine runs under.
+pub const fn work_per_kernel(limit: u64) -> Budget {
+    named("MAX_WORK_PER_KERNEL", limit, "expression nodes per kernel")
+}

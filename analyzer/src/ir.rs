@@ -9,6 +9,7 @@ use std::fmt;
 use std::rc::Rc;
 
 use crate::budget;
+use crate::finding::{NoteKind, Origin, UnknownReason};
 
 /// A source location: byte offsets plus 1-based line and column (columns
 /// count characters, like ruff and rustc).
@@ -439,7 +440,7 @@ pub struct Access {
     pub undecided: u32,
     /// Set when the cost cannot be known for a reason found before the
     /// engine runs (whether nvcc merges it with a neighbour).
-    pub unknown: Option<String>,
+    pub unknown: Option<UnknownReason>,
 }
 
 /// A loop with its carried variables: at iteration `k` every lane's state
@@ -472,7 +473,7 @@ pub struct LoopVar {
 /// Why a value is unknown, and what it depends on.
 #[derive(Clone, Debug)]
 pub struct Unknown {
-    pub reason: String,
+    pub origin: Origin,
     /// When every active lane of a warp evaluates the witness to the same
     /// value, the unknown is the same for all of them (e.g. a load from a
     /// uniform address). `None`: assume it differs per lane.
@@ -527,7 +528,7 @@ pub enum LaunchOrigin {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Note {
     pub span: Span,
-    pub message: String,
+    pub kind: NoteKind,
 }
 
 /// One kernel instantiation.
@@ -556,9 +557,9 @@ pub struct Kernel {
 }
 
 impl Kernel {
-    pub fn add_unknown(&mut self, reason: impl Into<String>, witness: Option<Expr>) -> Expr {
+    pub fn add_unknown(&mut self, origin: Origin, witness: Option<Expr>) -> Expr {
         self.unknowns.push(Unknown {
-            reason: reason.into(),
+            origin,
             witness,
             dependent: false,
         });
@@ -567,8 +568,8 @@ impl Kernel {
 
     /// An unknown that depends on a template argument no instantiation
     /// gives (see [`Unknown::dependent`]).
-    pub fn add_dependent(&mut self, reason: impl Into<String>, witness: Option<Expr>) -> Expr {
-        let e = self.add_unknown(reason, witness);
+    pub fn add_dependent(&mut self, origin: Origin, witness: Option<Expr>) -> Expr {
+        let e = self.add_unknown(origin, witness);
         if let Some(u) = self.unknowns.last_mut() {
             u.dependent = true;
         }

@@ -9,6 +9,7 @@
 //! accesses).
 
 pub mod budget;
+pub mod finding;
 pub mod frontend;
 pub mod hardware;
 pub mod ir;

@@ -4,17 +4,28 @@
 //! code). The one budget not here, `MAX_FILE_BYTES`, is exercised by the
 //! CLI's robustness tests (a 17 MiB file).
 
+use warplint_analyzer::finding::Budget;
 use warplint_analyzer::hardware::Modern;
 use warplint_analyzer::{analyze, budget, FileAnalysis, Header, Options};
 
-/// Everything the analysis said: notes, unknown reasons and assumptions.
+/// The budgets the analysis said ran out (in notes, unknown reasons and
+/// assumptions), as "budget `NAME`" lines.
 fn said(a: &FileAnalysis) -> String {
-    let mut out: Vec<String> = a.program.notes.iter().map(|n| n.message.clone()).collect();
+    let mut budgets: Vec<Budget> = a
+        .program
+        .notes
+        .iter()
+        .flat_map(|n| n.kind.budgets())
+        .collect();
     for r in &a.reports {
-        out.extend(r.unknown_reason.clone());
-        out.extend(r.assumptions.iter().cloned());
+        budgets.extend(r.unknown_reason.iter().flat_map(|u| u.budgets()));
+        budgets.extend(r.assumptions.iter().flat_map(|a| a.budgets()));
     }
-    out.join("\n")
+    let names: Vec<String> = budgets
+        .iter()
+        .map(|b| format!("budget `{}`", b.name))
+        .collect();
+    names.join("\n")
 }
 
 fn run_with(src: &str, options: &Options) -> String {

@@ -416,7 +416,8 @@ fn report_file(
                     file: n.span.file,
                     line: n.span.line,
                     column: n.span.column,
-                    message: n.message.clone(),
+                    message: warplint_lints::wording::note(&n.kind),
+                    kind: n.kind.kind(),
                 })
                 .collect();
             result.skipped_lines = analysis.program.skipped_lines.clone();

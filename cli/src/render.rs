@@ -257,6 +257,7 @@ pub fn diagnostic_json(f: &FileDiagnostics, d: &Diagnostic) -> Value {
         "lanes": d.facts.lanes,
         "status": d.facts.status,
         "assumptions": d.facts.assumptions,
+        "assumption_kinds": d.facts.assumption_kinds,
     })
 }
 

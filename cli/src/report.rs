@@ -4,6 +4,7 @@
 use serde_json::{json, Map, Value};
 use warplint_analyzer::symbolic::Cost;
 use warplint_analyzer::{AccessReport, Arch};
+use warplint_lints::wording;
 
 /// One file's predictions on one architecture.
 pub struct ArchRun {
@@ -69,6 +70,8 @@ pub struct FileNote {
     pub line: u32,
     pub column: u32,
     pub message: String,
+    /// The note's stable kind (`NoteKind::kind`).
+    pub kind: &'static str,
 }
 
 fn num(v: f64) -> Value {
@@ -126,9 +129,13 @@ pub fn access_json(path: &str, run: &ArchRun, r: &AccessReport) -> Value {
     m.insert("grid".into(), json!(r.grid));
     m.insert("executions".into(), num(r.executions));
     m.insert("status".into(), json!(r.status.name()));
-    m.insert("assumptions".into(), json!(r.assumptions));
+    let (assumptions, kinds): (Vec<_>, Vec<_>) =
+        wording::assumptions(&r.assumptions).into_iter().unzip();
+    m.insert("assumptions".into(), json!(assumptions));
+    m.insert("assumption_kinds".into(), json!(kinds));
     if let Some(u) = &r.unknown_reason {
-        m.insert("unknown_reason".into(), json!(u));
+        m.insert("unknown_reason".into(), json!(wording::unknown_reason(u)));
+        m.insert("unknown_kind".into(), json!(u.kind()));
     }
     let (k, v) = cost_json(run, r);
     m.insert(k, v);
@@ -190,7 +197,7 @@ pub fn json_parts(f: &FileResult) -> JsonParts {
             .notes
             .iter()
             .map(|n| {
-                item(&json!({"file": f.path_of(n.file), "line": n.line, "column": n.column, "message": n.message}))
+                item(&json!({"file": f.path_of(n.file), "line": n.line, "column": n.column, "message": n.message, "kind": n.kind}))
             })
             .collect(),
     }
@@ -355,9 +362,9 @@ pub fn table(files: &[FileResult]) -> String {
                 r.array
             ));
             if let Some(u) = &r.unknown_reason {
-                details.push_str(&format!("  unknown: {u}\n"));
+                details.push_str(&format!("  unknown: {}\n", wording::unknown_reason(u)));
             }
-            for a in &r.assumptions {
+            for (a, _) in wording::assumptions(&r.assumptions) {
                 details.push_str(&format!("  assumed: {a}\n"));
             }
         }

@@ -91,6 +91,9 @@ pub fn render(files: &[FileDiagnostics], selected: &BTreeSet<&'static str>) -> S
                     "physicalLocation": {"artifactLocation": artifact.clone(), "region": region(&r.span)},
                 })).collect::<Vec<_>>(),
             });
+            if !d.facts.assumption_kinds.is_empty() {
+                res["properties"] = json!({"assumption_kinds": d.facts.assumption_kinds});
+            }
             if let Some(fix) = &d.fix {
                 res["fixes"] = json!([{
                     "description": {"text": fix.message},

@@ -360,3 +360,40 @@ fn debug_parse_only_counts_files_bytes_and_syntax_errors() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stdout(&out).starts_with("parsed 2 files"));
 }
+
+/// `report --format json` carries, beside each sentence, its kind from
+/// `docs/kinds.md`: an unknown access's `unknown_kind`, `assumption_kinds`
+/// parallel to `assumptions`, and each note's `kind`.
+#[test]
+fn json_report_gives_the_kinds_of_reasons_assumptions_and_notes() {
+    let out = warplint(&[
+        "report",
+        "--isolated",
+        "--format",
+        "json",
+        "fixtures/includes/includes.cu",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let accesses = doc["accesses"].as_array().unwrap();
+    let unknown: Vec<&str> = accesses
+        .iter()
+        .filter_map(|a| a["unknown_kind"].as_str())
+        .collect();
+    assert!(unknown.contains(&"array-layout"), "{unknown:?}");
+    assert!(unknown.contains(&"undeclared-name"), "{unknown:?}");
+    for a in accesses {
+        assert_eq!(a["unknown_reason"].is_null(), a["unknown_kind"].is_null());
+        let texts = a["assumptions"].as_array().unwrap();
+        let kinds = a["assumption_kinds"].as_array().unwrap();
+        assert_eq!(texts.len(), kinds.len(), "{a}");
+    }
+    assert!(accesses
+        .iter()
+        .any(|a| a["assumption_kinds"] == serde_json::json!(["default-block"])));
+    let notes = doc["notes"].as_array().unwrap();
+    assert!(
+        notes.iter().any(|n| n["kind"] == "array-dimension"),
+        "{notes:?}"
+    );
+}

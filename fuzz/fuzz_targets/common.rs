@@ -7,6 +7,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+use warplint_analyzer::finding::UnknownReason;
 use warplint_analyzer::frontend::cache::ParseCache;
 use warplint_analyzer::hardware::Arch;
 use warplint_analyzer::symbolic::{analyze_program, AccessReport};
@@ -55,16 +56,17 @@ pub fn run(data: &[u8], headers: Vec<Header>) {
     let mut every_warp = options.engine.clone();
     every_warp.collapse = false;
     let slow = analyze_program(&analysis.program, model.as_ref(), &every_warp);
+    let budgets = [
+        "MAX_EXECUTIONS_PER_ACCESS",
+        "MAX_WORK_PER_ACCESS",
+        "MAX_WORK_PER_KERNEL",
+    ];
     let budgeted = |r: &AccessReport| {
-        r.unknown_reason.as_deref().is_some_and(|u| {
-            [
-                "MAX_EXECUTIONS_PER_ACCESS",
-                "MAX_WORK_PER_ACCESS",
-                "MAX_WORK_PER_KERNEL",
-            ]
-            .iter()
-            .any(|b| u.contains(b))
-        })
+        matches!(
+            &r.unknown_reason,
+            Some(UnknownReason::OutOfBudget(b) | UnknownReason::KernelBudgetSpent(b))
+                if budgets.contains(&b.name)
+        )
     };
     if !analysis.reports.iter().chain(&slow).any(budgeted) {
         assert!(

@@ -76,6 +76,8 @@ pub struct Facts {
     /// Lanes that collide (shared) or the worst warp's lanes (global).
     pub lanes: Vec<u32>,
     pub assumptions: Vec<String>,
+    /// The kind of each of [`Facts::assumptions`], in the same order.
+    pub assumption_kinds: Vec<&'static str>,
     pub status: String,
 }
 

@@ -10,6 +10,7 @@ pub mod diagnostic;
 pub mod padding;
 pub mod picture;
 mod rules;
+pub mod wording;
 
 use std::collections::BTreeSet;
 
@@ -246,12 +247,14 @@ pub fn fmt_num(v: f64) -> String {
 
 /// The facts common to every diagnostic about one report.
 pub fn facts(ctx: &Context, r: &AccessReport) -> Facts {
+    let (assumptions, assumption_kinds) = wording::assumptions(&r.assumptions).into_iter().unzip();
     Facts {
         kernel: r.kernel_name.clone(),
         array: r.array.clone(),
         arch: ctx.arch.to_string(),
         block: r.block,
-        assumptions: r.assumptions.clone(),
+        assumptions,
+        assumption_kinds,
         status: r.status.name().to_string(),
         ..Facts::default()
     }
@@ -259,8 +262,8 @@ pub fn facts(ctx: &Context, r: &AccessReport) -> Facts {
 
 /// The assumptions line appended to a diagnostic's notes.
 pub fn assumption_notes(r: &AccessReport) -> Vec<String> {
-    r.assumptions
-        .iter()
-        .map(|a| format!("assumed: {a}"))
+    wording::assumptions(&r.assumptions)
+        .into_iter()
+        .map(|(a, _)| format!("assumed: {a}"))
         .collect()
 }

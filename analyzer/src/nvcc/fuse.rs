@@ -33,6 +33,7 @@
 //! in neither list) lies between two fields, whether they merge is not
 //! known and each of them is `unknown`, with that reason.
 
+use crate::finding::UnknownReason;
 use crate::ir::{Access, BinOp, Expr, ExprKind, Kernel, MemObject, Op, Space};
 
 /// Math functions whose libdevice implementation branches: nvcc does not
@@ -150,7 +151,7 @@ fn pieces(lo: u64, hi: u64, align: u64) -> Vec<(u64, u64)> {
 struct Chain {
     members: Vec<(usize, u64)>,
     /// Why merging is not known (a call lies between two members).
-    unsure: Option<String>,
+    unsure: Option<UnknownReason>,
 }
 
 /// Later accesses of the same element as access `i`, up to whatever keeps
@@ -192,11 +193,10 @@ fn chain(k: &Kernel, i: usize, done: &[bool]) -> Option<Chain> {
                 break;
             }
             if b.undecided != last_calls && unsure.is_none() {
-                unsure = Some(format!(
-                    "whether nvcc merges `{}` and `{}` into one wider access: it depends on the \
-                     branch or call between them",
-                    a.text, b.text
-                ));
+                unsure = Some(UnknownReason::MergeUndecided {
+                    first: a.text.clone(),
+                    second: b.text.clone(),
+                });
             }
             last_calls = b.undecided;
             members.push((j, (d - base) as u64));

@@ -7,6 +7,7 @@ use super::run::Run;
 use super::setup::Setup;
 use super::{AccessReport, ConstantStats, Cost, EngineOptions, GlobalStats, SharedStats, Status};
 use crate::budget;
+use crate::finding::UnknownReason;
 use crate::hardware::MemoryModel;
 use crate::ir::{Access, Kernel, Space};
 
@@ -34,17 +35,10 @@ pub(super) fn analyze_access(
 
 /// Unknown up front: the access's own reason, or the kernel's work budget
 /// spent.
-fn unknown_up_front(a: &Access, opts: &EngineOptions, kernel_work: u64) -> Option<String> {
+fn unknown_up_front(a: &Access, opts: &EngineOptions, kernel_work: u64) -> Option<UnknownReason> {
     a.unknown.clone().or_else(|| {
         (kernel_work >= opts.max_kernel_work).then(|| {
-            format!(
-                "the kernel's accesses before this one used up the {}",
-                budget::named(
-                    "MAX_WORK_PER_KERNEL",
-                    opts.max_kernel_work,
-                    "expression nodes per kernel"
-                )
-            )
+            UnknownReason::KernelBudgetSpent(budget::work_per_kernel(opts.max_kernel_work))
         })
     })
 }
@@ -52,31 +46,17 @@ fn unknown_up_front(a: &Access, opts: &EngineOptions, kernel_work: u64) -> Optio
 impl Run<'_> {
     /// Why the access is unknown: what the run recorded, else the budget
     /// it ran out of; `None` when it is known.
-    fn unknown_reason(&mut self) -> Option<String> {
+    fn unknown_reason(&mut self) -> Option<UnknownReason> {
         let unknown_reason = self.unknown.take();
         if !self.budget_hit || unknown_reason.is_some() {
             return unknown_reason;
         }
         let opts = self.opts;
-        Some(if self.work > opts.max_work {
-            format!(
-                "the {} ran out",
-                budget::named(
-                    "MAX_WORK_PER_ACCESS",
-                    opts.max_work,
-                    "expression nodes per access"
-                )
-            )
+        Some(UnknownReason::OutOfBudget(if self.work > opts.max_work {
+            budget::work_per_access(opts.max_work)
         } else {
-            format!(
-                "the {} ran out",
-                budget::named(
-                    "MAX_EXECUTIONS_PER_ACCESS",
-                    opts.max_executions,
-                    "warp-level executions"
-                )
-            )
-        })
+            budget::executions_per_access(opts.max_executions)
+        }))
     }
 
     /// The run's means (per executed warp-level instruction) and maxima,
@@ -118,7 +98,7 @@ fn report(
     run: Run,
     (ki, ai, li): (usize, usize, usize),
     nblocks: f64,
-    unknown_reason: Option<String>,
+    unknown_reason: Option<UnknownReason>,
 ) -> AccessReport {
     let (k, a, setup) = (run.k, run.a, run.setup);
     let status = if unknown_reason.is_some() {
@@ -145,7 +125,7 @@ fn report(
         grid: c(setup.grid),
         executions: run.totals.executions as f64 / nblocks,
         status,
-        assumptions: run.assumptions.into_iter().collect(),
+        assumptions: run.assumptions,
         unknown_reason,
         cost,
         worst: if status == Status::Unknown {

@@ -7,6 +7,7 @@ use super::eval::{Assumed, Fail, Reads};
 use super::linear;
 use super::run::Run;
 use crate::budget;
+use crate::finding::{Assumption, Origin};
 use crate::hardware::WARP;
 use crate::ir::{Atom, Builtin, Dim, Expr, Kernel};
 
@@ -22,27 +23,26 @@ pub(super) enum Said {
     KeepsAligned(u32),
 }
 
-/// What a failed evaluation depends on, as the messages say it.
-pub(super) fn fail_reason(k: &Kernel, f: Fail) -> String {
+/// What a failed evaluation depends on.
+pub(super) fn fail_origin(k: &Kernel, f: Fail) -> Origin {
     match f {
         Fail::Unknown(u) => k
             .unknowns
             .get(u as usize)
-            .map(|x| x.reason.clone())
-            .unwrap_or_else(|| "an unknown value".into()),
-        Fail::LoopVar(v) => format!(
-            "loop variable `{}`",
-            k.loop_vars
+            .map(|x| x.origin.clone())
+            .unwrap_or(Origin::Unrecorded),
+        Fail::LoopVar(v) => Origin::LoopVariable {
+            name: k
+                .loop_vars
                 .get(v as usize)
-                .map(|x| x.name.as_str())
-                .unwrap_or("?")
-        ),
-        Fail::TooComplex => format!(
-            "an expression too large to follow (past the {} or the {})",
-            budget::named("MAX_EXPR_NODES", budget::MAX_EXPR_NODES, "nodes"),
-            budget::named("MAX_EXPR_DEPTH", budget::MAX_EXPR_DEPTH, "levels")
-        ),
-        Fail::Arith => "a division by zero or an out-of-range shift".into(),
+                .map(|x| x.name.clone())
+                .unwrap_or_else(|| "?".into()),
+        },
+        Fail::TooComplex => Origin::TooComplex {
+            nodes: budget::EXPR_NODES,
+            depth: budget::EXPR_DEPTH,
+        },
+        Fail::Arith => Origin::Arithmetic,
     }
 }
 
@@ -50,40 +50,47 @@ impl Run<'_> {
     /// Records the assumed values `reads` names (each once).
     pub(super) fn note_reads(&mut self, reads: &Reads) {
         for r in reads.iter() {
-            self.say(Said::Read(r), |run| run.assumed_text(r));
+            self.say(Said::Read(r), |run| run.assumed(r));
         }
     }
 
-    /// Records an assumption once; `text` runs only the first time.
-    pub(super) fn say(&mut self, key: Said, text: impl FnOnce(&Self) -> String) {
+    /// Records an assumption once; `made` runs only the first time.
+    pub(super) fn say(&mut self, key: Said, made: impl FnOnce(&Self) -> Assumption) {
         if !self.noted.contains(&key) {
             self.noted.push(key);
-            let t = text(self);
-            self.assumptions.insert(t);
+            let a = made(self);
+            self.assume(a);
         }
     }
 
-    /// The words of the assumption that `r` has its assumed value.
-    pub(super) fn assumed_text(&self, r: Assumed) -> String {
+    /// Records an assumption, unless the same one is recorded already.
+    pub(super) fn assume(&mut self, a: Assumption) {
+        if !self.assumptions.contains(&a) {
+            self.assumptions.push(a);
+        }
+    }
+
+    /// The assumption that `r` has its assumed value.
+    pub(super) fn assumed(&self, r: Assumed) -> Assumption {
         match r {
             Assumed::Param(i) => {
                 let name = self
                     .k
                     .params
                     .get(i as usize)
-                    .map(|p| p.name.as_str())
-                    .unwrap_or("?");
-                format!(
-                    "`{name}` assumed {} (no launch gives it a constant; set `[kernel.{}.params] {name}`)",
-                    self.opts.default_param, self.k.name
-                )
+                    .map(|p| p.name.clone())
+                    .unwrap_or_else(|| "?".into());
+                Assumption::ParamValue {
+                    name,
+                    value: self.opts.default_param,
+                    kernel: self.k.name.clone(),
+                }
             }
             Assumed::BlockIdx | Assumed::GridDim => {
                 let g = self.setup.grid;
-                format!(
-                    "grid [{}, {}, {}] assumed: no launch in this file gives one",
-                    g[0], g[1], g[2]
-                )
+                Assumption::Grid {
+                    grid: [g[0] as u64, g[1] as u64, g[2] as u64],
+                }
             }
         }
     }

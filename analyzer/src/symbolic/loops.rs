@@ -5,10 +5,11 @@
 
 use std::collections::BTreeSet;
 
-use super::assume::{fail_reason, Said};
+use super::assume::{fail_origin, Said};
 use super::eval::{Fail, Vals};
 use super::run::Run;
 use crate::budget;
+use crate::finding::Assumption;
 use crate::ir::{Access, Atom, Expr, Kernel};
 
 impl Run<'_> {
@@ -19,10 +20,10 @@ impl Run<'_> {
         if v.err & mask != 0 {
             *unknown_trip = true;
             self.say(Said::TripDependsOn(line, v.fail), |run| {
-                let why = fail_reason(run.k, v.fail);
-                format!(
-                    "the loop at line {line} runs a number of times that depends on {why}; one iteration analysed"
-                )
+                Assumption::LoopTrips {
+                    line,
+                    origin: fail_origin(run.k, v.fail),
+                }
             });
         }
         mask & (v.truthy() | v.err)
@@ -61,11 +62,10 @@ impl Run<'_> {
             }
             if k >= limit {
                 self.say(Said::FirstIterations(line), |_| {
-                    format!(
-                        "only the first {limit} iterations of the loop at line {line} are analysed \
-                         ({})",
-                        budget::named("MAX_LOOP_ITERATIONS", limit, "iterations")
-                    )
+                    Assumption::FirstIterations {
+                        line,
+                        budget: budget::loop_iterations(limit),
+                    }
                 });
                 break;
             }
@@ -125,9 +125,7 @@ impl Run<'_> {
             inside = stay;
             k += 1;
             if lp.pre_cond.is_none() && lp.post_cond.is_none() && lp.breaks.is_empty() {
-                self.say(Said::NoExit(line), |_| {
-                    format!("the loop at line {line} has no visible exit; one iteration analysed")
-                });
+                self.say(Said::NoExit(line), |_| Assumption::NoExit { line });
                 break;
             }
         }

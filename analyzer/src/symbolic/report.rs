@@ -3,6 +3,7 @@
 //! A report whose status is `unknown` carries no cost and no worst warp.
 
 use crate::budget;
+use crate::finding::{Assumption, UnknownReason};
 use crate::hardware::Lanes;
 use crate::ir::{Op, Space, Span};
 
@@ -137,8 +138,10 @@ pub struct AccessReport {
     /// Warp-level executions per block the means are taken over.
     pub executions: f64,
     pub status: Status,
-    pub assumptions: Vec<String>,
-    pub unknown_reason: Option<String>,
+    /// What the cost rests on, each once (in the order met; outputs word
+    /// and sort them).
+    pub assumptions: Vec<Assumption>,
+    pub unknown_reason: Option<UnknownReason>,
     pub cost: Option<Cost>,
     pub worst: Option<WarpSample>,
     /// The lowest byte offset from the array's base that an analysed lane

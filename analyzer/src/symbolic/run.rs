@@ -4,15 +4,14 @@
 //! whole warp, and costs one execution (active lanes, their addresses,
 //! the hardware model's cost, the worst warp so far).
 
-use std::collections::BTreeSet;
-
-use super::assume::{fail_reason, Said};
+use super::assume::{fail_origin, Said};
 use super::eval::{eval32, Assumed, Fail, LaneEnv, Reads, Vals, WarpEnv};
 use super::graph::{self, compile};
 use super::loops::invariant_loops;
 use super::setup::{blocks, uses_block, Setup};
 use super::unknowns::LinearForm;
 use super::{collapse, EngineOptions, WarpSample};
+use crate::finding::{Assumption, UnknownReason};
 use crate::hardware::{Lanes, MemoryModel, WARP};
 use crate::ir::{Access, Atom, Expr, Guard, Kernel, Space};
 
@@ -49,11 +48,11 @@ pub(super) struct Run<'a> {
     pub(super) worst: Option<WarpSample>,
     /// [`super::AccessReport::min_offset`].
     pub(super) min_offset: Option<i64>,
-    pub(super) assumptions: BTreeSet<String>,
+    pub(super) assumptions: Vec<Assumption>,
     /// Which assumptions are already recorded: each is worded once per
     /// access, not once per warp and iteration.
     pub(super) noted: Vec<Said>,
-    pub(super) unknown: Option<String>,
+    pub(super) unknown: Option<UnknownReason>,
     pub(super) budget_hit: bool,
     /// [`EngineOptions::stop_above_ways`]'s limit, when it names this
     /// access's (shared) array.
@@ -176,9 +175,8 @@ impl Run<'_> {
             let truthy = v.truthy();
             let pass = if g.expect { truthy } else { !truthy & !v.err };
             if v.err & m != 0 {
-                self.say(Said::ActiveDespite(v.fail), |run| {
-                    let why = fail_reason(run.k, v.fail);
-                    format!("lanes assumed active where a condition depends on {why}")
+                self.say(Said::ActiveDespite(v.fail), |run| Assumption::LanesActive {
+                    origin: fail_origin(run.k, v.fail),
                 });
             }
             m &= pass | v.err;
@@ -222,7 +220,7 @@ impl Run<'_> {
                 continue;
             }
             if self.relevant(r, active) {
-                self.say(Said::Read(r), |run| run.assumed_text(r));
+                self.say(Said::Read(r), |run| run.assumed(r));
             }
         }
         if self.space == Space::Local {
@@ -268,9 +266,7 @@ impl Run<'_> {
         }
         if let Some(limit) = self.stop_above {
             if ways > limit {
-                self.unknown = Some(format!(
-                    "the fix search stopped: a warp is {ways}-way, no better than {limit}"
-                ));
+                self.unknown = Some(UnknownReason::FixSearchStopped { ways, limit });
                 self.budget_hit = true;
                 self.stopped = true;
             }
@@ -297,7 +293,7 @@ impl<'a> Run<'a> {
         setup: &'a Setup,
         model: &'a dyn MemoryModel,
         opts: &'a EngineOptions,
-        unknown: Option<String>,
+        unknown: Option<UnknownReason>,
     ) -> Run<'a> {
         let obj = &k.objects[a.obj];
         let space = obj.space;
@@ -330,7 +326,7 @@ impl<'a> Run<'a> {
             max_ways: 0.0,
             worst: None,
             min_offset: None,
-            assumptions: setup.assumptions.iter().cloned().collect(),
+            assumptions: setup.assumptions.clone(),
             noted: Vec::new(),
             unknown,
             budget_hit: false,
@@ -348,11 +344,9 @@ impl<'a> Run<'a> {
             memo,
         };
         if space == Space::Local {
-            run.assumptions.insert(format!(
-                "`{}` assumed to live in local memory (arrays whose indices are all known once loops \
-                 unroll are kept in registers)",
-                obj.name
-            ));
+            run.assume(Assumption::LocalMemory {
+                array: obj.name.clone(),
+            });
         }
         run
     }

@@ -5,6 +5,7 @@
 //! the access reads neither `blockIdx` nor `gridDim`).
 
 use super::EngineOptions;
+use crate::finding::Assumption;
 use crate::ir::{Access, Atom, Builtin, Expr, Kernel, LaunchOrigin};
 
 /// The launch configuration, resolved to numbers.
@@ -14,7 +15,7 @@ pub(super) struct Setup {
     pub(super) params: Vec<i64>,
     pub(super) params_assumed: Vec<bool>,
     pub(super) grid_assumed: bool,
-    pub(super) assumptions: Vec<String>,
+    pub(super) assumptions: Vec<Assumption>,
 }
 
 impl Setup {
@@ -26,15 +27,13 @@ impl Setup {
         // what rests on an assumption is stated here.
         let block = l.block;
         match l.origin {
-            LaunchOrigin::LaunchBounds => assumptions.push(format!(
-                "block [{}, 1, 1] assumed from __launch_bounds__({})",
-                block[0], block[0]
-            )),
-            LaunchOrigin::Default => assumptions.push(format!(
-                "block [{}, {}, {}] assumed: no launch of `{}` in this file gives one \
-                 (set `[kernel.{}] block`)",
-                block[0], block[1], block[2], k.name, k.name
-            )),
+            LaunchOrigin::LaunchBounds => {
+                assumptions.push(Assumption::LaunchBoundsBlock { threads: block[0] })
+            }
+            LaunchOrigin::Default => assumptions.push(Assumption::DefaultBlock {
+                block,
+                kernel: k.name.clone(),
+            }),
             LaunchOrigin::LaunchSite | LaunchOrigin::Config => {}
         }
         let (grid, grid_assumed) = match l.grid {

@@ -5,10 +5,11 @@
 //! Decided for the whole warp through the address's linear form when it
 //! has one, else lane by lane.
 
-use super::assume::{fail_reason, Said};
+use super::assume::{fail_origin, Said};
 use super::eval::{eval_lin, Reads, Vals};
 use super::linear;
 use super::run::Run;
+use crate::finding::{Assumption, UnknownReason};
 use crate::hardware::{Lanes, WARP};
 use crate::ir::{Atom, Expr};
 
@@ -66,8 +67,10 @@ impl Run<'_> {
             match r {
                 Ok(lin) => lins.push(Some(lin)),
                 Err(f) => {
-                    let why = fail_reason(self.k, f);
-                    self.unknown = Some(format!("the address depends on {why}"));
+                    self.unknown = Some(UnknownReason::DependsOn {
+                        origin: fail_origin(self.k, f),
+                        differs: false,
+                    });
                     return false;
                 }
             }
@@ -165,7 +168,7 @@ impl Run<'_> {
     fn shifts_warp(&mut self, u: u32, coeffs: &[i64], active: u32) -> bool {
         let same_coeff = coeffs.windows(2).all(|w| w[0] == w[1]);
         let k = self.k;
-        let why = &k.unknowns[u as usize].reason;
+        let why = &k.unknowns[u as usize].origin;
         let uniform = match k.unknowns[u as usize].witness.as_ref() {
             None => false,
             Some(w) => {
@@ -186,17 +189,16 @@ impl Run<'_> {
             }
         };
         if !(uniform && same_coeff) {
-            self.unknown = Some(format!(
-                "the address depends on {why}, which differs between lanes"
-            ));
+            self.unknown = Some(UnknownReason::DependsOn {
+                origin: why.clone(),
+                differs: true,
+            });
             return false;
         }
         if coeffs.first().is_some_and(|c| c % self.period != 0) {
-            self.say(Said::KeepsAligned(u), |run| {
-                format!(
-                    "the offset from {why} is assumed to keep the warp {}-byte aligned",
-                    run.period
-                )
+            self.say(Said::KeepsAligned(u), |run| Assumption::KeepsAligned {
+                origin: why.clone(),
+                bytes: run.period as u32,
             });
         }
         true

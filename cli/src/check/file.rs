@@ -171,7 +171,8 @@ fn check_one(
     // the file's notes become its errors.
     if analysis.program.notes.iter().any(|n| n.span.line == 0) {
         for n in &analysis.program.notes {
-            o.errors.push(format!("{}: {}", unit.path, n.message));
+            let note = warplint_lints::wording::note(&n.kind);
+            o.errors.push(format!("{}: {note}", unit.path));
         }
         return o;
     }
@@ -242,7 +243,10 @@ fn unknown_notes(analysis: &FileAnalysis, path: &str) -> Vec<UnknownNote> {
                 r.op.name(),
                 r.array,
                 r.kernel_name,
-                r.unknown_reason.clone().unwrap_or_default()
+                r.unknown_reason
+                    .as_ref()
+                    .map(warplint_lints::wording::unknown_reason)
+                    .unwrap_or_default()
             ),
         })
         .collect()

@@ -12,6 +12,7 @@ use tree_sitter::Node;
 
 use super::{Binding, Frame, Lowerer, Place, Ptr, Scope, Src, Val};
 use crate::budget;
+use crate::finding::Origin;
 use crate::frontend::fields::Fields;
 use crate::frontend::fuse;
 use crate::frontend::tu::{FuncDef, TParam};
@@ -100,7 +101,9 @@ impl<'a, 't> Lowerer<'a, 't> {
                 for a in &args {
                     self.rv(*a, src);
                 }
-                return self.unknown_val(format!("the result of `{}`", src.text(f)));
+                return self.unknown_val(Origin::CallResult {
+                    callee: src.text(f),
+                });
             }
         };
         let short = name.rsplit("::").next().unwrap_or(&name).to_string();
@@ -248,7 +251,9 @@ impl<'a, 't> Lowerer<'a, 't> {
             }
         }
         self.rv(arg, src);
-        self.unknown_val(format!("the result of `{short}()`"))
+        self.unknown_val(Origin::CallResult {
+            callee: format!("{short}()"),
+        })
     }
 
     /// `atomicAdd(p, v)` and the other atomics (`_block`/`_system` too): an
@@ -271,13 +276,18 @@ impl<'a, 't> Lowerer<'a, 't> {
                 };
                 self.access(&place, Op::Atomic, n, src);
                 let w = place.off.clone();
-                Val::Int(self.unknown(format!("the result of `{short}`"), Some(w)))
+                let origin = Origin::CallResult {
+                    callee: short.into(),
+                };
+                Val::Int(self.unknown(origin, Some(w)))
             }
             _ => {
                 for a in &args[1..] {
                     self.rv(*a, src);
                 }
-                self.unknown_val(format!("the result of `{short}`"))
+                self.unknown_val(Origin::CallResult {
+                    callee: short.into(),
+                })
             }
         })
     }
@@ -349,17 +359,18 @@ impl<'a, 't> Lowerer<'a, 't> {
             (0, _) => Some(Expr::konst(0)),
             _ => None,
         };
-        let reason = format!("the result of `{short}()`");
+        let callee = format!("{short}()");
         // `elemPerCopy<T>()`, defined in the file, with a template
         // parameter that no launch instantiates.
         let dependent = if self.tu.functions.contains_key(short) {
-            self.dependent_unknown(&src.text(f), witness.clone(), |p| {
-                format!("{reason}, which depends on template parameter `{p}`")
+            let callee = callee.clone();
+            self.dependent_unknown(&src.text(f), witness.clone(), |param| {
+                Origin::CallThroughTemplateParam { callee, param }
             })
         } else {
             None
         };
-        dependent.unwrap_or_else(|| Val::Int(self.unknown(reason, witness)))
+        dependent.unwrap_or_else(|| Val::Int(self.unknown(Origin::CallResult { callee }, witness)))
     }
 
     fn inline_call(
@@ -375,22 +386,22 @@ impl<'a, 't> Lowerer<'a, 't> {
                 let an = arg_nodes.get(i).copied().unwrap_or(n);
                 self.rvalue_of(v, an, src);
             }
-            return self.unknown_val(format!("the result of `{}` (a recursive call)", def.name));
+            return self.unknown_val(Origin::RecursiveCall {
+                function: def.name.clone(),
+            });
         }
         if self.inline_depth >= budget::MAX_INLINE_DEPTH
             || self.inlined >= budget::MAX_INLINED_CALLS
         {
             let b = if self.inline_depth >= budget::MAX_INLINE_DEPTH {
-                ("MAX_INLINE_DEPTH", budget::MAX_INLINE_DEPTH, "nested calls")
+                budget::INLINE_DEPTH
             } else {
-                (
-                    "MAX_INLINED_CALLS",
-                    budget::MAX_INLINED_CALLS,
-                    "calls per kernel",
-                )
+                budget::INLINED_CALLS
             };
-            let what = format!("the result of `{}`", def.name);
-            return self.budget_unknown(n, src, b, &what);
+            let what = Origin::CallResult {
+                callee: def.name.clone(),
+            };
+            return self.budget_unknown(n, src, b, what);
         }
         self.inlined += 1;
         let main = Src::of(def.src);

@@ -6,8 +6,9 @@
 
 use tree_sitter::Node;
 
-use super::{Lowerer, Place, Ptr, Src, Val, DECLARATOR_DEPTH};
+use super::{Lowerer, Place, Ptr, Src, Val};
 use crate::budget;
+use crate::finding::{Cut, NoteKind, Origin};
 use crate::frontend::fields::Fields;
 use crate::frontend::tu::qualifiers;
 use crate::frontend::types::{builtin, Ty};
@@ -126,13 +127,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         depth: u32,
     ) -> (String, Ty, Option<Node<'n>>, bool) {
         if depth > budget::MAX_DECLARATOR_DEPTH {
-            self.budget_note(
-                d,
-                src,
-                DECLARATOR_DEPTH,
-                "a declarator nested too deeply",
-                "its declaration is skipped",
-            );
+            self.budget_note(d, src, budget::DECLARATOR_DEPTH, Cut::Declarator);
             return (String::new(), Ty::Unknown("declarator".into()), None, false);
         }
         match d.node_kind() {
@@ -170,16 +165,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                     // missing, and the accesses say so.
                     if v.is_none() && !self.k.only_dependent(&e) {
                         let text = src.text(s);
-                        self.note(
-                            s,
-                            src,
-                            format!(
-                                "array dimension `{text}` is not a known constant here \
-                                 (in a header that was not found? give its folder with -I \
-                                 or try --include-search project; or set it in \
-                                 [analysis.defines])"
-                            ),
-                        );
+                        self.note(s, src, NoteKind::ArrayDimension { text });
                     }
                     v
                 });
@@ -348,7 +334,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 None if ty == Ty::Dim3 => {
                     Val::Dim3([Expr::konst(1), Expr::konst(1), Expr::konst(1)])
                 }
-                None => self.unknown_val(format!("`{name}` before it is assigned")),
+                None => self.unknown_val(Origin::BeforeAssigned { name: name.clone() }),
             };
             self.bind(name, val);
         }
@@ -378,7 +364,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 Val::Dim3(dims)
             }
             (_, 1) => Val::Int(args.remove(0)),
-            _ => self.unknown_val(format!("`{name}`")),
+            _ => self.unknown_val(Origin::Written { text: name.clone() }),
         };
         self.bind(name, val);
     }

@@ -6,8 +6,9 @@
 
 use tree_sitter::Node;
 
-use super::{parse_int, Binding, Lowerer, Place, Ptr, Src, Val, SYNTAX_DEPTH};
+use super::{parse_int, Binding, Lowerer, Place, Ptr, Src, Val};
 use crate::budget;
+use crate::finding::Origin;
 use crate::frontend::fields::Fields;
 use crate::frontend::types::{self, align_of, field, size_of, Ty};
 use crate::ir::{BinOp, Builtin, Dim, Expr, Guard, Op, UnOp};
@@ -89,19 +90,18 @@ impl<'a, 't> Lowerer<'a, 't> {
                 // `detail::STAGES_v<T>` with a template parameter that no
                 // launch instantiates.
                 let text = src.text(n);
-                self.dependent_unknown(&text, None, |p| {
-                    format!("`{text}`, which depends on template parameter `{p}`")
+                self.dependent_unknown(&text, None, |param| Origin::ThroughTemplateParam {
+                    name: text.clone(),
+                    param,
                 })
-                .unwrap_or_else(|| {
-                    self.unknown_val(format!("`{name}`, which is not declared in this file"))
-                })
+                .unwrap_or_else(|| self.unknown_val(Origin::Undeclared { name: name.into() }))
             }
         }
     }
 
     pub(crate) fn expr(&mut self, n: Node, src: &Src) -> Val {
         if self.depth >= budget::MAX_SYNTAX_DEPTH {
-            return self.budget_unknown(n, src, SYNTAX_DEPTH, "an expression nested too deeply");
+            return self.budget_unknown(n, src, budget::SYNTAX_DEPTH, Origin::NestedTooDeeply);
         }
         self.depth += 1;
         let v = self.expr_inner(n, src);
@@ -115,9 +115,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 let t = src.text(n);
                 match parse_int(&t) {
                     Some(v) => Val::Int(Expr::konst(v)),
-                    None => {
-                        Val::Int(self.unknown("a floating-point constant", Some(Expr::konst(0))))
-                    }
+                    None => Val::Int(self.unknown(Origin::FloatingPoint, Some(Expr::konst(0)))),
                 }
             }
             "char_literal" => self.char_literal(n, src),
@@ -154,7 +152,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                     .unwrap_or(Ty::Unknown(String::new()));
                 match align_of(&ty, self.structs()) {
                     Some(a) => Val::Int(Expr::konst(a as i64)),
-                    None => self.unknown_val(format!("`{}`", src.text(n))),
+                    None => self.unknown_val(Origin::Written { text: src.text(n) }),
                 }
             }
             "comma_expression" => {
@@ -168,16 +166,17 @@ impl<'a, 't> Lowerer<'a, 't> {
             }
             "call_expression" => self.call(n, src),
             "initializer_list" | "argument_list" => self.brace_list(n, src),
-            "ERROR" => self.unknown_val("code that could not be parsed"),
+            "ERROR" => self.unknown_val(Origin::Unparsed),
             other => {
                 let kind = other.replace('_', " ");
                 let text = src.text(n);
                 // `cosize_v<Layout>` and the like with a template parameter
                 // that no launch instantiates.
-                self.dependent_unknown(&text, None, |p| {
-                    format!("`{text}`, which depends on template parameter `{p}`")
+                self.dependent_unknown(&text, None, |param| Origin::ThroughTemplateParam {
+                    name: text.clone(),
+                    param,
                 })
-                .unwrap_or_else(|| self.unknown_val(format!("a {kind}")))
+                .unwrap_or_else(|| self.unknown_val(Origin::Construct { kind }))
             }
         }
     }
@@ -208,11 +207,11 @@ impl<'a, 't> Lowerer<'a, 't> {
         }
         if let Some(scope) = scope {
             let text = src.text(n);
-            let member = self.dependent_unknown(&src.text(scope), None, |p| {
-                format!(
-                    "`{text}`, a member of template parameter `{p}`, which no launch instantiates"
-                )
-            });
+            let member =
+                self.dependent_unknown(&src.text(scope), None, |param| Origin::TemplateMember {
+                    member: text,
+                    param,
+                });
             if let Some(v) = member {
                 return v;
             }
@@ -238,7 +237,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             .or_else(|| n.field("index"));
         let idx = match idx_node {
             Some(i) => self.int(i, src),
-            None => self.unknown("an empty subscript", None),
+            None => self.unknown(Origin::EmptySubscript, None),
         };
         self.index_place(base, idx, n, src)
     }
@@ -256,7 +255,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                     off: p.off,
                     pointee: p.ty,
                 }),
-                _ => self.unknown_val("the address of a value that is not in memory"),
+                _ => self.unknown_val(Origin::AddressOfNonMemory),
             }
         } else {
             match self.rv(arg, src) {
@@ -265,7 +264,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                     off: p.off,
                     ty: p.pointee,
                 }),
-                _ => self.unknown_val("a dereference of an unknown pointer"),
+                _ => self.unknown_val(Origin::DerefUnknownPointer),
             }
         }
     }
@@ -460,7 +459,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 ])
             }
             (Val::Void, Val::Void) => Val::Void,
-            _ => self.unknown_val("a value that depends on the branch taken"),
+            _ => self.unknown_val(Origin::BranchDependent),
         }
     }
 
@@ -521,9 +520,9 @@ impl<'a, 't> Lowerer<'a, 't> {
                     off: q.off,
                     ty: q.pointee,
                 },
-                _ => return self.unknown_val(format!("field `{fname}` of an unknown value")),
+                _ => return self.unknown_val(Origin::FieldOfUnknown { field: fname }),
             },
-            _ => return self.unknown_val(format!("field `{fname}` of a value not in memory")),
+            _ => return self.unknown_val(Origin::FieldNotInMemory { field: fname }),
         };
         match field(&place.ty, &fname, self.structs()) {
             Some((off, ty)) => Val::Place(Place {
@@ -533,7 +532,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             }),
             None => {
                 let ty = types::spell(&place.ty, self.structs());
-                self.unknown_val(format!("field `{fname}` of `{ty}`"))
+                self.unknown_val(Origin::FieldOfType { field: fname, ty })
             }
         }
     }
@@ -569,7 +568,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         match (&a, &b, op.as_str()) {
             (Val::Ptr(p), Val::Int(i), "+" | "-") | (Val::Int(i), Val::Ptr(p), "+") => {
                 let Some(sz) = self.elem_size(&p.pointee) else {
-                    return self.unknown_val("arithmetic on a pointer to an unsized type");
+                    return self.unknown_val(Origin::UnsizedPointerArithmetic);
                 };
                 let scaled = Expr::times(i.clone(), Expr::konst(sz as i64));
                 let off = if op == "-" {
@@ -594,7 +593,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             _ => {}
         }
         let Some(bop) = bin_op(&op) else {
-            return self.unknown_val(format!("operator `{op}`"));
+            return self.unknown_val(Origin::Operator { op });
         };
         let x = self.as_int(a);
         let y = self.as_int(b);

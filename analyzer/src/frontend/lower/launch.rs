@@ -8,8 +8,9 @@ use std::collections::HashSet;
 use tree_sitter::Node;
 
 use super::call::function_params;
-use super::{Lowerer, Src, Val, SCAN_NODES};
+use super::{Lowerer, Src, Val};
 use crate::budget;
+use crate::finding::{Cut, NoteKind, Origin};
 use crate::frontend::fields::Fields;
 use crate::frontend::source::Source;
 use crate::frontend::tu::LaunchSite;
@@ -115,17 +116,11 @@ impl<'a, 't> Lowerer<'a, 't> {
                 Some(b)
             }
             Some(b) => {
-                self.note(
-                    n,
-                    src,
-                    format!(
-                        "block [{}, {}, {}] has more than {} threads; launch ignored",
-                        b[0],
-                        b[1],
-                        b[2],
-                        budget::MAX_THREADS_PER_BLOCK
-                    ),
-                );
+                let kind = NoteKind::BlockTooLarge {
+                    block: b,
+                    max: budget::MAX_THREADS_PER_BLOCK,
+                };
+                self.note(n, src, kind);
                 None
             }
             None => None,
@@ -179,13 +174,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         if self.moved.as_ref().is_none_or(|(k, _)| *k != key) {
             let (names, cut) = moved_names(body, src);
             if cut {
-                self.budget_note(
-                    body,
-                    src,
-                    SCAN_NODES,
-                    "a launching function too large to scan for the pointers it moves",
-                    "a pointer moved past that point is taken as aligned",
-                );
+                self.budget_note(body, src, budget::SCAN_NODES, Cut::LaunchScan);
             }
             self.moved = Some((key, names));
         }
@@ -251,7 +240,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             let base = self.resolve_type(tn, &main);
             let (name, ty, _) = self.declarator(base, d, &main);
             if matches!(ty, Ty::Int { .. }) {
-                let u = self.unknown(format!("parameter `{name}`"), None);
+                let u = self.unknown(Origin::Parameter { name: name.clone() }, None);
                 self.bind(name, Val::Int(u));
             }
         }

@@ -5,8 +5,9 @@
 
 use tree_sitter::Node;
 
-use super::{LoopCtx, Lowerer, Ptr, Scope, Src, Val, SCAN_NODES};
+use super::{LoopCtx, Lowerer, Ptr, Scope, Src, Val};
 use crate::budget;
+use crate::finding::{Cut, Origin};
 use crate::frontend::fields::Fields;
 use crate::ir::{Atom, Expr, Guard, Loop, LoopVar};
 
@@ -79,13 +80,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         let mut assigned = Vec::new();
         for part in [body, cond_node, update].into_iter().flatten() {
             if !collect_assigned(part, src, &mut assigned) {
-                self.budget_note(
-                    part,
-                    src,
-                    SCAN_NODES,
-                    "a loop too large to scan for the variables it assigns",
-                    "a variable assigned past that point is taken as unchanged by the loop",
-                );
+                self.budget_note(part, src, budget::SCAN_NODES, Cut::LoopScan);
             }
         }
         let id = self.k.loops.len();
@@ -111,7 +106,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             let pre = cond_node.map(|c| {
                 if c.node_kind() == "declaration" {
                     self.local_decl(c, src);
-                    self.unknown("a declaration used as a loop condition", None)
+                    self.unknown(Origin::DeclarationLoopCondition, None)
                 } else {
                     self.int(c, src)
                 }
@@ -203,10 +198,7 @@ impl<'a, 't> Lowerer<'a, 't> {
     fn returned_in_loop(&mut self, line: u32) {
         let outermost = self.frame().loops.iter().all(|l| l.id == usize::MAX);
         if outermost {
-            let u = self.unknown(
-                format!("lanes that returned inside the loop at line {line}"),
-                None,
-            );
+            let u = self.unknown(Origin::ReturnedInLoop { line }, None);
             self.frame().dead.push(Guard {
                 cond: u,
                 expect: false,
@@ -220,10 +212,11 @@ impl<'a, 't> Lowerer<'a, 't> {
     /// unknown (a pointer keeps its object).
     fn exit_values(&mut self, carried: Vec<Carried>, line: u32) {
         for Carried { name, is_ptr } in carried {
-            let u = self.unknown(
-                format!("the value of `{name}` after the loop at line {line}"),
-                None,
-            );
+            let origin = Origin::AfterLoop {
+                name: name.clone(),
+                line,
+            };
+            let u = self.unknown(origin, None);
             if let Some(b) = self.lookup_mut(&name) {
                 b.val = match (&b.val, is_ptr) {
                     (Val::Ptr(p), true) => Val::Ptr(Ptr {

@@ -13,6 +13,7 @@ use tree_sitter::{Node, Parser};
 
 use super::{Lowerer, Src, Val};
 use crate::budget;
+use crate::finding::Origin;
 use crate::frontend::fields::Fields;
 
 thread_local! {
@@ -117,21 +118,12 @@ impl<'a, 't> Lowerer<'a, 't> {
         statement: bool,
     ) -> Val {
         if self.expanding.len() as u32 >= budget::MAX_MACRO_DEPTH {
-            let b = ("MAX_MACRO_DEPTH", budget::MAX_MACRO_DEPTH, "levels");
-            return self.budget_unknown(
-                n,
-                src,
-                b,
-                &format!("macro `{name}`, which nests too deeply"),
-            );
+            let what = Origin::NestedMacro { name: name.into() };
+            return self.budget_unknown(n, src, budget::MACRO_DEPTH, what);
         }
         if self.expansions >= budget::MAX_MACRO_EXPANSIONS {
-            let b = (
-                "MAX_MACRO_EXPANSIONS",
-                budget::MAX_MACRO_EXPANSIONS,
-                "expansions per kernel",
-            );
-            return self.budget_unknown(n, src, b, &format!("macro `{name}`"));
+            let what = Origin::Macro { name: name.into() };
+            return self.budget_unknown(n, src, budget::MACRO_EXPANSIONS, what);
         }
         self.expansions += 1;
         let at = Some(self.span(n, src));

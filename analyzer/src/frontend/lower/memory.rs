@@ -8,8 +8,9 @@
 
 use tree_sitter::Node;
 
-use super::{Lowerer, Place, Ptr, Src, Val, ACCESS_PIECES};
+use super::{Lowerer, Place, Ptr, Src, Val};
 use crate::budget;
+use crate::finding::{Cut, Origin};
 use crate::frontend::types::{self, align_of, size_of, Ty};
 use crate::ir::{Access, Expr, MemObject, Op, Space, Span};
 
@@ -26,7 +27,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                     let witness = p.off.clone();
                     let name = self.k.objects[p.obj].name.clone();
                     self.access(&p, Op::Load, n, src);
-                    Val::Int(self.unknown(format!("a value loaded from `{name}`"), Some(witness)))
+                    Val::Int(self.unknown(Origin::Loaded { array: name }, Some(witness)))
                 }
             },
             other => other,
@@ -55,13 +56,8 @@ impl<'a, 't> Lowerer<'a, 't> {
                 let limit = u64::from(budget::MAX_ACCESS_PIECES);
                 if count > limit {
                     let ty = types::spell(&p.ty, self.structs());
-                    self.budget_note(
-                        n,
-                        src,
-                        ACCESS_PIECES,
-                        &format!("an access to `{ty}` in {count} pieces"),
-                        "only its first pieces are recorded",
-                    );
+                    let what = Cut::AccessPieces { ty, count };
+                    self.budget_note(n, src, budget::ACCESS_PIECES, what);
                 }
                 for i in 0..count.min(limit) {
                     pieces.push((i * chunk, chunk as u32));
@@ -69,10 +65,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             }
             _ => {
                 let ty = types::spell(&p.ty, self.structs());
-                off = self.unknown(
-                    format!("the size of `{ty}`, a type not defined in this file"),
-                    None,
-                );
+                off = self.unknown(Origin::TypeSize { ty }, None);
                 pieces.push((0, 4));
             }
         }
@@ -107,13 +100,13 @@ impl<'a, 't> Lowerer<'a, 't> {
                 Ty::Ptr(_) => {
                     // A pointer stored in memory: the load gives an unknown pointer.
                     let _ = self.rvalue_of(Val::Place(p), n, src);
-                    return self.unknown_val("a pointer loaded from memory");
+                    return self.unknown_val(Origin::LoadedPointer);
                 }
-                _ => return self.unknown_val("subscript of a non-array value"),
+                _ => return self.unknown_val(Origin::SubscriptOfNonArray),
             },
             Val::Ptr(p) => p,
             Val::Int(_) | Val::Dim3(_) | Val::Void => {
-                return self.unknown_val("subscript of a value that is not a known array")
+                return self.unknown_val(Origin::SubscriptOfUnknownArray)
             }
         };
         let off = match self.elem_size(&ptr.pointee) {
@@ -121,13 +114,10 @@ impl<'a, 't> Lowerer<'a, 't> {
             None => {
                 let name = self.k.objects[ptr.obj].name.clone();
                 let what = match &ptr.pointee {
-                    Ty::Array(..) => format!(
-                        "the layout of `{name}`, one of whose dimensions is not a known constant"
-                    ),
-                    t => format!(
-                        "the size of `{}`, a type not defined in this file",
-                        types::spell(t, self.structs())
-                    ),
+                    Ty::Array(..) => Origin::ArrayLayout { array: name },
+                    t => Origin::TypeSize {
+                        ty: types::spell(t, self.structs()),
+                    },
                 };
                 self.unknown(what, None)
             }

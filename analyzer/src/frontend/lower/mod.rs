@@ -40,6 +40,7 @@ use super::source::Source;
 use super::tu::{FuncDef, LaunchSite, TArg, TParam, Tu};
 use super::types::{self, size_of, Ty};
 use crate::budget;
+use crate::finding::{Budget, Cut, NoteKind, Origin};
 use crate::ir::{Atom, BinOp, Expr, Guard, Kernel, Note, Param, Space, Span, UnOp};
 use call::function_params;
 
@@ -195,29 +196,6 @@ pub(crate) fn parse_int(text: &str) -> Option<i64> {
     u64::from_str_radix(digits, radix).ok().map(|v| v as i64)
 }
 
-/// `budget::MAX_SYNTAX_DEPTH`: its name, limit and unit.
-const SYNTAX_DEPTH: (&str, u32, &str) = ("MAX_SYNTAX_DEPTH", budget::MAX_SYNTAX_DEPTH, "levels");
-
-/// `budget::MAX_DECLARATOR_DEPTH`: its name, limit and unit.
-const DECLARATOR_DEPTH: (&str, u32, &str) = (
-    "MAX_DECLARATOR_DEPTH",
-    budget::MAX_DECLARATOR_DEPTH,
-    "levels",
-);
-
-/// `budget::MAX_SCAN_NODES`: its name, limit and unit.
-const SCAN_NODES: (&str, u32, &str) = ("MAX_SCAN_NODES", budget::MAX_SCAN_NODES, "syntax nodes");
-
-/// `budget::MAX_ACCESS_PIECES`: its name, limit and unit.
-const ACCESS_PIECES: (&str, u32, &str) = (
-    "MAX_ACCESS_PIECES",
-    budget::MAX_ACCESS_PIECES,
-    "pieces per access",
-);
-
-/// `budget::MAX_ALIAS_DEPTH`: its name, limit and unit.
-const ALIAS_DEPTH: (&str, u32, &str) = ("MAX_ALIAS_DEPTH", budget::MAX_ALIAS_DEPTH, "levels");
-
 impl<'a, 't> Lowerer<'a, 't> {
     pub fn new(tu: &'a Tu<'t>) -> Self {
         Lowerer {
@@ -256,56 +234,52 @@ impl<'a, 't> Lowerer<'a, 't> {
         src.span(n)
     }
 
-    fn note(&mut self, n: Node, src: &Src, msg: impl Into<String>) {
+    fn note(&mut self, n: Node, src: &Src, kind: NoteKind) {
         let span = self.span(n, src);
-        let message = msg.into();
-        if !self
-            .notes
-            .iter()
-            .any(|x| x.span == span && x.message == message)
-        {
-            self.notes.push(Note { span, message });
+        if !self.notes.iter().any(|x| x.span == span && x.kind == kind) {
+            self.notes.push(Note { span, kind });
         }
     }
 
-    fn unknown(&mut self, reason: impl Into<String>, witness: Option<Expr>) -> Expr {
-        self.k.add_unknown(reason, witness)
+    fn unknown(&mut self, origin: Origin, witness: Option<Expr>) -> Expr {
+        self.k.add_unknown(origin, witness)
     }
 
-    fn unknown_val(&mut self, reason: impl Into<String>) -> Val {
-        Val::Int(self.unknown(reason, None))
+    fn unknown_val(&mut self, origin: Origin) -> Val {
+        Val::Int(self.unknown(origin, None))
     }
 
-    /// A budget ran out at `n`: an unknown value saying `what` and naming
-    /// the budget, and (once per kernel and budget) a note there.
-    fn budget_unknown(
-        &mut self,
-        n: Node,
-        src: &Src,
-        b: (&'static str, u32, &str),
-        what: &str,
-    ) -> Val {
-        let reason = self.budget_note(n, src, b, what, "what depends on it is unknown");
-        self.unknown_val(reason)
-    }
-
-    /// A budget ran out at `n`: `what` and the budget's name (returned),
-    /// and (once per kernel and budget) a note there that adds `then`,
-    /// what the analysis does instead.
-    fn budget_note(
-        &mut self,
-        n: Node,
-        src: &Src,
-        (name, limit, unit): (&'static str, u32, &str),
-        what: &str,
-        then: &str,
-    ) -> String {
-        let reason = format!("{what} (the {} ran out)", budget::named(name, limit, unit));
-        if !self.budgets_noted.contains(&name) {
-            self.budgets_noted.push(name);
-            self.note(n, src, format!("{reason}; {then}"));
+    /// A budget ran out at `n`: an unknown value, `what` past the budget,
+    /// and (once per kernel and budget) a note there.
+    fn budget_unknown(&mut self, n: Node, src: &Src, budget: Budget, what: Origin) -> Val {
+        let origin = Origin::OutOfBudget {
+            what: Box::new(what),
+            budget,
+        };
+        if self.first_time(budget) {
+            let kind = NoteKind::ValueOutOfBudget {
+                origin: origin.clone(),
+            };
+            self.note(n, src, kind);
         }
-        reason
+        self.unknown_val(origin)
+    }
+
+    /// A budget ran out at `n`: (once per kernel and budget) a note there
+    /// saying `what` was cut short.
+    fn budget_note(&mut self, n: Node, src: &Src, budget: Budget, what: Cut) {
+        if self.first_time(budget) {
+            self.note(n, src, NoteKind::OutOfBudget { what, budget });
+        }
+    }
+
+    /// Whether `budget` runs out for the first time in this kernel.
+    fn first_time(&mut self, budget: Budget) -> bool {
+        if self.budgets_noted.contains(&budget.name) {
+            return false;
+        }
+        self.budgets_noted.push(budget.name);
+        true
     }
 
     pub fn const_int(&mut self, n: Node, src: &Src) -> Option<i64> {
@@ -338,10 +312,10 @@ impl<'a, 't> Lowerer<'a, 't> {
         match v {
             Val::Int(e) => e,
             Val::Ptr(p) => self.unknown(
-                "a pointer used as an integer",
+                Origin::PointerAsInteger,
                 Some(Expr::plus(p.off, Expr::konst(p.obj as i64 * (1 << 40)))),
             ),
-            _ => self.unknown("a value that is not an integer", None),
+            _ => self.unknown(Origin::NotAnInteger, None),
         }
     }
 
@@ -429,10 +403,10 @@ impl<'a, 't> Lowerer<'a, 't> {
                 (TParam::Value(name), _) => {
                     shown.push(name.clone());
                     let u = self.k.add_dependent(
-                        format!(
-                            "template parameter `{name}` (no launch of `{}` gives it a value)",
-                            def.name
-                        ),
+                        Origin::TemplateParam {
+                            name: name.clone(),
+                            kernel: def.name.clone(),
+                        },
                         Some(Expr::konst(0)),
                     );
                     self.bind(name.clone(), Val::Int(u));
@@ -512,7 +486,10 @@ impl<'a, 't> Lowerer<'a, 't> {
                         object: None,
                         is_integer: false,
                     });
-                    let u = self.unknown(format!("parameter `{name}`"), Some(Expr::konst(0)));
+                    let u = self.unknown(
+                        Origin::Parameter { name: name.clone() },
+                        Some(Expr::konst(0)),
+                    );
                     self.bind(name, Val::Int(u));
                 }
             }

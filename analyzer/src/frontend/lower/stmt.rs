@@ -8,8 +8,9 @@ use std::collections::HashMap;
 
 use tree_sitter::Node;
 
-use super::{LoopCtx, Lowerer, Scope, Src, Val, SYNTAX_DEPTH};
+use super::{LoopCtx, Lowerer, Scope, Src, Val};
 use crate::budget;
+use crate::finding::{NoteKind, Origin};
 use crate::frontend::fields::Fields;
 use crate::frontend::fuse;
 use crate::frontend::types::Ty;
@@ -65,16 +66,10 @@ impl<'a, 't> Lowerer<'a, 't> {
             return;
         }
         if self.depth >= budget::MAX_SYNTAX_DEPTH {
-            let (name, limit, unit) = SYNTAX_DEPTH;
-            self.note(
-                n,
-                src,
-                format!(
-                    "statements nested too deeply; the rest of this block is not analysed (the \
-                     {} ran out)",
-                    budget::named(name, limit, unit)
-                ),
-            );
+            let kind = NoteKind::StatementsTooDeep {
+                budget: budget::SYNTAX_DEPTH,
+            };
+            self.note(n, src, kind);
             return;
         }
         self.depth += 1;
@@ -144,7 +139,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 self.scopes.push(Scope::new());
                 if let Some(d) = n.field("declarator") {
                     let name = src.text(d);
-                    let u = self.unknown_val(format!("range element `{name}`"));
+                    let u = self.unknown_val(Origin::RangeElement { name: name.clone() });
                     self.bind(name, u);
                 }
                 if let Some(b) = n.field("body") {
@@ -223,11 +218,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                     }
                 }
             }
-            "goto_statement" => self.note(
-                n,
-                src,
-                "`goto` is not followed; the code after it is analysed as if reached",
-            ),
+            "goto_statement" => self.note(n, src, NoteKind::Goto),
             _ => {}
         }
     }
@@ -296,7 +287,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         };
         let cond = if c.node_kind() == "declaration" {
             self.local_decl(c, src);
-            self.unknown("a declaration used as a condition", None)
+            self.unknown(Origin::DeclarationCondition, None)
         } else {
             self.int(c, src)
         };
@@ -395,7 +386,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             let cv = case.field("value").map(|v| self.int(v, src));
             let own = match cv {
                 Some(v) => Expr::bin(BinOp::Eq, value.clone(), v),
-                None => self.unknown("the `default:` case of a switch", None),
+                None => self.unknown(Origin::DefaultCase, None),
             };
             // A case the one before falls into runs for either value.
             let cond = match falling.take() {

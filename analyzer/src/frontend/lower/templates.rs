@@ -8,8 +8,9 @@ use std::collections::HashMap;
 
 use tree_sitter::Node;
 
-use super::{Binding, Lowerer, Scope, Src, Val, ALIAS_DEPTH};
+use super::{Binding, Lowerer, Scope, Src, Val};
 use crate::budget;
+use crate::finding::Origin;
 use crate::frontend::fields::Fields;
 use crate::frontend::tu::{TArg, TParam};
 use crate::frontend::types::Ty;
@@ -48,25 +49,23 @@ impl<'a, 't> Lowerer<'a, 't> {
 
     /// An unknown for `text` when it spells a template parameter without an
     /// instantiation (see [`Unknown::dependent`](crate::ir::Unknown)), with
-    /// the reason `message(parameter)`; `None` when it does not. When its
+    /// the origin `origin(parameter)`; `None` when it does not. When its
     /// aliases nest too deeply to tell, an unknown naming the budget.
     pub(super) fn dependent_unknown(
         &mut self,
         text: &str,
         witness: Option<Expr>,
-        message: impl FnOnce(&str) -> String,
+        origin: impl FnOnce(String) -> Origin,
     ) -> Option<Val> {
         let mut cut = false;
         match self.dependent_on(text, &mut Vec::new(), &mut cut) {
-            Some(p) => Some(Val::Int(self.k.add_dependent(message(&p), witness))),
+            Some(p) => Some(Val::Int(self.k.add_dependent(origin(p), witness))),
             None if cut => {
-                let (name, limit, unit) = ALIAS_DEPTH;
-                let reason = format!(
-                    "`{text}`, whose type aliases nest too deeply to find the template \
-                     parameter it depends on (the {} ran out)",
-                    budget::named(name, limit, unit)
-                );
-                Some(Val::Int(self.unknown(reason, witness)))
+                let origin = Origin::OutOfBudget {
+                    what: Box::new(Origin::AliasesTooDeep { text: text.into() }),
+                    budget: budget::ALIAS_DEPTH,
+                };
+                Some(Val::Int(self.unknown(origin, witness)))
             }
             None => None,
         }
@@ -75,10 +74,11 @@ impl<'a, 't> Lowerer<'a, 't> {
     /// `sizeof(...)` of a type not known here.
     pub(super) fn sizeof_unknown(&mut self, n: Node, src: &Src) -> Val {
         let text = src.text(n);
-        self.dependent_unknown(&text, Some(Expr::konst(0)), |p| {
-            format!("`{text}`, which depends on template parameter `{p}`")
+        let name = text.clone();
+        self.dependent_unknown(&text, Some(Expr::konst(0)), |param| {
+            Origin::ThroughTemplateParam { name, param }
         })
-        .unwrap_or_else(|| self.unknown_val(format!("`{text}`")))
+        .unwrap_or_else(|| self.unknown_val(Origin::Written { text }))
     }
 
     /// `S::member` / `S<T>::member` / `Alias::member`: a static constant

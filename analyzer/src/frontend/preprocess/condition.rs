@@ -1,7 +1,8 @@
 //! `#if` expressions evaluated against the macros defined at that point,
 //! over tree-sitter's parse of the condition (never a hand-written
-//! parser). `Err(name)` names the first macro used that is not defined
-//! (or the text that could not be read): the caller keeps the first branch.
+//! parser). `Err(Missing)` names the first macro used that is not defined
+//! (or the text that could not be read), or says the macros nest past
+//! their budget: the caller keeps the first branch.
 
 use tree_sitter::{Node, Parser};
 
@@ -44,28 +45,40 @@ fn operator_words(text: &str) -> String {
     out
 }
 
-/// Evaluates a condition; `Err(name)` names the first macro not defined.
+/// Why a condition could not be evaluated.
+pub(super) enum Missing {
+    /// The first macro used that is not defined (or the text that could
+    /// not be read).
+    Name(String),
+    /// Macros nested past `budget::MAX_MACRO_DEPTH`.
+    TooDeep,
+}
+
+impl From<String> for Missing {
+    fn from(name: String) -> Missing {
+        Missing::Name(name)
+    }
+}
+
+/// Evaluates a condition; `Err` says what is missing.
 pub(super) fn eval_condition(
     parser: &mut Parser,
     text: &str,
     defines: &Defines,
     depth: u32,
-) -> Result<i64, String> {
+) -> Result<i64, Missing> {
     if depth > budget::MAX_MACRO_DEPTH {
-        return Err(format!(
-            "(macros nested past the {})",
-            budget::named("MAX_MACRO_DEPTH", budget::MAX_MACRO_DEPTH, "levels")
-        ));
+        return Err(Missing::TooDeep);
     }
     let snippet = format!("#if {}\n#endif\n", operator_words(text));
     let tree = parser
         .parse(&snippet, None)
-        .ok_or_else(|| text.to_string())?;
+        .ok_or_else(|| Missing::Name(text.to_string()))?;
     let cond = tree
         .root_node()
         .named_child(0)
         .and_then(|n| n.field("condition"))
-        .ok_or_else(|| text.to_string())?;
+        .ok_or_else(|| Missing::Name(text.to_string()))?;
     eval_node(parser, cond, snippet.as_bytes(), defines, depth)
 }
 
@@ -75,10 +88,12 @@ fn eval_node(
     src: &[u8],
     defines: &Defines,
     depth: u32,
-) -> Result<i64, String> {
+) -> Result<i64, Missing> {
     let text = |n: Node| String::from_utf8_lossy(&src[n.byte_range()]).into_owned();
     match n.node_kind() {
-        "number_literal" => crate::frontend::lower::parse_int(&text(n)).ok_or_else(|| text(n)),
+        "number_literal" => {
+            crate::frontend::lower::parse_int(&text(n)).ok_or_else(|| Missing::Name(text(n)))
+        }
         "char_literal" => Ok(text(n)
             .trim_matches('\'')
             .chars()
@@ -94,7 +109,7 @@ fn eval_node(
                     eval_condition(parser, body, defines, depth + 1)
                 }
                 Some(_) => Ok(0),
-                None => Err(name),
+                None => Err(Missing::Name(name)),
             }
         }
         "preproc_defined" => {
@@ -103,13 +118,13 @@ fn eval_node(
         }
         "parenthesized_expression" => match n.named_child(0) {
             Some(i) => eval_node(parser, i, src, defines, depth),
-            None => Err(text(n)),
+            None => Err(Missing::Name(text(n))),
         },
         "unary_expression" => {
             let op = n.field("operator").map(|o| o.node_kind()).unwrap_or("");
             let v = eval_node(
                 parser,
-                n.field("argument").ok_or_else(|| text(n))?,
+                n.field("argument").ok_or_else(|| Missing::Name(text(n)))?,
                 src,
                 defines,
                 depth,
@@ -123,8 +138,8 @@ fn eval_node(
         }
         "binary_expression" => {
             let op = n.field("operator").map(|o| o.node_kind()).unwrap_or("");
-            let l = n.field("left").ok_or_else(|| text(n))?;
-            let r = n.field("right").ok_or_else(|| text(n))?;
+            let l = n.field("left").ok_or_else(|| Missing::Name(text(n)))?;
+            let r = n.field("right").ok_or_else(|| Missing::Name(text(n)))?;
             let a = eval_node(parser, l, src, defines, depth);
             // `defined(X) && X > 2` with X undefined is simply false.
             match (op, &a) {
@@ -153,14 +168,14 @@ fn eval_node(
                 "!=" => crate::ir::BinOp::Ne,
                 "&&" => crate::ir::BinOp::LAnd,
                 "||" => crate::ir::BinOp::LOr,
-                _ => return Err(text(n)),
+                _ => return Err(Missing::Name(text(n))),
             };
-            crate::ir::eval_bin(bop, a, b).ok_or_else(|| text(n))
+            crate::ir::eval_bin(bop, a, b).ok_or_else(|| Missing::Name(text(n)))
         }
         "conditional_expression" => {
             let c = eval_node(
                 parser,
-                n.field("condition").ok_or_else(|| text(n))?,
+                n.field("condition").ok_or_else(|| Missing::Name(text(n)))?,
                 src,
                 defines,
                 depth,
@@ -168,12 +183,12 @@ fn eval_node(
             let pick = if c != 0 { "consequence" } else { "alternative" };
             eval_node(
                 parser,
-                n.field(pick).ok_or_else(|| text(n))?,
+                n.field(pick).ok_or_else(|| Missing::Name(text(n)))?,
                 src,
                 defines,
                 depth,
             )
         }
-        _ => Err(text(n)),
+        _ => Err(Missing::Name(text(n))),
     }
 }

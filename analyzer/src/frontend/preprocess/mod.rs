@@ -34,7 +34,9 @@ use tree_sitter::Parser;
 
 use super::source::Source;
 use crate::budget;
+use crate::finding::{Cut, NoteKind};
 use crate::ir::Note;
+use condition::Missing;
 pub(crate) use entry::{Entry, EntryKey};
 use entry::{Event, Fp};
 
@@ -268,7 +270,7 @@ impl<'a> Conditionals<'a> {
                         match self.condition(name, &arg) {
                             Ok(v) => (v, v),
                             Err(missing) => {
-                                self.note(source, start, end, &arg, &missing);
+                                self.note(source, start, end, &arg, missing);
                                 (true, true)
                             }
                         }
@@ -300,7 +302,7 @@ impl<'a> Conditionals<'a> {
                                 Err(missing) => {
                                     g.active = true;
                                     g.taken = true;
-                                    self.note(source, start, end, &arg, &missing);
+                                    self.note(source, start, end, &arg, missing);
                                 }
                             }
                         }
@@ -335,14 +337,10 @@ impl<'a> Conditionals<'a> {
                         if found.is_some() {
                             self.push_note(Note {
                                 span: source.span(start, end),
-                                message: format!(
-                                    "`{inc}` is not followed: the {} ran out",
-                                    budget::named(
-                                        "MAX_INCLUDE_DEPTH",
-                                        budget::MAX_INCLUDE_DEPTH,
-                                        "nested includes"
-                                    )
-                                ),
+                                kind: NoteKind::IncludeNotFollowed {
+                                    include: inc.clone(),
+                                    budget: budget::INCLUDE_DEPTH,
+                                },
                             });
                         }
                     } else {
@@ -355,7 +353,7 @@ impl<'a> Conditionals<'a> {
         for stop in rewrite::after_directives(&mut text, &self.defines) {
             self.push_note(Note {
                 span: source.span(stop.at, stop.at + stop.len),
-                message: stop.message,
+                kind: stop.kind,
             });
         }
         source.text = text;
@@ -368,21 +366,17 @@ impl<'a> Conditionals<'a> {
         for &(at, key) in long.filter(|(at, _)| (start..end).contains(at)) {
             self.push_note(Note {
                 span: source.span(at, at + key.len()),
-                message: format!(
-                    "`{key}(…)` is not read: its arguments run past the {}",
-                    budget::named(
-                        "MAX_ATTRIBUTE_ARGUMENT_BYTES",
-                        budget::MAX_ATTRIBUTE_ARGUMENT_BYTES,
-                        "bytes"
-                    )
-                ),
+                kind: NoteKind::OutOfBudget {
+                    what: Cut::AttributeArguments { key: key.into() },
+                    budget: budget::ATTRIBUTE_ARGUMENT_BYTES,
+                },
             });
         }
     }
 
     /// The value of a conditional directive's condition (`kind` is `if`,
     /// `ifdef` or `ifndef`); `Err` names what is not defined.
-    fn condition(&mut self, kind: &str, arg: &str) -> Result<bool, String> {
+    fn condition(&mut self, kind: &str, arg: &str) -> Result<bool, condition::Missing> {
         match kind {
             "ifdef" => Ok(self.defines.contains_key(arg.trim())),
             "ifndef" => Ok(!self.defines.contains_key(arg.trim())),
@@ -421,14 +415,18 @@ impl<'a> Conditionals<'a> {
     }
 
     /// The note for a condition that reads a macro not defined here.
-    fn note(&mut self, source: &Source, start: usize, end: usize, arg: &str, missing: &str) {
-        let cond = arg.split_whitespace().collect::<Vec<_>>().join(" ");
+    fn note(&mut self, source: &Source, start: usize, end: usize, arg: &str, missing: Missing) {
+        let condition = arg.split_whitespace().collect::<Vec<_>>().join(" ");
+        let kind = match missing {
+            Missing::Name(name) => NoteKind::UndefinedInCondition { condition, name },
+            Missing::TooDeep => NoteKind::ConditionTooDeep {
+                condition,
+                budget: budget::MACRO_DEPTH,
+            },
+        };
         self.push_note(Note {
             span: source.span(start, end),
-            message: format!(
-                "`#if {cond}` depends on `{missing}`, which is not defined here; its first branch is \
-                 analysed (define it with -D or [analysis.defines])"
-            ),
+            kind,
         });
     }
 }

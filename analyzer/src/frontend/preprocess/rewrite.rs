@@ -9,12 +9,13 @@
 use super::super::source::{comment_end, skip_comment_or_literal};
 use super::{blank, comment_state, logical_lines, strip_comments, Defines, Macro};
 use crate::budget;
+use crate::finding::{Cut, NoteKind};
 
 /// A rewrite that a budget stopped: where (`at..at + len`) and the note.
 pub(super) struct Stopped {
     pub at: usize,
     pub len: usize,
-    pub message: String,
+    pub kind: NoteKind,
 }
 
 /// The rewrites of a whole file, once its directives are done (with the
@@ -320,15 +321,12 @@ fn blank_parameter_specifiers(text: &mut [u8], defines: &Defines, stopped: &mut 
             stopped.push(Stopped {
                 at: w,
                 len: we - w,
-                message: format!(
-                    "`{}` is not read as a specifier macro: the parameter it opens runs past the {}",
-                    String::from_utf8_lossy(word),
-                    budget::named(
-                        "MAX_PARAMETER_SCAN_TOKENS",
-                        budget::MAX_PARAMETER_SCAN_TOKENS,
-                        "tokens"
-                    )
-                ),
+                kind: NoteKind::OutOfBudget {
+                    what: Cut::SpecifierMacro {
+                        word: String::from_utf8_lossy(word).into_owned(),
+                    },
+                    budget: budget::PARAMETER_SCAN_TOKENS,
+                },
             });
         }
         i = we.max(i + 1);
@@ -472,14 +470,10 @@ fn blank_typename_in_expressions(text: &mut [u8], stopped: &mut Vec<Stopped>) {
             stopped.push(Stopped {
                 at: i,
                 len: WORD.len(),
-                message: format!(
-                    "the name after this `typename` runs past the {}: not read as a functional cast",
-                    budget::named(
-                        "MAX_TYPENAME_NAME_BYTES",
-                        budget::MAX_TYPENAME_NAME_BYTES,
-                        "bytes"
-                    )
-                ),
+                kind: NoteKind::OutOfBudget {
+                    what: Cut::TypenameName,
+                    budget: budget::TYPENAME_NAME_BYTES,
+                },
             });
         }
         i += WORD.len();

@@ -11,6 +11,7 @@ use super::super::types::{layout_struct, Ty};
 use super::launch_sites::{contains_launch, launch_chevrons};
 use super::{FuncDef, GlobalDecl, TParam, Tu};
 use crate::budget;
+use crate::finding::{Cut, NoteKind};
 use crate::ir::Space;
 
 impl<'t> Tu<'t> {
@@ -198,15 +199,11 @@ impl<'t> Tu<'t> {
             Ok(Some(name)) => name,
             Ok(None) => return,
             Err(()) => {
-                let message = format!(
-                    "a function whose declarators nest past the {} is not read",
-                    budget::named(
-                        "MAX_FUNCTION_DECLARATOR_DEPTH",
-                        budget::MAX_FUNCTION_DECLARATOR_DEPTH,
-                        "levels"
-                    )
-                );
-                self.note(n, message);
+                let kind = NoteKind::OutOfBudget {
+                    what: Cut::FunctionDeclarator,
+                    budget: budget::FUNCTION_DECLARATOR_DEPTH,
+                };
+                self.note(n, kind);
                 return;
             }
         };
@@ -248,15 +245,13 @@ impl<'t> Tu<'t> {
                 Some(true) => self.launch_fns.push((n, self.src)),
                 Some(false) => {}
                 None => {
-                    let message = format!(
-                        "the launches in `{name}` are not read (the {} ran out)",
-                        budget::named(
-                            "MAX_LAUNCH_SEARCH_NODES",
-                            budget::MAX_LAUNCH_SEARCH_NODES,
-                            "syntax nodes"
-                        )
-                    );
-                    self.note(n, message);
+                    let kind = NoteKind::OutOfBudget {
+                        what: Cut::LaunchSearch {
+                            function: name.clone(),
+                        },
+                        budget: budget::LAUNCH_SEARCH_NODES,
+                    };
+                    self.note(n, kind);
                 }
             }
         }

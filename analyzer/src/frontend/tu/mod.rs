@@ -29,6 +29,7 @@ use super::source::Source;
 use super::types::{StructDef, Ty};
 use super::Options;
 use crate::budget;
+use crate::finding::{Cut, NoteKind};
 use crate::ir::{Kernel, Note, Program, Space, Span};
 pub(crate) use items::qualifiers;
 use items::{template_defaults, template_params};
@@ -143,7 +144,7 @@ pub(crate) fn build(input: &[u8], options: &Options) -> (Program, Option<Arc<sup
     {
         program.notes.push(Note {
             span: Span::default(),
-            message: "internal error: the CUDA grammar could not be loaded".into(),
+            kind: NoteKind::GrammarUnavailable,
         });
         return (program, None);
     }
@@ -159,7 +160,7 @@ pub(crate) fn build(input: &[u8], options: &Options) -> (Program, Option<Arc<sup
     let Some(tree) = parser.parse(&pre.source.text, prior.as_ref()) else {
         program.notes.push(Note {
             span: Span::default(),
-            message: "the parser gave up on this file".into(),
+            kind: NoteKind::ParserGaveUp,
         });
         return (program, None);
     };
@@ -190,16 +191,15 @@ fn refused(input: &[u8]) -> Option<Note> {
     if input.len() > budget::MAX_FILE_BYTES {
         return Some(Note {
             span: Span::default(),
-            message: format!(
-                "file is larger than the {}; not analysed",
-                budget::named("MAX_FILE_BYTES", budget::MAX_FILE_BYTES >> 20, "MiB")
-            ),
+            kind: NoteKind::FileTooLarge {
+                budget: budget::FILE_BYTES,
+            },
         });
     }
     if input.contains(&0) {
         return Some(Note {
             span: Span::default(),
-            message: "file contains NUL bytes (binary?); not analysed".into(),
+            kind: NoteKind::BinaryFile,
         });
     }
     None
@@ -278,7 +278,7 @@ fn pass<'t>(
     let kernels = tu.lower_kernels(&launches, options);
     let mut notes = tu.notes;
     notes.sort_by(|a, b| {
-        (a.span.file, a.span.start, &a.message).cmp(&(b.span.file, b.span.start, &b.message))
+        (a.span.file, a.span.start, &a.kind).cmp(&(b.span.file, b.span.start, &b.kind))
     });
     notes.dedup();
     (kernels, notes, launches)
@@ -302,21 +302,13 @@ fn unclosed_braces(source: &Source) -> Option<Note> {
         return None;
     }
     let end = source.input_len;
-    let mut message = format!(
-        "the file ends inside {} unclosed brace{}; analysed as if closed here",
-        source.closed_braces,
-        if source.closed_braces == 1 { "" } else { "s" }
-    );
-    if source.braces_left_open > 0 {
-        message += &format!(
-            " ({} more left open: the {} ran out)",
-            source.braces_left_open,
-            budget::named("MAX_CLOSED_BRACES", budget::MAX_CLOSED_BRACES, "braces")
-        );
-    }
     Some(Note {
         span: source.span(end, end),
-        message,
+        kind: NoteKind::UnclosedBraces {
+            count: source.closed_braces,
+            left_open: source.braces_left_open,
+            budget: budget::CLOSED_BRACES,
+        },
     })
 }
 
@@ -371,12 +363,9 @@ impl<'t> Tu<'t> {
     }
 
     /// A note at node `n` of the file being collected.
-    fn note(&mut self, n: Node, message: impl Into<String>) {
+    fn note(&mut self, n: Node, kind: NoteKind) {
         let span = self.src.span(n.start_byte(), n.end_byte());
-        self.notes.push(Note {
-            span,
-            message: message.into(),
-        });
+        self.notes.push(Note { span, kind });
     }
 
     /// One note per syntax error tree-sitter recovered from (the first few).
@@ -407,38 +396,35 @@ impl<'t> Tu<'t> {
         found.sort_by_key(|n| n.start_byte());
         let last = found.last().copied();
         for n in found {
-            let msg = if n.is_missing() {
-                format!("could not parse: expected `{}` here", n.node_kind())
+            let kind = if n.is_missing() {
+                NoteKind::ParseExpected {
+                    node: n.node_kind().into(),
+                }
             } else {
                 let text = String::from_utf8_lossy(&self.src.text[n.byte_range()]);
                 let snippet: String = text.chars().take(40).collect();
                 let snippet = snippet.split_whitespace().collect::<Vec<_>>().join(" ");
-                format!("could not parse `{snippet}`; analysing the rest")
+                NoteKind::ParseError { snippet }
             };
-            self.note(n, msg);
+            self.note(n, kind);
         }
         if let Some(last) = last.filter(|_| more) {
-            let message = format!(
-                "more syntax errors follow, not listed (the {} ran out)",
-                budget::named(
-                    "MAX_SYNTAX_ERROR_NOTES",
-                    budget::MAX_SYNTAX_ERROR_NOTES,
-                    "notes"
-                )
-            );
-            self.note(last, message);
+            let kind = NoteKind::OutOfBudget {
+                what: Cut::SyntaxErrors,
+                budget: budget::SYNTAX_ERROR_NOTES,
+            };
+            self.note(last, kind);
         }
     }
 
     /// Walks top-level declarations in source order.
     fn collect(&mut self, n: Node<'t>, depth: u32) {
         if depth > budget::MAX_SYNTAX_DEPTH {
-            let message = format!(
-                "declarations nested too deeply; those inside are not read (the {} ran out)",
-                budget::named("MAX_SYNTAX_DEPTH", budget::MAX_SYNTAX_DEPTH, "levels")
-            );
-            if !self.notes.iter().any(|x| x.message == message) {
-                self.note(n, message);
+            let kind = NoteKind::DeclarationsTooDeep {
+                budget: budget::SYNTAX_DEPTH,
+            };
+            if !self.notes.iter().any(|x| x.kind == kind) {
+                self.note(n, kind);
             }
             return;
         }
@@ -569,21 +555,12 @@ impl<'t> Tu<'t> {
                 insts.push(configured);
             }
             if insts.len() > budget::MAX_INSTANTIATIONS {
-                self.note(
-                    def.node,
-                    format!(
-                        "`{}` has {} template instantiations; only the first {} are analysed \
-                         (the {} ran out)",
-                        def.name,
-                        insts.len(),
-                        budget::MAX_INSTANTIATIONS,
-                        budget::named(
-                            "MAX_INSTANTIATIONS",
-                            budget::MAX_INSTANTIATIONS,
-                            "per kernel"
-                        )
-                    ),
-                );
+                let kind = NoteKind::TooManyInstantiations {
+                    kernel: def.name.clone(),
+                    count: insts.len(),
+                    budget: budget::INSTANTIATIONS,
+                };
+                self.note(def.node, kind);
                 insts.truncate(budget::MAX_INSTANTIATIONS);
             }
             for targs in insts {
@@ -597,19 +574,12 @@ impl<'t> Tu<'t> {
                 self.notes.extend(notes);
                 kernel.launches = launches_for(&kernel, def, &targs, launches, options);
                 if kernel.launches.len() > budget::MAX_LAUNCHES_PER_KERNEL {
-                    let message = format!(
-                        "`{}` is launched with {} configurations; only the first {} are \
-                         analysed (the {} ran out)",
-                        kernel.display_name,
-                        kernel.launches.len(),
-                        budget::MAX_LAUNCHES_PER_KERNEL,
-                        budget::named(
-                            "MAX_LAUNCHES_PER_KERNEL",
-                            budget::MAX_LAUNCHES_PER_KERNEL,
-                            "per instantiation"
-                        )
-                    );
-                    self.note(def.node, message);
+                    let kind = NoteKind::TooManyLaunches {
+                        kernel: kernel.display_name.clone(),
+                        count: kernel.launches.len(),
+                        budget: budget::LAUNCHES_PER_KERNEL,
+                    };
+                    self.note(def.node, kind);
                     kernel.launches.truncate(budget::MAX_LAUNCHES_PER_KERNEL);
                 }
                 out.push(kernel);

@@ -156,7 +156,7 @@ impl Prepared {
             .iter()
             .map(|n| Note {
                 span: shifted(n.span, r.old_end, delta, &source),
-                message: n.message.clone(),
+                kind: n.kind.clone(),
             })
             .collect();
         let launches = self

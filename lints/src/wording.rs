@@ -1,0 +1,454 @@
+//! The one place where findings become sentences.
+//!
+//! The analyzer reports why something is unknown, what it assumed and what
+//! it did not understand as data (`warplint_analyzer::finding`); every
+//! output (diagnostics, `report`, the language server) words them here. This
+//! is also the only place that names the CLI's flags and configuration keys
+//! (`-I`, `--include-search project`, `[kernel.K] block`, `[analysis.defines]`).
+
+use std::fmt::Write;
+
+use warplint_analyzer::finding::{Assumption, Budget, Cut, NoteKind, Origin, UnknownReason};
+
+/// "budget `MAX_SYNTAX_DEPTH` (256 levels)".
+pub fn budget(b: &Budget) -> String {
+    format!("budget `{}` ({} {})", b.name, b.limit, b.unit)
+}
+
+/// What an unknown value is, as a noun phrase ("a value loaded from `x`").
+pub fn origin(o: &Origin) -> String {
+    let mut s = String::new();
+    write_origin(&mut s, o);
+    s
+}
+
+fn write_origin(s: &mut String, o: &Origin) {
+    // `write!` to a String cannot fail.
+    let _ = match o {
+        Origin::PointerAsInteger => write!(s, "a pointer used as an integer"),
+        Origin::NotAnInteger => write!(s, "a value that is not an integer"),
+        Origin::Loaded { array } => write!(s, "a value loaded from `{array}`"),
+        Origin::LoadedPointer => write!(s, "a pointer loaded from memory"),
+        Origin::TypeSize { ty } => write!(s, "the size of `{ty}`, a type not defined in this file"),
+        Origin::ArrayLayout { array } => write!(
+            s,
+            "the layout of `{array}`, one of whose dimensions is not a known constant"
+        ),
+        Origin::SubscriptOfNonArray => write!(s, "subscript of a non-array value"),
+        Origin::SubscriptOfUnknownArray => {
+            write!(s, "subscript of a value that is not a known array")
+        }
+        Origin::TemplateParam { name, kernel } => write!(
+            s,
+            "template parameter `{name}` (no launch of `{kernel}` gives it a value)"
+        ),
+        Origin::TemplateMember { member, param } => write!(
+            s,
+            "`{member}`, a member of template parameter `{param}`, which no launch instantiates"
+        ),
+        Origin::ThroughTemplateParam { name, param } => {
+            write!(s, "`{name}`, which depends on template parameter `{param}`")
+        }
+        Origin::Written { text } => write!(s, "`{text}`"),
+        Origin::Undeclared { name } => write!(s, "`{name}`, which is not declared in this file"),
+        Origin::OutOfBudget { what, budget: b } => {
+            write_origin(s, what);
+            write!(s, " (the {} ran out)", budget(b))
+        }
+        Origin::Macro { name } => write!(s, "macro `{name}`"),
+        Origin::NestedMacro { name } => write!(s, "macro `{name}`, which nests too deeply"),
+        Origin::CallThroughTemplateParam { callee, param } => write!(
+            s,
+            "the result of `{callee}`, which depends on template parameter `{param}`"
+        ),
+        Origin::AliasesTooDeep { text } => write!(
+            s,
+            "`{text}`, whose type aliases nest too deeply to find the template parameter it \
+             depends on"
+        ),
+        Origin::NestedTooDeeply => write!(s, "an expression nested too deeply"),
+        Origin::FloatingPoint => write!(s, "a floating-point constant"),
+        Origin::EmptySubscript => write!(s, "an empty subscript"),
+        Origin::AddressOfNonMemory => write!(s, "the address of a value that is not in memory"),
+        Origin::DerefUnknownPointer => write!(s, "a dereference of an unknown pointer"),
+        Origin::Unparsed => write!(s, "code that could not be parsed"),
+        Origin::Construct { kind } => write!(s, "a {kind}"),
+        Origin::BranchDependent => write!(s, "a value that depends on the branch taken"),
+        Origin::FieldOfUnknown { field } => write!(s, "field `{field}` of an unknown value"),
+        Origin::FieldNotInMemory { field } => {
+            write!(s, "field `{field}` of a value not in memory")
+        }
+        Origin::FieldOfType { field, ty } => write!(s, "field `{field}` of `{ty}`"),
+        Origin::UnsizedPointerArithmetic => {
+            write!(s, "arithmetic on a pointer to an unsized type")
+        }
+        Origin::Operator { op } => write!(s, "operator `{op}`"),
+        Origin::CallResult { callee } => write!(s, "the result of `{callee}`"),
+        Origin::RecursiveCall { function } => {
+            write!(s, "the result of `{function}` (a recursive call)")
+        }
+        Origin::DeclarationCondition => write!(s, "a declaration used as a condition"),
+        Origin::DeclarationLoopCondition => write!(s, "a declaration used as a loop condition"),
+        Origin::DefaultCase => write!(s, "the `default:` case of a switch"),
+        Origin::ReturnedInLoop { line } => {
+            write!(s, "lanes that returned inside the loop at line {line}")
+        }
+        Origin::AfterLoop { name, line } => {
+            write!(s, "the value of `{name}` after the loop at line {line}")
+        }
+        Origin::BeforeAssigned { name } => write!(s, "`{name}` before it is assigned"),
+        Origin::RangeElement { name } => write!(s, "range element `{name}`"),
+        Origin::Parameter { name } => write!(s, "parameter `{name}`"),
+        Origin::LoopVariable { name } => write!(s, "loop variable `{name}`"),
+        Origin::TooComplex { nodes, depth } => write!(
+            s,
+            "an expression too large to follow (past the {} or the {})",
+            budget(nodes),
+            budget(depth)
+        ),
+        Origin::Arithmetic => write!(s, "a division by zero or an out-of-range shift"),
+        Origin::Unrecorded => write!(s, "an unknown value"),
+    };
+}
+
+/// Why an access has no cost, as a sentence.
+pub fn unknown_reason(r: &UnknownReason) -> String {
+    match r {
+        UnknownReason::DependsOn { origin: o, differs } => format!(
+            "the address depends on {}{}",
+            origin(o),
+            if *differs {
+                ", which differs between lanes"
+            } else {
+                ""
+            }
+        ),
+        UnknownReason::MergeUndecided { first, second } => format!(
+            "whether nvcc merges `{first}` and `{second}` into one wider access: it depends on \
+             the branch or call between them"
+        ),
+        UnknownReason::OutOfBudget(b) => format!("the {} ran out", budget(b)),
+        UnknownReason::KernelBudgetSpent(b) => format!(
+            "the kernel's accesses before this one used up the {}",
+            budget(b)
+        ),
+        UnknownReason::FixSearchStopped { ways, limit } => {
+            format!("the fix search stopped: a warp is {ways}-way, no better than {limit}")
+        }
+    }
+}
+
+/// What the engine assumed, as a sentence (naming the configuration key
+/// that would replace the assumption where there is one).
+pub fn assumption(a: &Assumption) -> String {
+    match a {
+        Assumption::ParamValue {
+            name,
+            value,
+            kernel,
+        } => format!(
+            "`{name}` assumed {value} (no launch gives it a constant; set \
+             `[kernel.{kernel}.params] {name}`)"
+        ),
+        Assumption::Grid { grid: g } => format!(
+            "grid [{}, {}, {}] assumed: no launch in this file gives one",
+            g[0], g[1], g[2]
+        ),
+        Assumption::DefaultBlock { block: b, kernel } => format!(
+            "block [{}, {}, {}] assumed: no launch of `{kernel}` in this file gives one (set \
+             `[kernel.{kernel}] block`)",
+            b[0], b[1], b[2]
+        ),
+        Assumption::LaunchBoundsBlock { threads } => {
+            format!("block [{threads}, 1, 1] assumed from __launch_bounds__({threads})")
+        }
+        Assumption::LocalMemory { array } => format!(
+            "`{array}` assumed to live in local memory (arrays whose indices are all known once \
+             loops unroll are kept in registers)"
+        ),
+        Assumption::LanesActive { origin: o } => format!(
+            "lanes assumed active where a condition depends on {}",
+            origin(o)
+        ),
+        Assumption::LoopTrips { line, origin: o } => format!(
+            "the loop at line {line} runs a number of times that depends on {}; one iteration \
+             analysed",
+            origin(o)
+        ),
+        Assumption::FirstIterations { line, budget: b } => format!(
+            "only the first {} iterations of the loop at line {line} are analysed ({})",
+            b.limit,
+            budget(b)
+        ),
+        Assumption::NoExit { line } => {
+            format!("the loop at line {line} has no visible exit; one iteration analysed")
+        }
+        Assumption::KeepsAligned { origin: o, bytes } => format!(
+            "the offset from {} is assumed to keep the warp {bytes}-byte aligned",
+            origin(o)
+        ),
+    }
+}
+
+/// A report's assumptions as every output lists them: worded, sorted by
+/// their text, each text once, with its kind.
+pub fn assumptions(list: &[Assumption]) -> Vec<(String, &'static str)> {
+    let mut out: Vec<_> = list.iter().map(|a| (assumption(a), a.kind())).collect();
+    out.sort_unstable();
+    out.dedup_by(|a, b| a.0 == b.0);
+    out
+}
+
+/// A front-end note, as a sentence (naming the flag or key that would
+/// help where there is one).
+pub fn note(n: &NoteKind) -> String {
+    match n {
+        NoteKind::FileTooLarge { budget: b } => {
+            format!("file is larger than the {}; not analysed", budget(b))
+        }
+        NoteKind::BinaryFile => "file contains NUL bytes (binary?); not analysed".into(),
+        NoteKind::GrammarUnavailable => {
+            "internal error: the CUDA grammar could not be loaded".into()
+        }
+        NoteKind::ParserGaveUp => "the parser gave up on this file".into(),
+        NoteKind::UnclosedBraces {
+            count,
+            left_open,
+            budget: b,
+        } => {
+            let mut s = format!(
+                "the file ends inside {count} unclosed brace{}; analysed as if closed here",
+                if *count == 1 { "" } else { "s" }
+            );
+            if *left_open > 0 {
+                let _ = write!(
+                    s,
+                    " ({left_open} more left open: the {} ran out)",
+                    budget(b)
+                );
+            }
+            s
+        }
+        NoteKind::ParseExpected { node } => format!("could not parse: expected `{node}` here"),
+        NoteKind::ParseError { snippet } => {
+            format!("could not parse `{snippet}`; analysing the rest")
+        }
+        NoteKind::UndefinedInCondition { condition, name } => format!(
+            "`#if {condition}` depends on `{name}`, which is not defined here; its first branch \
+             is analysed (define it with -D or [analysis.defines])"
+        ),
+        NoteKind::ConditionTooDeep {
+            condition,
+            budget: b,
+        } => note(&NoteKind::UndefinedInCondition {
+            condition: condition.clone(),
+            name: format!("(macros nested past the {})", budget(b)),
+        }),
+        NoteKind::OutOfBudget { what, budget: b } => cut(what, b),
+        NoteKind::IncludeNotFollowed { include, budget: b } => {
+            format!("`{include}` is not followed: the {} ran out", budget(b))
+        }
+        NoteKind::DeclarationsTooDeep { budget: b } => format!(
+            "declarations nested too deeply; those inside are not read (the {} ran out)",
+            budget(b)
+        ),
+        NoteKind::StatementsTooDeep { budget: b } => format!(
+            "statements nested too deeply; the rest of this block is not analysed (the {} ran \
+             out)",
+            budget(b)
+        ),
+        NoteKind::ValueOutOfBudget { origin: o } => {
+            format!("{}; what depends on it is unknown", origin(o))
+        }
+        NoteKind::ArrayDimension { text } => format!(
+            "array dimension `{text}` is not a known constant here (in a header that was not \
+             found? give its folder with -I or try --include-search project; or set it in \
+             [analysis.defines])"
+        ),
+        NoteKind::BlockTooLarge { block: b, max } => format!(
+            "block [{}, {}, {}] has more than {max} threads; launch ignored",
+            b[0], b[1], b[2]
+        ),
+        NoteKind::Goto => {
+            "`goto` is not followed; the code after it is analysed as if reached".into()
+        }
+        NoteKind::TooManyInstantiations {
+            kernel,
+            count,
+            budget: b,
+        } => format!(
+            "`{kernel}` has {count} template instantiations; only the first {} are analysed \
+             (the {} ran out)",
+            b.limit,
+            budget(b)
+        ),
+        NoteKind::TooManyLaunches {
+            kernel,
+            count,
+            budget: b,
+        } => format!(
+            "`{kernel}` is launched with {count} configurations; only the first {} are analysed \
+             (the {} ran out)",
+            b.limit,
+            budget(b)
+        ),
+    }
+}
+
+/// A [`NoteKind::OutOfBudget`] note: what was not read, and the budget.
+fn cut(what: &Cut, b: &Budget) -> String {
+    let b = budget(b);
+    // Notes of the lowering: what stopped, the budget, what is done instead.
+    let lowered = |what: String, then: &str| format!("{what} (the {b} ran out); {then}");
+    match what {
+        Cut::AccessPieces { ty, count } => lowered(
+            format!("an access to `{ty}` in {count} pieces"),
+            "only its first pieces are recorded",
+        ),
+        Cut::Declarator => lowered(
+            "a declarator nested too deeply".into(),
+            "its declaration is skipped",
+        ),
+        Cut::LoopScan => lowered(
+            "a loop too large to scan for the variables it assigns".into(),
+            "a variable assigned past that point is taken as unchanged by the loop",
+        ),
+        Cut::LaunchScan => lowered(
+            "a launching function too large to scan for the pointers it moves".into(),
+            "a pointer moved past that point is taken as aligned",
+        ),
+        Cut::SyntaxErrors => format!("more syntax errors follow, not listed (the {b} ran out)"),
+        Cut::FunctionDeclarator => {
+            format!("a function whose declarators nest past the {b} is not read")
+        }
+        Cut::LaunchSearch { function } => {
+            format!("the launches in `{function}` are not read (the {b} ran out)")
+        }
+        Cut::SpecifierMacro { word } => format!(
+            "`{word}` is not read as a specifier macro: the parameter it opens runs past the {b}"
+        ),
+        Cut::TypenameName => format!(
+            "the name after this `typename` runs past the {b}: not read as a functional cast"
+        ),
+        Cut::AttributeArguments { key } => {
+            format!("`{key}(…)` is not read: its arguments run past the {b}")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The sentences are a contract (`report` JSON keeps them): each is
+    //! checked against the text the outputs carried before findings became
+    //! data, copied from `report --format json` on the public corpus.
+    use super::*;
+
+    fn origins() -> Vec<(Origin, &'static str)> {
+        vec![
+            (
+                Origin::TypeSize {
+                    ty: "typename Ktraits::compute_t".into(),
+                },
+                "the size of `typename Ktraits::compute_t`, a type not defined in this file",
+            ),
+            (
+                Origin::TemplateParam {
+                    name: "Has_subset".into(),
+                    kernel: "ln_bwd_kernel".into(),
+                },
+                "template parameter `Has_subset` (no launch of `ln_bwd_kernel` gives it a value)",
+            ),
+            (
+                Origin::TemplateMember {
+                    member: "Ktraits::LDGS".into(),
+                    param: "Ktraits".into(),
+                },
+                "`Ktraits::LDGS`, a member of template parameter `Ktraits`, which no launch \
+                 instantiates",
+            ),
+            (
+                Origin::OutOfBudget {
+                    what: Box::new(Origin::CallResult { callee: "f".into() }),
+                    budget: Budget::new("MAX_INLINED_CALLS", 512, "calls per kernel"),
+                },
+                "the result of `f` (the budget `MAX_INLINED_CALLS` (512 calls per kernel) ran out)",
+            ),
+            (
+                Origin::TooComplex {
+                    nodes: Budget::new("MAX_EXPR_NODES", 4096, "nodes"),
+                    depth: Budget::new("MAX_EXPR_DEPTH", 192, "levels"),
+                },
+                "an expression too large to follow (past the budget `MAX_EXPR_NODES` (4096 \
+                 nodes) or the budget `MAX_EXPR_DEPTH` (192 levels))",
+            ),
+        ]
+    }
+
+    #[test]
+    fn origins_read_as_before() {
+        for (o, text) in origins() {
+            assert_eq!(origin(&o), text, "{o:?}");
+        }
+    }
+
+    #[test]
+    fn reasons_assumptions_and_notes_read_as_before() {
+        let o = Origin::TypeSize {
+            ty: "typename Ktraits::compute_t".into(),
+        };
+        assert_eq!(
+            unknown_reason(&UnknownReason::DependsOn {
+                origin: o.clone(),
+                differs: true
+            }),
+            "the address depends on the size of `typename Ktraits::compute_t`, a type not \
+             defined in this file, which differs between lanes"
+        );
+        let cases = [
+            (
+                assumption(&Assumption::DefaultBlock {
+                    block: [256, 1, 1],
+                    kernel: "ln_bwd_kernel".into(),
+                }),
+                "block [256, 1, 1] assumed: no launch of `ln_bwd_kernel` in this file gives one \
+                 (set `[kernel.ln_bwd_kernel] block`)",
+            ),
+            (
+                assumption(&Assumption::FirstIterations {
+                    line: 12,
+                    budget: Budget::new("MAX_LOOP_ITERATIONS", 128, "iterations"),
+                }),
+                "only the first 128 iterations of the loop at line 12 are analysed (budget \
+                 `MAX_LOOP_ITERATIONS` (128 iterations))",
+            ),
+            (
+                assumption(&Assumption::LoopTrips {
+                    line: 94,
+                    origin: o,
+                }),
+                "the loop at line 94 runs a number of times that depends on the size of \
+                 `typename Ktraits::compute_t`, a type not defined in this file; one iteration \
+                 analysed",
+            ),
+            (
+                note(&NoteKind::UnclosedBraces {
+                    count: 1,
+                    left_open: 0,
+                    budget: Budget::new("MAX_CLOSED_BRACES", 10_000, "braces"),
+                }),
+                "the file ends inside 1 unclosed brace; analysed as if closed here",
+            ),
+            (
+                note(&NoteKind::UnclosedBraces {
+                    count: 3,
+                    left_open: 0,
+                    budget: Budget::new("MAX_CLOSED_BRACES", 10_000, "braces"),
+                }),
+                "the file ends inside 3 unclosed braces; analysed as if closed here",
+            ),
+        ];
+        for (got, want) in cases {
+            assert_eq!(got, want);
+        }
+    }
+}
