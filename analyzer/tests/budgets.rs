@@ -290,3 +290,19 @@ fn truncated_files_and_deep_declarators() {
     );
     assert_names(&run(&src), "MAX_FUNCTION_DECLARATOR_DEPTH");
 }
+
+/// An `#if` whose expression nests deeper than `MAX_SYNTAX_DEPTH` (a
+/// hundred thousand parentheses overflowed the stack before the budget):
+/// its first branch is analysed and the note names the budget.
+#[test]
+fn an_if_condition_nested_past_the_syntax_budget() {
+    let open = "(".repeat(100_000);
+    let close = ")".repeat(100_000);
+    let src = format!(
+        "#if {open}1{close}\n#define S 2\n#else\n#define S 1\n#endif\n__global__ void k(float *a) {{ __shared__ float s[64]; s[threadIdx.x * S] = a[threadIdx.x]; }}\nint main() {{ k<<<1, 32>>>(0); }}\n"
+    );
+    assert_names(&run(&src), "MAX_SYNTAX_DEPTH");
+    // Within the budget the condition is evaluated (no note).
+    let src = "#if ((((1))))\n#define S 2\n#else\n#define S 1\n#endif\n__global__ void k(float *a) { __shared__ float s[64]; s[threadIdx.x * S] = a[threadIdx.x]; }\nint main() { k<<<1, 32>>>(0); }\n";
+    assert!(!run(src).contains("MAX_SYNTAX_DEPTH"));
+}

@@ -242,7 +242,11 @@ pub fn note(n: &NoteKind) -> String {
             budget: b,
         } => note(&NoteKind::UndefinedInCondition {
             condition: condition.clone(),
-            name: format!("(macros nested past the {})", budget(b)),
+            name: if b.name == warplint_analyzer::budget::MACRO_DEPTH.name {
+                format!("(macros nested past the {})", budget(b))
+            } else {
+                format!("(an expression nested past the {})", budget(b))
+            },
         }),
         NoteKind::OutOfBudget { what, budget: b } => cut(what, b),
         NoteKind::IncludeNotFollowed { include, budget: b } => {

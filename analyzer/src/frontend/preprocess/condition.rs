@@ -50,8 +50,9 @@ pub(super) enum Missing {
     /// The first macro used that is not defined (or the text that could
     /// not be read).
     Name(String),
-    /// Macros nested past `budget::MAX_MACRO_DEPTH`.
-    TooDeep,
+    /// Macros (`MAX_MACRO_DEPTH`) or the expression's syntax
+    /// (`MAX_SYNTAX_DEPTH`) nested past the budget named.
+    TooDeep(crate::finding::Budget),
 }
 
 impl From<String> for Missing {
@@ -68,7 +69,7 @@ pub(super) fn eval_condition(
     depth: u32,
 ) -> Result<i64, Missing> {
     if depth > budget::MAX_MACRO_DEPTH {
-        return Err(Missing::TooDeep);
+        return Err(Missing::TooDeep(budget::MACRO_DEPTH));
     }
     let snippet = format!("#if {}\n#endif\n", operator_words(text));
     let tree = parser
@@ -79,7 +80,7 @@ pub(super) fn eval_condition(
         .named_child(0)
         .and_then(|n| n.field("condition"))
         .ok_or_else(|| Missing::Name(text.to_string()))?;
-    eval_node(parser, cond, snippet.as_bytes(), defines, depth)
+    eval_node(parser, cond, snippet.as_bytes(), defines, depth, 0)
 }
 
 fn eval_node(
@@ -88,7 +89,13 @@ fn eval_node(
     src: &[u8],
     defines: &Defines,
     depth: u32,
+    level: u32,
 ) -> Result<i64, Missing> {
+    // One level per syntax node: `#if ((((…))))` would otherwise recurse as
+    // deep as the text nests, past the thread's stack.
+    if level > budget::MAX_SYNTAX_DEPTH {
+        return Err(Missing::TooDeep(budget::SYNTAX_DEPTH));
+    }
     let text = |n: Node| String::from_utf8_lossy(&src[n.byte_range()]).into_owned();
     match n.node_kind() {
         "number_literal" => {
@@ -117,7 +124,7 @@ fn eval_node(
             Ok(defines.contains_key(&name) as i64)
         }
         "parenthesized_expression" => match n.named_child(0) {
-            Some(i) => eval_node(parser, i, src, defines, depth),
+            Some(i) => eval_node(parser, i, src, defines, depth, level + 1),
             None => Err(Missing::Name(text(n))),
         },
         "unary_expression" => {
@@ -128,6 +135,7 @@ fn eval_node(
                 src,
                 defines,
                 depth,
+                level + 1,
             )?;
             Ok(match op {
                 "!" => (v == 0) as i64,
@@ -140,14 +148,14 @@ fn eval_node(
             let op = n.field("operator").map(|o| o.node_kind()).unwrap_or("");
             let l = n.field("left").ok_or_else(|| Missing::Name(text(n)))?;
             let r = n.field("right").ok_or_else(|| Missing::Name(text(n)))?;
-            let a = eval_node(parser, l, src, defines, depth);
+            let a = eval_node(parser, l, src, defines, depth, level + 1);
             // `defined(X) && X > 2` with X undefined is simply false.
             match (op, &a) {
                 ("&&", Ok(0)) => return Ok(0),
                 ("||", Ok(v)) if *v != 0 => return Ok(1),
                 _ => {}
             }
-            let b = eval_node(parser, r, src, defines, depth)?;
+            let b = eval_node(parser, r, src, defines, depth, level + 1)?;
             let a = a?;
             let bop = match op {
                 "+" => crate::ir::BinOp::Add,
@@ -179,6 +187,7 @@ fn eval_node(
                 src,
                 defines,
                 depth,
+                level + 1,
             )?;
             let pick = if c != 0 { "consequence" } else { "alternative" };
             eval_node(
@@ -187,6 +196,7 @@ fn eval_node(
                 src,
                 defines,
                 depth,
+                level + 1,
             )
         }
         _ => Err(Missing::Name(text(n))),

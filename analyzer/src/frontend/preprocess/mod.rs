@@ -419,10 +419,7 @@ impl<'a> Conditionals<'a> {
         let condition = arg.split_whitespace().collect::<Vec<_>>().join(" ");
         let kind = match missing {
             Missing::Name(name) => NoteKind::UndefinedInCondition { condition, name },
-            Missing::TooDeep => NoteKind::ConditionTooDeep {
-                condition,
-                budget: budget::MACRO_DEPTH,
-            },
+            Missing::TooDeep(budget) => NoteKind::ConditionTooDeep { condition, budget },
         };
         self.push_note(Note {
             span: source.span(start, end),
