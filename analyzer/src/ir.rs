@@ -431,7 +431,7 @@ pub struct Access {
     /// Accesses with different numbers have something between them that
     /// certainly keeps nvcc from merging them (a barrier or fence, a call to
     /// a math function whose implementation branches); see
-    /// `frontend/fuse.rs`.
+    /// `nvcc/fuse.rs`.
     pub region: u32,
     /// Branches, loops and calls the engine cannot see into, counted up to
     /// this access: a different count means one lies between two accesses,

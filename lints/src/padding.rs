@@ -145,9 +145,6 @@ fn replacement(size_text: &str, pad: u64) -> String {
     format!("{text} + {pad}")
 }
 
-/// Plans the padding of object `obj` of kernel `kernel` (indices into the
-/// analysed program), or `None` when the array is one-dimensional, its
-/// dimension is not written in the file, or no padding helps.
 /// The candidate replaces `start..end` of the file with `len` bytes: the
 /// front end reparses the analysed tree incrementally.
 fn reparse(
@@ -164,6 +161,9 @@ fn reparse(
     })
 }
 
+/// Plans the padding of object `obj` of kernel `kernel` (indices into the
+/// analysed program), or `None` when the array is one-dimensional, its
+/// dimension is not written in the file, or no padding helps.
 pub fn find(ctx: &Context, kernel: usize, obj: usize, budget: &mut u32) -> Option<PaddingPlan> {
     let k = ctx.analysis.program.kernels.get(kernel)?;
     let o = k.objects.get(obj)?;
