@@ -124,6 +124,16 @@ pub const MAX_BLOCKS_SAMPLED: u64 = 8;
 /// Largest block the analyzer accepts (the CUDA limit).
 pub const MAX_THREADS_PER_BLOCK: u64 = 1024;
 
+/// Largest padding the fix search tries for a shared array's row, in
+/// elements (never more than one sweep of the banks: `bank_row_bytes`);
+/// a conflict no smaller padding removes gets advice, not a fix.
+pub const MAX_PAD_ELEMENTS: u64 = 32;
+
+/// Folder levels a walk of the CLI descends below the folder it starts
+/// from. A folder at this depth is not searched: discovery says so (an
+/// error for that folder); the project header index does without it.
+pub const MAX_FOLDER_DEPTH: usize = 64;
+
 /// Re-analyses a file's fix search may run (each padding or pitch candidate
 /// is one analysis of one kernel's array). Past it, rules give advice only.
 pub const MAX_FIX_REANALYSES_PER_FILE: u32 = 48;

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
+use warplint_analyzer::budget::MAX_FOLDER_DEPTH;
 
 /// Exclusion globs; a folder or file matching one is skipped.
 pub fn excludes(globs: &[String]) -> Result<GlobSet, String> {
@@ -89,11 +90,6 @@ pub fn files(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<String>) {
     out.dedup();
     (out, errors)
 }
-
-/// Folder levels a walk descends below the folder it starts from. A
-/// folder at this depth is not searched: discovery says so (an error for
-/// that folder); the project header index does without it.
-const MAX_FOLDER_DEPTH: usize = 64;
 
 /// A walk of `dir` as discovery does it: `.gitignore`, `.ignore` and
 /// `.git/info/exclude` honoured, hidden entries and `target/` skipped,

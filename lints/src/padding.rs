@@ -10,8 +10,8 @@ use warplint_analyzer::{analyze, Status};
 
 use crate::{Context, Edit};
 
-/// Candidate paddings tried, in elements.
-pub const MAX_PAD: u64 = 32;
+/// Candidate paddings tried, in elements (`budget::MAX_PAD_ELEMENTS`).
+pub const MAX_PAD: u64 = warplint_analyzer::budget::MAX_PAD_ELEMENTS;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct PaddingPlan {
