@@ -919,19 +919,25 @@ fn every_format_is_identical_across_runs_and_worker_counts() {
         (out.status.code(), stdout(&out))
     };
     let mut checked = 0;
+    // Each format's diagnostics in full, and its `--statistics` counts.
     for format in ["full", "concise", "json", "json-lines", "sarif", "github"] {
-        let args = [
-            "check",
-            "--isolated",
-            "--output-format",
-            format,
-            "--statistics",
-        ];
-        let first = run(&args, "1");
-        assert!(!first.1.is_empty(), "{format}: no output");
-        assert_eq!(first, run(&args, "4"), "{format}: -j 1 and -j 4 differ");
-        assert_eq!(first, run(&args, "4"), "{format}: two -j 4 runs differ");
-        checked += 1;
+        for extra in [None, Some("--statistics")] {
+            let mut args = vec!["check", "--isolated", "--output-format", format];
+            args.extend(extra);
+            let first = run(&args, "1");
+            assert!(!first.1.is_empty(), "{format} {extra:?}: no output");
+            assert_eq!(
+                first,
+                run(&args, "4"),
+                "{format} {extra:?}: -j 1 and -j 4 differ"
+            );
+            assert_eq!(
+                first,
+                run(&args, "4"),
+                "{format} {extra:?}: two -j 4 runs differ"
+            );
+            checked += 1;
+        }
     }
     for format in ["json", "table"] {
         let args = ["report", "--isolated", "--format", format];
@@ -960,5 +966,5 @@ fn every_format_is_identical_across_runs_and_worker_counts() {
         "include search: -j 1 and -j 4 differ"
     );
     checked += 1;
-    assert_eq!(checked, 9);
+    assert_eq!(checked, 15);
 }
