@@ -283,6 +283,11 @@ pub const FUNCTION_DECLARATOR_DEPTH: Budget = named(
     MAX_FUNCTION_DECLARATOR_DEPTH as u64,
     "levels",
 );
+pub const FIX_REANALYSES_PER_FILE: Budget = named(
+    "MAX_FIX_REANALYSES_PER_FILE",
+    MAX_FIX_REANALYSES_PER_FILE as u64,
+    "re-analyses per file",
+);
 
 /// `MAX_LOOP_ITERATIONS`, with the limit the engine runs under.
 pub const fn loop_iterations(limit: u64) -> Budget {

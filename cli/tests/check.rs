@@ -968,3 +968,54 @@ fn every_format_is_identical_across_runs_and_worker_counts() {
     checked += 1;
     assert_eq!(checked, 15);
 }
+
+/// The fix search's re-analyses per file are a budget: arrays searched
+/// after it ran out get no fix, and their diagnostics say why (the ones
+/// searched before keep their verified fix).
+#[test]
+fn a_fix_search_past_its_budget_says_so() {
+    let dir = temp_dir("fix-budget");
+    let mut src = String::new();
+    let kernels = warplint_analyzer::budget::MAX_FIX_REANALYSES_PER_FILE + 8;
+    for i in 0..kernels {
+        src.push_str(&format!(
+            "__global__ void t{i}(float *o) {{\n    __shared__ float tile{i}[32][32];\n    tile{i}[threadIdx.y][threadIdx.x] = 1;\n    __syncthreads();\n    o[threadIdx.x] = tile{i}[threadIdx.x][threadIdx.y];\n}}\n"
+        ));
+    }
+    src.push_str("int main() {\n");
+    for i in 0..kernels {
+        src.push_str(&format!("    t{i}<<<1, dim3(32, 32)>>>(0);\n"));
+    }
+    src.push_str("}\n");
+    let file = dir.join("many.cu");
+    std::fs::write(&file, src).unwrap();
+    let out = warplint(&[
+        "check",
+        "--isolated",
+        "--output-format",
+        "json",
+        file.to_str().unwrap(),
+    ]);
+    let v = json(&out);
+    let sm: Vec<&serde_json::Value> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["code"] == "SM001")
+        .collect();
+    let says = |d: &serde_json::Value| {
+        d["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n.as_str().unwrap().contains("MAX_FIX_REANALYSES_PER_FILE"))
+    };
+    let first = sm.first().expect("a conflict");
+    assert!(!first["fix"].is_null(), "the first array gets its fix");
+    assert!(!says(first));
+    let last = sm.last().unwrap();
+    assert!(last["fix"].is_null(), "the last array is past the budget");
+    assert!(says(last), "{last:#}");
+    // Every diagnostic either has a fix or says why not.
+    assert!(sm.iter().all(|d| !d["fix"].is_null() || says(d)));
+}

@@ -10,6 +10,36 @@ use warplint_analyzer::{analyze, Status};
 
 use crate::{Context, Edit};
 
+/// The fix search's re-analyses left for one file
+/// (`budget::MAX_FIX_REANALYSES_PER_FILE`), and whether a search stopped
+/// because none was left.
+#[derive(Clone, Copy, Debug)]
+pub struct FixBudget {
+    pub left: u32,
+    pub ran_out: bool,
+}
+
+impl Default for FixBudget {
+    fn default() -> Self {
+        FixBudget {
+            left: warplint_analyzer::budget::MAX_FIX_REANALYSES_PER_FILE,
+            ran_out: false,
+        }
+    }
+}
+
+impl FixBudget {
+    /// Takes one re-analysis; `false` (and `ran_out` set) when none is left.
+    fn take(&mut self) -> bool {
+        if self.left == 0 {
+            self.ran_out = true;
+            return false;
+        }
+        self.left -= 1;
+        true
+    }
+}
+
 /// Candidate paddings tried, in elements (`budget::MAX_PAD_ELEMENTS`).
 pub const MAX_PAD: u64 = warplint_analyzer::budget::MAX_PAD_ELEMENTS;
 
@@ -164,7 +194,12 @@ fn reparse(
 /// Plans the padding of object `obj` of kernel `kernel` (indices into the
 /// analysed program), or `None` when the array is one-dimensional, its
 /// dimension is not written in the file, or no padding helps.
-pub fn find(ctx: &Context, kernel: usize, obj: usize, budget: &mut u32) -> Option<PaddingPlan> {
+pub fn find(
+    ctx: &Context,
+    kernel: usize,
+    obj: usize,
+    budget: &mut FixBudget,
+) -> Option<PaddingPlan> {
     let k = ctx.analysis.program.kernels.get(kernel)?;
     let o = k.objects.get(obj)?;
     if o.space != Space::Shared || o.dims.len() < 2 {
@@ -195,10 +230,9 @@ pub fn find(ctx: &Context, kernel: usize, obj: usize, budget: &mut u32) -> Optio
         if padded_worst_bound(ctx, k, obj, pad).is_some_and(|b| b >= limit) {
             continue;
         }
-        if *budget == 0 {
+        if !budget.take() {
             return None;
         }
-        *budget -= 1;
         let new_size = replacement(&size_text, pad);
         options.engine.stop_above_ways = stop_above(best);
         let mut edited = Vec::with_capacity(ctx.source.len() + 8);
@@ -369,7 +403,7 @@ pub fn find_pitch(
     ctx: &Context,
     kernel: usize,
     obj: usize,
-    budget: &mut u32,
+    budget: &mut FixBudget,
 ) -> Option<(NamedConstant, PaddingPlan)> {
     let k = ctx.analysis.program.kernels.get(kernel)?;
     let o = k.objects.get(obj)?;
@@ -398,10 +432,9 @@ pub fn find_pitch(
             continue;
         };
         for pad in pads(k, obj, MAX_PAD) {
-            if *budget == 0 {
+            if !budget.take() {
                 return None;
             }
-            *budget -= 1;
             let value = (c.value + pad).to_string();
             let mut edited = Vec::with_capacity(ctx.source.len() + 4);
             edited.extend_from_slice(&ctx.source[..c.start]);

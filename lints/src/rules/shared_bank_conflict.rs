@@ -9,6 +9,7 @@ use warplint_analyzer::AccessReport;
 
 use crate::padding::{self, NamedConstant, PaddingPlan};
 use crate::picture::{bank_table, worst_banks};
+use crate::wording;
 use crate::{
     assumption_notes, facts, fmt_num, lane_ranges, sites, Applicability, Context, Diagnostic, Fix,
     Label, Lint, Rule, Severity,
@@ -66,9 +67,14 @@ impl Lint for SharedBankConflict {
 
     fn check(&self, ctx: &Context, out: &mut Vec<Diagnostic>) {
         let t = ctx.thresholds;
-        type Plans = (Option<PaddingPlan>, Option<(NamedConstant, PaddingPlan)>);
+        // A padding, else a pitch, and whether the search ran out of budget.
+        type Plans = (
+            Option<PaddingPlan>,
+            Option<(NamedConstant, PaddingPlan)>,
+            bool,
+        );
         let mut plans: HashMap<(usize, usize), Plans> = HashMap::new();
-        let mut budget = warplint_analyzer::budget::MAX_FIX_REANALYSES_PER_FILE;
+        let mut budget = padding::FixBudget::default();
         let ways = |r: &AccessReport| match &r.cost {
             Some(Cost::Shared(s)) => s.max_ways,
             _ => 0.0,
@@ -126,18 +132,27 @@ impl Lint for SharedBankConflict {
                 }
             }
             notes.extend(assumption_notes(r));
-            let (plan, pitch) = plans
+            let (plan, pitch, cut) = plans
                 .entry((r.kernel, access.obj))
-                .or_insert_with(
-                    || match padding::find(ctx, r.kernel, access.obj, &mut budget) {
+                .or_insert_with(|| {
+                    budget.ran_out = false;
+                    let found = match padding::find(ctx, r.kernel, access.obj, &mut budget) {
                         Some(p) => (Some(p), None),
                         None => (
                             None,
                             padding::find_pitch(ctx, r.kernel, access.obj, &mut budget),
                         ),
-                    },
-                )
+                    };
+                    (found.0, found.1, budget.ran_out)
+                })
                 .clone();
+            if plan.is_none() && pitch.is_none() && cut {
+                notes.push(format!(
+                    "no fix was verified for `{}`: the {} ran out before its search ended",
+                    obj.name,
+                    wording::budget(&warplint_analyzer::budget::FIX_REANALYSES_PER_FILE)
+                ));
+            }
             let (help, fix) = match &plan {
                 Some(p) => {
                     let outcome = if p.conflict_free() {
