@@ -197,8 +197,8 @@ fn engine_budgets() {
 
 /// The lowering's budgets. Two are not here: `MAX_IF_CONVERTED_NODES` is
 /// the size of an `if` nvcc if-converts, not a cut (a larger `if` is a
-/// branch, and nothing is said), and `MAX_SCAN_NODES` in a launching
-/// function notes on the host walk, whose notes are not reported.
+/// branch, and nothing is said); `MAX_SCAN_NODES` in a launching function
+/// is `a_launching_function_past_the_scan_budget_says_so`.
 #[test]
 fn lowering_budgets() {
     // A declarator nested past MAX_DECLARATOR_DEPTH.
@@ -305,4 +305,19 @@ fn an_if_condition_nested_past_the_syntax_budget() {
     // Within the budget the condition is evaluated (no note).
     let src = "#if ((((1))))\n#define S 2\n#else\n#define S 1\n#endif\n__global__ void k(float *a) { __shared__ float s[64]; s[threadIdx.x * S] = a[threadIdx.x]; }\nint main() { k<<<1, 32>>>(0); }\n";
     assert!(!run(src).contains("MAX_SYNTAX_DEPTH"));
+}
+
+/// A launching function too large to scan for pointers it moves off their
+/// allocation (`MAX_SCAN_NODES`): the note of the host walk is reported
+/// (the walk's other notes are about host code and are not).
+#[test]
+fn a_launching_function_past_the_scan_budget_says_so() {
+    // One named node per element: the walk visits only named children.
+    let zeros = "0, ".repeat(budget::MAX_SCAN_NODES as usize + 10);
+    let src = format!(
+        "__global__ void k(float *a) {{ a[threadIdx.x] = 0; }}\nvoid host(float *p) {{ int big[] = {{ {zeros} }}; k<<<1, 32>>>(p); }}\n"
+    );
+    assert_names(&run(&src), "MAX_SCAN_NODES");
+    let src = "__global__ void k(float *a) { a[threadIdx.x] = 0; }\nvoid host(float *p) { int small[] = { 0, 0 }; k<<<1, 32>>>(p); }\n";
+    assert!(!run(src).contains("MAX_SCAN_NODES"));
 }

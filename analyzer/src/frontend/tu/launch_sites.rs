@@ -10,13 +10,18 @@ use super::super::lower::Lowerer;
 use super::super::Options;
 use super::{FuncDef, LaunchSite, TArg, Tu};
 use crate::budget;
-use crate::ir::{Kernel, Launch, LaunchOrigin};
+use crate::finding::{Cut, NoteKind};
+use crate::ir::{Kernel, Launch, LaunchOrigin, Note};
 
 impl Tu<'_> {
     /// Launch sites in the functions that launch (only those that name
-    /// `only` when the analysis is of one kernel).
-    pub(super) fn find_launches(&mut self, only: Option<&str>) -> Vec<LaunchSite> {
+    /// `only` when the analysis is of one kernel), and the notes of the
+    /// budgets their walk ran out of that can change a launch (the walk's
+    /// other notes, and a host access cut into pieces, are about host code,
+    /// which is not analysed).
+    pub(super) fn find_launches(&mut self, only: Option<&str>) -> (Vec<LaunchSite>, Vec<Note>) {
         let mut out = Vec::new();
+        let mut notes: Vec<Note> = Vec::new();
         let fns = std::mem::take(&mut self.launch_fns);
         for (f, source) in fns {
             if let Some(name) = only {
@@ -27,9 +32,25 @@ impl Tu<'_> {
             }
             let mut lw = Lowerer::new(self);
             out.extend(lw.host_launches(f, source));
+            notes.extend(
+                lw.notes
+                    .into_iter()
+                    .filter(|n| !n.kind.budgets().is_empty() && !host_access_note(&n.kind)),
+            );
         }
-        out
+        (out, notes)
     }
+}
+
+/// A note about a host access (not analysed, so nothing depends on it).
+fn host_access_note(kind: &NoteKind) -> bool {
+    matches!(
+        kind,
+        NoteKind::OutOfBudget {
+            what: Cut::AccessPieces { .. },
+            ..
+        }
+    )
 }
 
 /// The launches `kernel` (an instantiation of `def` with `targs`) is

@@ -167,7 +167,7 @@ pub(crate) fn build(input: &[u8], options: &Options) -> (Program, Option<Arc<sup
     let header_trees = parse_headers(&mut parser, &pre, options);
     program.files = options.headers.iter().map(|h| h.path.clone()).collect();
     let reused_launches = pre.launches.take();
-    let (kernels, notes, launches) = pass(
+    let (kernels, notes, launches, launch_notes) = pass(
         &pre,
         &header_trees,
         tree.root_node(),
@@ -177,6 +177,8 @@ pub(crate) fn build(input: &[u8], options: &Options) -> (Program, Option<Arc<sup
     );
     program.kernels = kernels;
     program.notes = notes;
+    // A candidate that reuses the launches replays their notes.
+    pre.notes.extend(launch_notes);
     // Kept for an incremental reparse of an edited copy (the fix search).
     let parsed = Arc::new(super::ParsedMain {
         text: pre.source.text.clone(),
@@ -252,7 +254,8 @@ fn included<'t>(
 /// The pass over the parsed file (`root`) and the headers it enters:
 /// declarations in source order, launch sites (unless `reused` carries
 /// them over), every kernel instantiation lowered. Returns the kernels,
-/// the notes (sorted, duplicates dropped) and the launch sites.
+/// the notes (sorted, duplicates dropped), the launch sites and the notes
+/// their search raised (none when they were carried over).
 fn pass<'t>(
     pre: &'t Preprocessed,
     header_trees: &'t [Option<Arc<Tree>>],
@@ -260,7 +263,7 @@ fn pass<'t>(
     reused: Option<Vec<LaunchSite>>,
     macros: preprocess::Defines,
     options: &Options,
-) -> (Vec<Kernel>, Vec<Note>, Vec<LaunchSite>) {
+) -> (Vec<Kernel>, Vec<Note>, Vec<LaunchSite>, Vec<Note>) {
     let source = &pre.source;
     let mut tu = Tu::new(source, included(pre, header_trees, options), macros);
     tu.notes.extend(pre.notes.iter().cloned());
@@ -268,20 +271,21 @@ fn pass<'t>(
     tu.collect_errors(root);
     tu.collect(root, 0);
     tu.src = source;
-    let launches = match reused {
+    let (launches, launch_notes) = match reused {
         Some(l) => {
             tu.launch_fns.clear();
-            l
+            (l, Vec::new())
         }
         None => tu.find_launches(options.only_kernel.as_deref()),
     };
+    tu.notes.extend(launch_notes.iter().cloned());
     let kernels = tu.lower_kernels(&launches, options);
     let mut notes = tu.notes;
     notes.sort_by(|a, b| {
         (a.span.file, a.span.start, &a.kind).cmp(&(b.span.file, b.span.start, &b.kind))
     });
     notes.dedup();
-    (kernels, notes, launches)
+    (kernels, notes, launches, launch_notes)
 }
 
 /// The macros defined before the file's first line, object-like: nvcc's
