@@ -397,18 +397,24 @@ fn unknown_if_conditions_keep_the_first_branch_and_say_so() {
     assert!(b.program.notes.is_empty(), "{:?}", b.program.notes);
 }
 
+/// A file whose shared stride is chosen by `#ifdef __CUDA_ARCH__` and
+/// `__CUDA_ARCH__ >= 800`: its store's sectors under `arch` (nvcc's
+/// predefined macros) and `defines`.
+fn arch_branch_sectors(arch: Option<&str>, defines: &[(&str, &str)]) -> f64 {
+    let src = "#ifdef __CUDA_ARCH__\n#if __CUDA_ARCH__ >= 800\n#define S 2\n#else\n#define S 4\n#endif\n#else\n#define S 8\n#endif\n__global__ void k(float *a) { a[threadIdx.x * S] = 0; }\nint main() { k<<<1, 32>>>(0); }\n";
+    let mut o = Options::default();
+    o.frontend.arch = arch.map(|a| warplint_analyzer::Arch::parse(a).unwrap());
+    o.frontend.defines = defines
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+    let a = analyze(src.as_bytes(), &Modern, &o);
+    sectors(find(&a, "a", Op::Store))
+}
+
 #[test]
 fn defines_select_branches() {
-    let src = "#ifdef __CUDA_ARCH__\n#if __CUDA_ARCH__ >= 800\n#define S 2\n#else\n#define S 4\n#endif\n#else\n#define S 8\n#endif\n__global__ void k(float *a) { a[threadIdx.x * S] = 0; }\nint main() { k<<<1, 32>>>(0); }\n";
-    let with = |defs: &[(&str, &str)]| {
-        let mut o = Options::default();
-        o.frontend.defines = defs
-            .iter()
-            .map(|(a, b)| (a.to_string(), b.to_string()))
-            .collect();
-        let a = analyze(src.as_bytes(), &Modern, &o);
-        sectors(find(&a, "a", Op::Store))
-    };
+    let with = |defs: &[(&str, &str)]| arch_branch_sectors(None, defs);
     assert_eq!(with(&[]), 32.0); // stride 8: host pass
     assert_eq!(with(&[("__CUDA_ARCH__", "900")]), 8.0);
     assert_eq!(with(&[("__CUDA_ARCH__", "700")]), 16.0);
@@ -1323,17 +1329,7 @@ fn nvcc_predefined_macros_for_the_architecture() {
     // The same file as `defines_select_branches`: with `arch` set, nvcc's
     // macros are defined (`__CUDA_ARCH__` from the architecture), and a
     // define given after them replaces one.
-    let src = "#ifdef __CUDA_ARCH__\n#if __CUDA_ARCH__ >= 800\n#define S 2\n#else\n#define S 4\n#endif\n#else\n#define S 8\n#endif\n__global__ void k(float *a) { a[threadIdx.x * S] = 0; }\nint main() { k<<<1, 32>>>(0); }\n";
-    let with = |arch: &str, defs: &[(&str, &str)]| {
-        let mut o = Options::default();
-        o.frontend.arch = Some(warplint_analyzer::Arch::parse(arch).unwrap());
-        o.frontend.defines = defs
-            .iter()
-            .map(|(a, b)| (a.to_string(), b.to_string()))
-            .collect();
-        let a = analyze(src.as_bytes(), &Modern, &o);
-        sectors(find(&a, "a", Op::Store))
-    };
+    let with = |arch: &str, defs: &[(&str, &str)]| arch_branch_sectors(Some(arch), defs);
     assert_eq!(with("sm_90", &[]), 8.0);
     assert_eq!(with("sm_70", &[]), 16.0);
     assert_eq!(with("sm_70", &[("__CUDA_ARCH__", "900")]), 8.0);

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use warplint_analyzer::hardware::WARP;
-use warplint_analyzer::ir::Space;
+use warplint_analyzer::ir::{MemObject, Space};
 use warplint_analyzer::symbolic::Cost;
 use warplint_analyzer::AccessReport;
 
@@ -136,14 +136,15 @@ impl Lint for SharedBankConflict {
                 .entry((r.kernel, access.obj))
                 .or_insert_with(|| {
                     budget.ran_out = false;
-                    let found = match padding::find(ctx, r.kernel, access.obj, &mut budget) {
+                    let (plan, pitch) = match padding::find(ctx, r.kernel, access.obj, &mut budget)
+                    {
                         Some(p) => (Some(p), None),
                         None => (
                             None,
                             padding::find_pitch(ctx, r.kernel, access.obj, &mut budget),
                         ),
                     };
-                    (found.0, found.1, budget.ran_out)
+                    (plan, pitch, budget.ran_out)
                 })
                 .clone();
             if plan.is_none() && pitch.is_none() && cut {
@@ -153,49 +154,7 @@ impl Lint for SharedBankConflict {
                     wording::budget(&warplint_analyzer::budget::FIX_REANALYSES_PER_FILE)
                 ));
             }
-            let (help, fix) = match &plan {
-                Some(p) => {
-                    let outcome = if p.conflict_free() {
-                        format!(
-                            "every access to `{}` in `{}` becomes conflict-free",
-                            obj.name, k.display_name
-                        )
-                    } else {
-                        format!(
-                            "the worst access to `{}` in `{}` drops to {}-way",
-                            obj.name,
-                            k.display_name,
-                            fmt_num(p.worst_after)
-                        )
-                    };
-                    let decl = p.new_decl.split_whitespace().collect::<Vec<_>>().join(" ");
-                    (
-                        Some(format!(
-                            "pad the innermost dimension by {}: `{decl}` ({outcome})",
-                            p.pad
-                        )),
-                        Some(Fix {
-                            applicability: Applicability::Unsafe,
-                            message: format!("Pad `{}` to `{decl}`", obj.name),
-                            edits: vec![p.edit.clone()],
-                        }),
-                    )
-                }
-                None => match pitch {
-                    Some((c, p)) => (
-                        Some(format!(
-                            "raise the pitch `{}` from {} to {}: `{}` (every access to `{}` becomes conflict-free, no other shared access gets worse)",
-                            c.name, c.value, p.edit.content, p.new_decl, obj.name
-                        )),
-                        Some(Fix {
-                            applicability: Applicability::Unsafe,
-                            message: format!("Set `{}` to {}", c.name, p.edit.content),
-                            edits: vec![p.edit.clone()],
-                        }),
-                    ),
-                    None => (Some(advice(obj.dims.len(), r.width)), None),
-                },
-            };
+            let (help, fix) = help_and_fix(&plan, &pitch, obj, &k.display_name, r.width);
             let mut facts = facts(ctx, r);
             facts.ways = Some(s.ways);
             facts.max_ways = Some(s.max_ways);
@@ -217,6 +176,60 @@ impl Lint for SharedBankConflict {
                 facts,
             });
         }
+    }
+}
+
+/// The help and fix of a conflict on `obj` in `kernel`: the verified
+/// padding, else the verified pitch, else advice for its shape.
+fn help_and_fix(
+    plan: &Option<PaddingPlan>,
+    pitch: &Option<(NamedConstant, PaddingPlan)>,
+    obj: &MemObject,
+    kernel: &str,
+    width: u32,
+) -> (Option<String>, Option<Fix>) {
+    match plan {
+        Some(p) => {
+            let outcome = if p.conflict_free() {
+                format!(
+                    "every access to `{}` in `{}` becomes conflict-free",
+                    obj.name, kernel
+                )
+            } else {
+                format!(
+                    "the worst access to `{}` in `{}` drops to {}-way",
+                    obj.name,
+                    kernel,
+                    fmt_num(p.worst_after)
+                )
+            };
+            let decl = p.new_decl.split_whitespace().collect::<Vec<_>>().join(" ");
+            (
+                Some(format!(
+                    "pad the innermost dimension by {}: `{decl}` ({outcome})",
+                    p.pad
+                )),
+                Some(Fix {
+                    applicability: Applicability::Unsafe,
+                    message: format!("Pad `{}` to `{decl}`", obj.name),
+                    edits: vec![p.edit.clone()],
+                }),
+            )
+        }
+        None => match pitch {
+            Some((c, p)) => (
+                Some(format!(
+                    "raise the pitch `{}` from {} to {}: `{}` (every access to `{}` becomes conflict-free, no other shared access gets worse)",
+                    c.name, c.value, p.edit.content, p.new_decl, obj.name
+                )),
+                Some(Fix {
+                    applicability: Applicability::Unsafe,
+                    message: format!("Set `{}` to {}", c.name, p.edit.content),
+                    edits: vec![p.edit.clone()],
+                }),
+            ),
+            None => (Some(advice(obj.dims.len(), width)), None),
+        },
     }
 }
 

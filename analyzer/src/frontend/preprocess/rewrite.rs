@@ -405,7 +405,6 @@ fn respell_unsigned_casts(text: &mut [u8]) {
 /// (`typename It::Params p`) and template parameters are left alone.
 fn blank_typename_in_expressions(text: &mut [u8], stopped: &mut Vec<Stopped>) {
     const WORD: &[u8] = b"typename";
-    let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
     let mut i = 0;
     while i < text.len() {
         if let Some(end) = skip_comment_or_literal(text, i) {
@@ -419,54 +418,14 @@ fn blank_typename_in_expressions(text: &mut [u8], stopped: &mut Vec<Stopped>) {
         let before = text[..i].trim_ascii_end();
         let in_expression = matches!(before.last(), Some(b'(' | b',' | b'='))
             || before.len() >= 6 && word_at(before, before.len() - 6, b"return");
-        // The qualified name: identifiers, `::`, balanced template arguments.
-        let mut j = i + WORD.len();
-        while text.get(j).is_some_and(u8::is_ascii_whitespace) {
-            j += 1;
-        }
-        let mut angle = 0i32;
-        let mut qualified = false;
-        let mut steps = 0;
-        // A name, then white space: another name is a declaration.
-        let mut name_done = false;
-        let mut ran_out = false;
-        while j < text.len() {
-            if steps == budget::MAX_TYPENAME_NAME_BYTES {
-                ran_out = true;
-                break;
-            }
-            steps += 1;
-            match text[j] {
-                b if ident(b) => {
-                    if name_done && angle == 0 {
-                        break;
-                    }
-                    name_done = false;
-                }
-                b if b.is_ascii_whitespace() => {
-                    name_done = ident(text[j - 1]) || name_done;
-                }
-                b':' if text.get(j + 1) == Some(&b':') => {
-                    qualified = true;
-                    name_done = false;
-                    j += 1;
-                }
-                b'<' => {
-                    angle += 1;
-                    name_done = false;
-                }
-                b'>' if angle > 0 => {
-                    angle -= 1;
-                    name_done = false;
-                }
-                b',' if angle > 0 => name_done = false,
-                _ => break,
-            }
-            j += 1;
-        }
-        if in_expression && qualified && angle == 0 && matches!(text.get(j), Some(b'(' | b'{')) {
+        let name = qualified_name(text, i + WORD.len());
+        if in_expression
+            && name.qualified
+            && name.closed
+            && matches!(text.get(name.end), Some(b'(' | b'{'))
+        {
             text[i..i + WORD.len()].fill(b' ');
-        } else if in_expression && ran_out {
+        } else if in_expression && name.ran_out {
             stopped.push(Stopped {
                 at: i,
                 len: WORD.len(),
@@ -477,6 +436,75 @@ fn blank_typename_in_expressions(text: &mut [u8], stopped: &mut Vec<Stopped>) {
             });
         }
         i += WORD.len();
+    }
+}
+
+/// The qualified name read after a `typename` ([`qualified_name`]).
+struct QualifiedName {
+    /// The first byte past it.
+    end: usize,
+    /// It has a `::`.
+    qualified: bool,
+    /// Its template arguments' angle brackets are balanced.
+    closed: bool,
+    /// `budget::MAX_TYPENAME_NAME_BYTES` ran out before its end.
+    ran_out: bool,
+}
+
+/// The qualified name starting at or after `from` (after white space):
+/// identifiers, `::`, balanced template arguments; a name followed by
+/// white space and another name ends it (a declaration).
+fn qualified_name(text: &[u8], from: usize) -> QualifiedName {
+    let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut j = from;
+    while text.get(j).is_some_and(u8::is_ascii_whitespace) {
+        j += 1;
+    }
+    let mut angle = 0i32;
+    let mut qualified = false;
+    let mut steps = 0;
+    // A name, then white space: another name is a declaration.
+    let mut name_done = false;
+    let mut ran_out = false;
+    while j < text.len() {
+        if steps == budget::MAX_TYPENAME_NAME_BYTES {
+            ran_out = true;
+            break;
+        }
+        steps += 1;
+        match text[j] {
+            b if ident(b) => {
+                if name_done && angle == 0 {
+                    break;
+                }
+                name_done = false;
+            }
+            b if b.is_ascii_whitespace() => {
+                name_done = ident(text[j - 1]) || name_done;
+            }
+            b':' if text.get(j + 1) == Some(&b':') => {
+                qualified = true;
+                name_done = false;
+                j += 1;
+            }
+            b'<' => {
+                angle += 1;
+                name_done = false;
+            }
+            b'>' if angle > 0 => {
+                angle -= 1;
+                name_done = false;
+            }
+            b',' if angle > 0 => name_done = false,
+            _ => break,
+        }
+        j += 1;
+    }
+    QualifiedName {
+        end: j,
+        qualified,
+        closed: angle == 0,
+        ran_out,
     }
 }
 

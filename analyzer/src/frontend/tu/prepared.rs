@@ -45,13 +45,7 @@ impl Prepared {
             return false;
         }
         // No `__` either: attributes (`__align__(8)`) are read before parsing.
-        let plain = |t: &[u8]| {
-            !t.windows(2).any(|w| w == b"__")
-                && t.iter().all(|b| {
-                    b.is_ascii_alphanumeric()
-                        || matches!(b, b'_' | b' ' | b'+' | b'-' | b'*' | b'(' | b')')
-                })
-        };
+        let plain = |t: &[u8]| !t.windows(2).any(|w| w == b"__") && t.iter().all(plain_byte);
         // Names the preprocessing acts on (specifier and statement macros,
         // `unsigned(`, `typename`) stay where they were: the edit brings no
         // name the replaced text did not have.
@@ -77,15 +71,21 @@ impl Prepared {
     }
 }
 
+/// A byte of the plain text a reused preparation allows an edit to hold:
+/// names, numbers, spaces, `+ - * ( )`.
+fn plain_byte(b: &u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b' ' | b'+' | b'-' | b'*' | b'(' | b')')
+}
+
 /// Whether bytes `start..end` of `text` lie between an array dimension's
 /// `[` and `]` (with only plain expression text between them and the
 /// edit), on a line that is not a preprocessor directive.
 fn in_array_dimension(text: &[u8], start: usize, end: usize) -> bool {
-    let inner = |b: &u8| {
-        b.is_ascii_alphanumeric() || matches!(b, b'_' | b' ' | b'+' | b'-' | b'*' | b'(' | b')')
-    };
-    let open = text[..start].iter().rposition(|b| !inner(b));
-    let close = text[end..].iter().position(|b| !inner(b)).map(|i| end + i);
+    let open = text[..start].iter().rposition(|b| !plain_byte(b));
+    let close = text[end..]
+        .iter()
+        .position(|b| !plain_byte(b))
+        .map(|i| end + i);
     let line_start = text[..start]
         .iter()
         .rposition(|b| *b == b'\n')
