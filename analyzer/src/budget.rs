@@ -29,6 +29,11 @@ pub const MAX_HEADER_BYTES: usize = 4 << 20;
 /// are not found through it.
 pub const MAX_INDEXED_FILES: usize = 200_000;
 
+/// Files the whole-project launch index reads per run (the run's files,
+/// then the rest of their projects'). Past it the rest give no launch
+/// sites, and the run says how many were left out.
+pub const MAX_LAUNCH_INDEX_FILES: usize = 20_000;
+
 /// Parsed macro expansions kept per thread (by text) for reuse; the set
 /// is dropped and started again when full, or past `MAX_SNIPPET_BYTES`.
 pub const MAX_SNIPPET_TREES: usize = 4096;

@@ -507,11 +507,63 @@ pub struct Launch {
     pub span: Option<Span>,
     /// Why the block is what it is.
     pub origin: LaunchOrigin,
+    /// The launch site is in another file of the project (`span` is then
+    /// `None`): where.
+    pub elsewhere: Option<SiteAt>,
+}
+
+/// A place in another file of the project.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SiteAt {
+    pub path: String,
+    pub line: u32,
+}
+
+/// A template argument as another file reads it: a value, or a type by
+/// its spelling, resolved again in the file that defines the kernel.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TemplateArg {
+    Value(i64),
+    Type(String),
+    /// Not known where the launch is (its text).
+    Unknown(String),
+}
+
+/// A `<<<…>>>` launch site as the whole project sees it: plain data that
+/// the analysis of another file (the one defining the kernel) can use.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SiteRecord {
+    /// The kernel's name, unqualified.
+    pub kernel: String,
+    pub targs: Vec<TemplateArg>,
+    pub grid: Option<[u64; 3]>,
+    pub block: Option<[u64; 3]>,
+    /// Values of the scalar arguments, where known.
+    pub args: Vec<Option<i64>>,
+    /// [`Launch::offset_args`].
+    pub offset_args: Vec<bool>,
+    /// Where the site is, in the numbering of the file analysed
+    /// ([`Span::file`]).
+    pub span: Span,
+    /// Which file of that translation unit defines the kernel launched
+    /// (same numbering); `None` when the unit only declares it (or does
+    /// not see it), so that any definition of that name may be the one.
+    pub kernel_file: Option<u32>,
+}
+
+/// A launch site of another file of the project, given to the analysis
+/// of the file that defines its kernel.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ProjectLaunch {
+    pub site: SiteRecord,
+    /// The file the site is in (`site.span`'s line is in it).
+    pub at: SiteAt,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum LaunchOrigin {
-    /// A `<<<…>>>` launch site in the same translation unit.
+    /// A `<<<…>>>` launch site: in the same translation unit, or in
+    /// another file of the project ([`Launch::elsewhere`]).
     LaunchSite,
     /// A per-kernel override in the configuration.
     Config,
@@ -603,4 +655,7 @@ pub struct Program {
     /// Lines of the file (1-based, inclusive ranges) that conditional
     /// compilation leaves out under this configuration.
     pub skipped_lines: Vec<(u32, u32)>,
+    /// Every launch site the file and its headers hold, for the kernels
+    /// other files define (the whole-project index).
+    pub launch_sites: Vec<SiteRecord>,
 }

@@ -115,6 +115,17 @@ impl FileAnalysis {
     }
 }
 
+/// The launch sites of one translation unit, no kernel lowered or
+/// analysed: what the whole-project index reads from a file (see
+/// [`FrontendOptions::project_launches`]).
+pub fn launch_sites(source: &[u8], options: &FrontendOptions) -> Vec<ir::SiteRecord> {
+    let mut o = options.clone();
+    // A name no kernel has: every launching function is walked, no kernel
+    // is lowered.
+    o.only_kernel = Some(String::new());
+    frontend::parse_program(source, &o).launch_sites
+}
+
 /// Analyses one CUDA translation unit with the given hardware model.
 pub fn analyze(source: &[u8], model: &dyn MemoryModel, options: &Options) -> FileAnalysis {
     let (program, parsed) = frontend::parse_program_keeping_tree(source, &options.frontend);

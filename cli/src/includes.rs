@@ -167,6 +167,12 @@ impl ProjectHeaders {
         }
     }
 
+    /// The root folder of `file`'s project, if it has one.
+    pub fn root_for(&self, file: &Path) -> Option<PathBuf> {
+        let dir = absolute(&self.cwd, file.parent()?);
+        self.root_of(&dir)
+    }
+
     /// The index of `file`'s project, if it has one.
     fn index_for(&self, file: &Path) -> Option<Arc<Index>> {
         let dir = absolute(&self.cwd, file.parent()?);

@@ -6,6 +6,7 @@ mod discover;
 mod fix;
 mod includes;
 mod progress;
+mod project;
 mod render;
 mod report;
 mod rule;
@@ -384,10 +385,12 @@ fn report_file(
     options: &warplint_analyzer::Options,
     bytes: &[u8],
     headers: Vec<warplint_analyzer::Header>,
+    project_launches: Vec<warplint_analyzer::ir::ProjectLaunch>,
 ) -> FileResult {
     let path = f.display().to_string();
     let mut file_options = options.clone();
     file_options.frontend.headers = headers;
+    file_options.frontend.project_launches = project_launches;
     let header_paths = file_options
         .frontend
         .headers
@@ -480,6 +483,16 @@ fn report_cmd(args: ReportArgs) -> ExitCode {
         Err(e) => return fail(&e),
     };
     let project = includes::ProjectHeaders::new(&args.paths);
+    let sources = files
+        .iter()
+        .map(|f| project::Source {
+            path: f.clone(),
+            bytes: None,
+            settings: &settings,
+        })
+        .collect();
+    let index = pool.install(|| project::LaunchIndex::build(sources, &project));
+    index.warn_if_full();
     let json = matches!(args.format, ReportFormat::Json);
     // For JSON, each file becomes its text where it was analysed: a run
     // holds the report's text, not every access record.
@@ -496,7 +509,8 @@ fn report_cmd(args: ReportArgs) -> ExitCode {
                     &settings.include_dirs,
                     settings.project_includes.then_some(&project),
                 );
-                let r = report_file(f, &models, &options, &bytes, headers);
+                let sites = index.for_unit(f, &bytes, &headers);
+                let r = report_file(f, &models, &options, &bytes, headers, sites);
                 let file_note = r.notes.iter().any(|n| n.line == 0);
                 Ok(if json {
                     (file_note, Reported::Json(report::json_parts(&r)))

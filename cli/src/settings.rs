@@ -143,6 +143,8 @@ pub fn resolve_with(
             },
             only_kernel: None,
             headers: Vec::new(),
+            // Set per file from the run's launch index.
+            project_launches: Vec::new(),
             // One per resolved configuration: the files of a run share
             // their headers' parse trees.
             parse_cache: Some(std::sync::Arc::new(

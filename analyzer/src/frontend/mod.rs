@@ -65,6 +65,10 @@ pub struct Options {
     /// candidate padding): its tree is reused, tree-sitter reparses
     /// incrementally.
     pub reparse: Option<Reparse>,
+    /// Launch sites in other files of the project, for the kernels this
+    /// file defines that nothing in it launches (the caller's whole-project
+    /// index: [`crate::ir::Program::launch_sites`] of the other files).
+    pub project_launches: Vec<crate::ir::ProjectLaunch>,
 }
 
 /// The block shape a kernel is analysed with when no launch, override or

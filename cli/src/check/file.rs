@@ -12,9 +12,11 @@ use super::archs::across_archs;
 use super::inputs::{absolute, Input, Resolved, Selected};
 use super::CheckArgs;
 use crate::includes::ProjectHeaders;
+use crate::project::LaunchIndex;
 use crate::render::FileDiagnostics;
 use crate::settings::Settings;
 use crate::suppress::Suppressions;
+use warplint_analyzer::ir::ProjectLaunch;
 
 /// An unknown result, for `--show-unknown`.
 pub(super) struct UnknownNote {
@@ -52,6 +54,7 @@ pub(super) fn check_input(
     args: &CheckArgs,
     cfg: &Resolved,
     project: &ProjectHeaders,
+    index: &LaunchIndex,
 ) -> Outcome {
     let read = match (input.error.take(), input.stdin_bytes.take()) {
         (Some(e), _) => Err(e),
@@ -68,7 +71,8 @@ pub(super) fn check_input(
                 &s.include_dirs,
                 s.project_includes.then_some(project),
             );
-            check_one(input, bytes, headers, args, cfg)
+            let sites = index.for_unit(Path::new(&input.path), &bytes, &headers);
+            check_one(input, bytes, headers, sites, args, cfg)
         }
         Err(e) => Outcome {
             errors: vec![e],
@@ -144,6 +148,7 @@ fn check_one(
     input: Input,
     mut bytes: Vec<u8>,
     headers: Vec<Header>,
+    project_launches: Vec<ProjectLaunch>,
     args: &CheckArgs,
     cfg: &Resolved,
 ) -> Outcome {
@@ -153,6 +158,7 @@ fn check_one(
     let settings = &cfg.settings;
     let mut options = settings.options.clone();
     options.frontend.headers = headers;
+    options.frontend.project_launches = project_launches;
     let unit = Unit {
         path,
         stdin,

@@ -17,6 +17,8 @@ use std::process::ExitCode;
 
 use warplint_lints::Diagnostic;
 
+use crate::includes::ProjectHeaders;
+use crate::project::LaunchIndex;
 use crate::render::FileDiagnostics;
 use crate::settings::{self, ConfigArgs};
 use crate::{fail, Format};
@@ -75,7 +77,10 @@ fn check(args: &CheckArgs) -> Result<ExitCode, ExitCode> {
     }
     let inputs = inputs::gather(args, &settings)?;
     let (table, which) = inputs::configurations(args, &settings, &inputs).map_err(|e| fail(&e))?;
-    let mut outcomes = check_all(args, inputs, &table, which).map_err(|e| fail(&e))?;
+    let pool = crate::worker_pool(args.jobs).map_err(|e| fail(&e))?;
+    let project = crate::includes::ProjectHeaders::new(&args.paths);
+    let index = launch_index(&inputs, &table, &which, &project, &pool);
+    let mut outcomes = check_all(args, inputs, &table, which, &pool, &project, &index);
     report_kernels_once(&mut outcomes);
     let merged = merge(outcomes);
     if args.diff {
@@ -84,15 +89,39 @@ fn check(args: &CheckArgs) -> Result<ExitCode, ExitCode> {
     Ok(summary::print(args, &merged, &selected))
 }
 
+/// The launch sites of the inputs and the rest of their projects.
+fn launch_index(
+    inputs: &[Input],
+    table: &[Resolved],
+    which: &[usize],
+    project: &ProjectHeaders,
+    pool: &rayon::ThreadPool,
+) -> LaunchIndex {
+    let sources = inputs
+        .iter()
+        .zip(which)
+        .filter(|(input, _)| input.error.is_none())
+        .map(|(input, i)| crate::project::Source {
+            path: PathBuf::from(&input.path),
+            bytes: input.stdin_bytes.clone(),
+            settings: &table[*i].settings,
+        })
+        .collect();
+    let index = pool.install(|| LaunchIndex::build(sources, project));
+    index.warn_if_full();
+    index
+}
+
 /// Checks every input on the worker pool (`-j`), with a progress bar.
 fn check_all(
     args: &CheckArgs,
     inputs: Vec<Input>,
     table: &[Resolved],
     which: Vec<usize>,
-) -> Result<Vec<Outcome>, String> {
-    let pool = crate::worker_pool(args.jobs)?;
-    let project = crate::includes::ProjectHeaders::new(&args.paths);
+    pool: &rayon::ThreadPool,
+    project: &ProjectHeaders,
+    index: &LaunchIndex,
+) -> Vec<Outcome> {
     let progress = crate::progress::Progress::new(inputs.len(), args.format);
     let outcomes: Vec<Outcome> = pool.install(|| {
         use rayon::prelude::*;
@@ -100,14 +129,14 @@ fn check_all(
             .into_par_iter()
             .zip(which)
             .map(|(input, i)| {
-                let o = file::check_input(input, args, &table[i], &project);
+                let o = file::check_input(input, args, &table[i], project, index);
                 progress.tick();
                 o
             })
             .collect()
     });
     progress.finish();
-    Ok(outcomes)
+    outcomes
 }
 
 /// A kernel in a header that a file of the run includes and analyses

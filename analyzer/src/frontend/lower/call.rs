@@ -37,7 +37,7 @@ fn param_count(f: Node) -> Option<usize> {
     Some(function_params(f).len())
 }
 
-pub(super) fn function_params(f: Node) -> Vec<Node> {
+pub(crate) fn function_params(f: Node) -> Vec<Node> {
     let mut d = f.field("declarator");
     while let Some(x) = d {
         if x.node_kind() == "function_declarator" {

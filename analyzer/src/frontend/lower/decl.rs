@@ -51,7 +51,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         }
     }
 
-    pub(super) fn named_type(&mut self, name: &str) -> Ty {
+    pub(crate) fn named_type(&mut self, name: &str) -> Ty {
         let short = name.rsplit("::").next().unwrap_or(name).to_string();
         if let Some(t) = self.scoped_type(&short) {
             return t.clone();

@@ -42,7 +42,7 @@ use super::types::{self, size_of, Ty};
 use crate::budget;
 use crate::finding::{Budget, Cut, NoteKind, Origin};
 use crate::ir::{Atom, BinOp, Expr, Guard, Kernel, Note, Param, Space, Span, UnOp};
-use call::function_params;
+pub(crate) use call::function_params;
 
 /// The text a node belongs to, and the span to report for everything in
 /// it when it comes from a macro expansion.

@@ -11,7 +11,7 @@ use super::super::Options;
 use super::{FuncDef, LaunchSite, TArg, Tu};
 use crate::budget;
 use crate::finding::{Cut, NoteKind};
-use crate::ir::{Kernel, Launch, LaunchOrigin, Note};
+use crate::ir::{Kernel, Launch, LaunchOrigin, Note, ProjectLaunch};
 
 impl Tu<'_> {
     /// Launch sites in the functions that launch (only those that name
@@ -63,6 +63,7 @@ pub(super) fn launches_for(
     def: &FuncDef,
     targs: &[TArg],
     sites: &[LaunchSite],
+    project: &[(&ProjectLaunch, Vec<TArg>)],
     options: &Options,
 ) -> Vec<Launch> {
     let named = |values: &std::collections::BTreeMap<String, i64>, base: &mut Vec<Option<i64>>| {
@@ -85,31 +86,43 @@ pub(super) fn launches_for(
                 offset_args: Vec::new(),
                 span: None,
                 origin: LaunchOrigin::Config,
+                elsewhere: None,
             }];
         }
     }
     let mut out: Vec<Launch> = Vec::new();
-    for s in sites.iter().filter(|s| s.kernel == def.name) {
-        if !def.tparams.is_empty() && s.targs != targs {
-            continue;
-        }
+    let here = sites
+        .iter()
+        .filter(|s| s.kernel == def.name && (def.tparams.is_empty() || s.targs == targs))
+        .map(|s| (s.grid, s.block, &s.args, &s.offset_args, Some(s.span), None));
+    // Other files' sites, given only when this file has none of the kernel.
+    let there = project
+        .iter()
+        .filter(|(_, t)| def.tparams.is_empty() || t == targs)
+        .map(|(p, _)| {
+            let s = &p.site;
+            let at = Some(p.at.clone());
+            (s.grid, s.block, &s.args, &s.offset_args, None, at)
+        });
+    for (grid, site_block, args, offset_args, span, elsewhere) in here.chain(there) {
         let mut params: Vec<Option<i64>> = (0..nparams)
-            .map(|i| s.args.get(i).copied().flatten())
+            .map(|i| args.get(i).copied().flatten())
             .collect();
         if let Some(ov) = options.kernels.get(&kernel.name) {
             named(&ov.params, &mut params);
         }
-        let (block, origin) = match s.block {
+        let (block, origin) = match site_block {
             Some(b) => (b, LaunchOrigin::LaunchSite),
             None => (default_block, LaunchOrigin::Default),
         };
         let l = Launch {
-            grid: s.grid,
+            grid,
             block,
             params,
-            offset_args: s.offset_args.clone(),
-            span: Some(s.span),
+            offset_args: offset_args.clone(),
+            span,
             origin,
+            elsewhere,
         };
         // A site whose block is not known and one that gives the default
         // block stay two launches (they say different things).
@@ -136,6 +149,7 @@ pub(super) fn launches_for(
             offset_args: Vec::new(),
             span: None,
             origin,
+            elsewhere: None,
         });
     }
     out

@@ -12,10 +12,13 @@
 //!   functions read from their declarations.
 //! - [`launch_sites`]: host functions that launch, and the launches each
 //!   kernel instantiation is analysed with.
+//! - [`project`]: the file's launch sites as plain data for other files,
+//!   and other files' launch sites of the kernels this file defines.
 
 mod items;
 mod launch_sites;
 mod prepared;
+mod project;
 
 use super::fields::Fields;
 use std::collections::HashMap;
@@ -167,7 +170,7 @@ pub(crate) fn build(input: &[u8], options: &Options) -> (Program, Option<Arc<sup
     let header_trees = parse_headers(&mut parser, &pre, options);
     program.files = options.headers.iter().map(|h| h.path.clone()).collect();
     let reused_launches = pre.launches.take();
-    let (kernels, notes, launches, launch_notes) = pass(
+    let passed = pass(
         &pre,
         &header_trees,
         tree.root_node(),
@@ -175,10 +178,12 @@ pub(crate) fn build(input: &[u8], options: &Options) -> (Program, Option<Arc<sup
         macros,
         options,
     );
-    program.kernels = kernels;
-    program.notes = notes;
+    program.kernels = passed.kernels;
+    program.notes = passed.notes;
+    program.launch_sites = passed.records;
+    let launches = passed.launches;
     // A candidate that reuses the launches replays their notes.
-    pre.notes.extend(launch_notes);
+    pre.notes.extend(passed.launch_notes);
     // Kept for an incremental reparse of an edited copy (the fix search).
     let parsed = Arc::new(super::ParsedMain {
         text: pre.source.text.clone(),
@@ -251,11 +256,22 @@ fn included<'t>(
         .collect()
 }
 
+/// What the pass over a file produced.
+struct Passed {
+    kernels: Vec<Kernel>,
+    /// Sorted, duplicates dropped.
+    notes: Vec<Note>,
+    launches: Vec<LaunchSite>,
+    /// The notes the search for launch sites raised (none when they were
+    /// carried over).
+    launch_notes: Vec<Note>,
+    /// The launch sites as plain data, for other files.
+    records: Vec<crate::ir::SiteRecord>,
+}
+
 /// The pass over the parsed file (`root`) and the headers it enters:
 /// declarations in source order, launch sites (unless `reused` carries
-/// them over), every kernel instantiation lowered. Returns the kernels,
-/// the notes (sorted, duplicates dropped), the launch sites and the notes
-/// their search raised (none when they were carried over).
+/// them over), every kernel instantiation lowered.
 fn pass<'t>(
     pre: &'t Preprocessed,
     header_trees: &'t [Option<Arc<Tree>>],
@@ -263,7 +279,7 @@ fn pass<'t>(
     reused: Option<Vec<LaunchSite>>,
     macros: preprocess::Defines,
     options: &Options,
-) -> (Vec<Kernel>, Vec<Note>, Vec<LaunchSite>, Vec<Note>) {
+) -> Passed {
     let source = &pre.source;
     let mut tu = Tu::new(source, included(pre, header_trees, options), macros);
     tu.notes.extend(pre.notes.iter().cloned());
@@ -280,12 +296,19 @@ fn pass<'t>(
     };
     tu.notes.extend(launch_notes.iter().cloned());
     let kernels = tu.lower_kernels(&launches, options);
+    let records = project::records(&launches, &tu.structs, &tu.kernels);
     let mut notes = tu.notes;
     notes.sort_by(|a, b| {
         (a.span.file, a.span.start, &a.kind).cmp(&(b.span.file, b.span.start, &b.kind))
     });
     notes.dedup();
-    (kernels, notes, launches, launch_notes)
+    Passed {
+        kernels,
+        notes,
+        launches,
+        launch_notes,
+        records,
+    }
 }
 
 /// The macros defined before the file's first line, object-like: nvcc's
@@ -550,6 +573,13 @@ impl<'t> Tu<'t> {
                     insts.push(targs);
                 }
             }
+            // Else those of the other files' launch sites.
+            let project = self.project_sites_of(def, launches, options);
+            for (_, targs) in &project {
+                if !insts.contains(targs) {
+                    insts.push(targs.clone());
+                }
+            }
             if insts.is_empty() {
                 let configured = options
                     .kernels
@@ -576,7 +606,7 @@ impl<'t> Tu<'t> {
                 };
                 kernel.lowering_notes = notes.clone();
                 self.notes.extend(notes);
-                kernel.launches = launches_for(&kernel, def, &targs, launches, options);
+                kernel.launches = launches_for(&kernel, def, &targs, launches, &project, options);
                 if kernel.launches.len() > budget::MAX_LAUNCHES_PER_KERNEL {
                     let kind = NoteKind::TooManyLaunches {
                         kernel: kernel.display_name.clone(),

@@ -1,0 +1,187 @@
+//! The whole-project index as the analyzer sees it: a file's launch sites
+//! as plain data ([`launch_sites`]), and another file's sites giving the
+//! launch of a kernel this file defines but does not launch
+//! (`FrontendOptions::project_launches`).
+
+use warplint_analyzer::hardware::Modern;
+use warplint_analyzer::ir::{LaunchOrigin, ProjectLaunch, SiteAt, SiteRecord, TemplateArg};
+use warplint_analyzer::symbolic::Cost;
+use warplint_analyzer::{analyze, launch_sites, FileAnalysis, Header, Options, Status};
+
+/// A kernel header: one store whose bank conflicts depend on the block
+/// (`t[i][0]` with rows of 32 floats: every lane of a warp hits bank 0).
+const HEADER: &str = "#pragma once\n\
+    __global__ void scale(float *a, int n) {\n\
+        __shared__ float t[1024][32];\n\
+        t[threadIdx.x][0] = a[threadIdx.x];\n\
+    }\n";
+
+fn header() -> Header {
+    Header {
+        name: "k.cuh".into(),
+        path: "src/k.cuh".into(),
+        text: HEADER.as_bytes().to_vec(),
+    }
+}
+
+/// `text` analysed with `sites` of other files.
+fn with_sites(text: &str, sites: Vec<ProjectLaunch>) -> FileAnalysis {
+    let mut o = Options::default();
+    o.frontend.project_launches = sites;
+    analyze(text.as_bytes(), &Modern, &o)
+}
+
+/// The site `main.cu:7` launching `kernel` with `block` (template `targs`).
+fn site(kernel: &str, targs: Vec<TemplateArg>, block: [u64; 3]) -> ProjectLaunch {
+    ProjectLaunch {
+        site: SiteRecord {
+            kernel: kernel.into(),
+            targs,
+            grid: Some([1, 1, 1]),
+            block: Some(block),
+            args: vec![None, Some(5)],
+            offset_args: vec![false, false],
+            span: Default::default(),
+            kernel_file: Some(1),
+        },
+        at: SiteAt {
+            path: "src/main.cu".into(),
+            line: 7,
+        },
+    }
+}
+
+#[test]
+fn a_file_records_its_launch_sites_and_which_file_defines_the_kernel() {
+    let main = "#include \"k.cuh\"\n\
+                __global__ void local(float *a) { a[threadIdx.x] = 0; }\n\
+                __global__ void declared(float *a);\n\
+                void run(float *a) {\n\
+                    scale<<<2, 64>>>(a, 9);\n\
+                    local<<<1, dim3(32, 4)>>>(a);\n\
+                    declared<<<1, 128>>>(a);\n\
+                }\n";
+    let mut o = Options::default();
+    o.frontend.headers = vec![header()];
+    let sites = launch_sites(main.as_bytes(), &o.frontend);
+    let by = |k: &str| {
+        sites
+            .iter()
+            .find(|s| s.kernel == k)
+            .unwrap_or_else(|| panic!("no site of {k}: {sites:?}"))
+    };
+    // `scale` is defined in the header (file 1), `local` in the file itself
+    // (file 0); `declared` only declared: any definition of it may be it.
+    assert_eq!(by("scale").kernel_file, Some(1));
+    assert_eq!(by("scale").block, Some([64, 1, 1]));
+    assert_eq!(by("scale").grid, Some([2, 1, 1]));
+    assert_eq!(by("scale").args, vec![None, Some(9)]);
+    assert_eq!(by("scale").span.line, 5);
+    assert_eq!(by("local").kernel_file, Some(0));
+    assert_eq!(by("local").block, Some([32, 4, 1]));
+    assert_eq!(by("declared").kernel_file, None);
+    // Only the sites: nothing is lowered.
+    let a = analyze(main.as_bytes(), &Modern, &o);
+    assert_eq!(a.program.launch_sites, sites);
+}
+
+#[test]
+fn a_header_alone_takes_the_block_of_a_launch_in_another_file() {
+    // Alone, the header's kernel runs under the 1-D default (256 threads,
+    // an assumption); with the project's launch it runs under 64x1x1,
+    // from the site, and says where that is.
+    let alone = with_sites(HEADER, Vec::new());
+    let k = &alone.program.kernels[0];
+    assert_eq!(k.launches[0].origin, LaunchOrigin::Default);
+    let a = with_sites(HEADER, vec![site("scale", Vec::new(), [64, 1, 1])]);
+    let k = &a.program.kernels[0];
+    assert_eq!(k.launches.len(), 1);
+    let l = &k.launches[0];
+    assert_eq!((l.block, l.origin), ([64, 1, 1], LaunchOrigin::LaunchSite));
+    assert_eq!(l.params, vec![None, Some(5)]);
+    assert_eq!(
+        l.elsewhere,
+        Some(SiteAt {
+            path: "src/main.cu".into(),
+            line: 7
+        })
+    );
+    let store = a.reports.iter().find(|r| r.array == "t").expect("store");
+    assert_eq!(store.status, Status::Exact);
+    assert_eq!(store.block, [64, 1, 1]);
+    // 32 lanes, one bank: 32 wavefronts.
+    match &store.cost {
+        Some(Cost::Shared(s)) => assert_eq!(s.ways, 32.0),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_file_that_launches_the_kernel_keeps_its_own_launches() {
+    let text = format!("{HEADER}void run(float *a) {{ scale<<<1, 128>>>(a, 3); }}\n");
+    let a = with_sites(&text, vec![site("scale", Vec::new(), [64, 1, 1])]);
+    let k = &a.program.kernels[0];
+    assert_eq!(k.launches.len(), 1);
+    assert_eq!(k.launches[0].block, [128, 1, 1]);
+    assert_eq!(k.launches[0].elsewhere, None);
+}
+
+#[test]
+fn a_template_kernel_is_instantiated_with_another_files_arguments() {
+    // `s[threadIdx.x * 4]`: for 4-byte `float`s lane l is at bank 4l mod
+    // 32, 8 banks of 4 lanes each (4-way); for 1-byte `char`s at byte 4l,
+    // a bank each (no conflict).
+    let text = "template <typename T, int N>\n\
+                __global__ void tk(T *a) {\n\
+                    __shared__ T s[N];\n\
+                    s[threadIdx.x * 4] = a[threadIdx.x];\n\
+                }\n";
+    let args = |t: &str| vec![TemplateArg::Type(t.into()), TemplateArg::Value(256)];
+    let a = with_sites(
+        text,
+        vec![
+            site("tk", args("float"), [64, 1, 1]),
+            site("tk", args("char"), [64, 1, 1]),
+        ],
+    );
+    let names: Vec<&str> = a
+        .program
+        .kernels
+        .iter()
+        .map(|k| k.display_name.as_str())
+        .collect();
+    assert_eq!(names, ["tk<float, 256>", "tk<char, 256>"]);
+    let ways: Vec<f64> = a
+        .reports
+        .iter()
+        .filter(|r| r.array == "s")
+        .map(|r| {
+            assert_eq!(r.status, Status::Exact, "{r:?}");
+            match &r.cost {
+                Some(Cost::Shared(s)) => s.ways,
+                other => panic!("{other:?}"),
+            }
+        })
+        .collect();
+    assert_eq!(ways, [4.0, 1.0]);
+}
+
+#[test]
+fn a_type_the_file_does_not_know_stays_a_type_whose_size_is_unknown() {
+    let text = "template <typename T>\n\
+                __global__ void tk(T *a) { a[threadIdx.x] = a[0]; }\n";
+    let a = with_sites(
+        text,
+        vec![site(
+            "tk",
+            vec![TemplateArg::Type("Elsewhere".into())],
+            [64, 1, 1],
+        )],
+    );
+    let r = a.reports.iter().find(|r| r.array == "a").expect("access");
+    assert_eq!(r.status, Status::Unknown);
+    assert_eq!(
+        r.unknown_reason.as_ref().map(|u| u.kind()),
+        Some("type-size")
+    );
+}

@@ -1,0 +1,232 @@
+//! The whole project's launch sites, gathered once per run before any file
+//! is analysed, so that a kernel is analysed under the launches that reach
+//! it wherever they are: a header checked alone takes the block of the
+//! `.cu` file that launches its kernel, as the project's build does.
+//!
+//! The index reads the run's files and the other `.cu`/`.cuh` files of
+//! their projects (the project as `--include-search project` finds it: the
+//! nearest folder with `.git` or a warplint configuration) that hold a
+//! `<<<` launch. Each file gives its launch sites through the analyzer
+//! ([`warplint_analyzer::launch_sites`]: the front end alone, no kernel
+//! lowered). A site is offered to a file whose unit defines the kernel it
+//! launches: the site's unit saw the definition in that file or one of its
+//! headers, or saw only a declaration and the file's text names the
+//! kernel. The analyzer takes other files' sites only for a kernel the
+//! file itself launches nowhere.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use warplint_analyzer::ir::{ProjectLaunch, SiteAt, SiteRecord};
+use warplint_analyzer::{budget, Header};
+
+use crate::includes::{canonical, headers_for, ProjectHeaders};
+use crate::settings::Settings;
+
+/// One file to read launch sites from, with the settings to read it under.
+pub struct Source<'a> {
+    pub path: PathBuf,
+    /// The text when it is not on disk (stdin).
+    pub bytes: Option<Vec<u8>>,
+    pub settings: &'a Settings,
+}
+
+/// A site, with the canonical path of the file that defines its kernel as
+/// the site's unit saw it (`None`: only declared there).
+struct Entry {
+    launch: ProjectLaunch,
+    defined_in: Option<PathBuf>,
+}
+
+/// Every launch site of the run's projects, by kernel name.
+#[derive(Default)]
+pub struct LaunchIndex {
+    by_kernel: HashMap<String, Vec<Entry>>,
+    /// Canonical paths already asked for (a file system call each).
+    canonical: Mutex<HashMap<String, PathBuf>>,
+    /// Files not read because the index was full.
+    left_out: usize,
+}
+
+/// Whether `text` holds a `<<<` launch (or might, through a macro).
+fn may_launch(text: &[u8]) -> bool {
+    text.windows(3).any(|w| w == b"<<<")
+}
+
+impl LaunchIndex {
+    /// The index of `sources` and of the other files of their projects,
+    /// read on the current thread pool.
+    pub fn build(sources: Vec<Source>, project: &ProjectHeaders) -> LaunchIndex {
+        use rayon::prelude::*;
+        let sources = with_project_files(sources, project);
+        let mut index = LaunchIndex::default();
+        let keep = sources.len().min(budget::MAX_LAUNCH_INDEX_FILES);
+        index.left_out = sources.len() - keep;
+        let found: Vec<Vec<Entry>> = sources[..keep]
+            .par_iter()
+            .map(|s| sites_of(s, project))
+            .collect();
+        let mut seen = HashSet::new();
+        for e in found.into_iter().flatten() {
+            // The same site seen through two including files is one site.
+            if !seen.insert(key(&e)) {
+                continue;
+            }
+            index
+                .by_kernel
+                .entry(e.launch.site.kernel.clone())
+                .or_default()
+                .push(e);
+        }
+        index
+    }
+
+    /// The sites for the unit of `path` (its text `bytes`, its `headers`):
+    /// those whose kernel is defined, as the site's unit saw it, in this
+    /// file or one of its headers, and those whose unit saw no definition,
+    /// in this file's folder, of a kernel this file's text names.
+    pub fn for_unit(&self, path: &Path, bytes: &[u8], headers: &[Header]) -> Vec<ProjectLaunch> {
+        if self.by_kernel.is_empty() {
+            return Vec::new();
+        }
+        let mine: HashSet<PathBuf> = std::iter::once(path.display().to_string())
+            .chain(headers.iter().map(|h| h.path.clone()))
+            .map(|p| self.canonical_of(&p))
+            .collect();
+        let text = String::from_utf8_lossy(bytes);
+        let own = self.canonical_of(&path.display().to_string());
+        let folder = own.parent();
+        let mut out = Vec::new();
+        for list in self.by_kernel.values() {
+            for e in list {
+                let take = match &e.defined_in {
+                    Some(d) => mine.contains(d),
+                    None => {
+                        folder == self.canonical_of(&e.launch.at.path).parent()
+                            && text.contains(e.launch.site.kernel.as_str())
+                    }
+                };
+                if take {
+                    out.push(e.launch.clone());
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
+    /// Says on stderr when the index was full.
+    pub fn warn_if_full(&self) {
+        if self.left_out > 0 {
+            eprintln!(
+                "warplint: warning: {} files of the project were not read for launch sites (MAX_LAUNCH_INDEX_FILES is {})",
+                self.left_out,
+                budget::MAX_LAUNCH_INDEX_FILES
+            );
+        }
+    }
+
+    fn canonical_of(&self, path: &str) -> PathBuf {
+        if let Ok(mut m) = self.canonical.lock() {
+            return m
+                .entry(path.to_string())
+                .or_insert_with(|| canonical(Path::new(path)))
+                .clone();
+        }
+        canonical(Path::new(path))
+    }
+}
+
+/// What makes a site the same one, whichever unit it was seen in (a
+/// header's number differs from one including file to the next).
+fn key(e: &Entry) -> impl std::hash::Hash + Eq {
+    let s = &e.launch.site;
+    (
+        canonical(Path::new(&e.launch.at.path)),
+        s.span.start,
+        e.defined_in.clone(),
+        (s.kernel.clone(), s.targs.clone(), s.grid, s.block),
+        (s.args.clone(), s.offset_args.clone()),
+    )
+}
+
+/// `sources` and, after them, the `.cu`/`.cuh` files of their projects
+/// that are not among them, under the settings of the first source of
+/// each project.
+fn with_project_files<'a>(sources: Vec<Source<'a>>, project: &ProjectHeaders) -> Vec<Source<'a>> {
+    let mut seen: HashSet<PathBuf> = sources.iter().map(|s| canonical(&s.path)).collect();
+    let mut roots: Vec<(PathBuf, &'a Settings)> = Vec::new();
+    for s in &sources {
+        if s.bytes.is_some() {
+            continue;
+        }
+        if let Some(root) = project.root_for(&s.path) {
+            if !roots.iter().any(|(r, _)| *r == root) {
+                roots.push((root, s.settings));
+            }
+        }
+    }
+    let mut out = sources;
+    for (root, settings) in roots {
+        let (files, _) = crate::discover::files(&[root]);
+        for f in files {
+            if seen.insert(canonical(&f)) {
+                out.push(Source {
+                    path: f,
+                    bytes: None,
+                    settings,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The launch sites of one file (none when it cannot be read or holds no
+/// `<<<`, nor do its headers).
+fn sites_of(s: &Source, project: &ProjectHeaders) -> Vec<Entry> {
+    let bytes = match &s.bytes {
+        Some(b) => b.clone(),
+        None => match crate::includes::read_source(&s.path) {
+            Ok(b) => b,
+            Err(_) => return Vec::new(),
+        },
+    };
+    let settings = s.settings;
+    let headers = headers_for(
+        &s.path,
+        &bytes,
+        &settings.include_dirs,
+        settings.project_includes.then_some(project),
+    );
+    if !may_launch(&bytes) && !headers.iter().any(|h| may_launch(&h.text)) {
+        return Vec::new();
+    }
+    let mut options = settings.options.frontend.clone();
+    options.headers = headers;
+    let records = warplint_analyzer::launch_sites(&bytes, &options);
+    let path_of = |file: u32| -> String {
+        match file {
+            0 => s.path.display().to_string(),
+            n => options
+                .headers
+                .get(n as usize - 1)
+                .map(|h| h.path.clone())
+                .unwrap_or_default(),
+        }
+    };
+    records
+        .into_iter()
+        .map(|site: SiteRecord| Entry {
+            defined_in: site.kernel_file.map(|f| canonical(Path::new(&path_of(f)))),
+            launch: ProjectLaunch {
+                at: SiteAt {
+                    path: path_of(site.span.file),
+                    line: site.span.line,
+                },
+                site,
+            },
+        })
+        .collect()
+}
