@@ -185,3 +185,35 @@ fn a_type_the_file_does_not_know_stays_a_type_whose_size_is_unknown() {
         Some("type-size")
     );
 }
+
+#[test]
+fn file_scope_macro_uses_that_define_launching_functions_give_launch_sites() {
+    // Token pasting names the kernel; the uses follow one another with no
+    // `;` (the parser reads them as an error); the second macro's chevrons
+    // are spaced as a code formatter leaves them.
+    let text = "#define TILE 16\n\
+                __global__ void k_a(float *x) { x[threadIdx.y * TILE + threadIdx.x] = 0; }\n\
+                __global__ void k_b(float *x) { x[threadIdx.x] = 0; }\n\
+                #define BIND(tag, T) \\\n\
+                  void run_##tag(T *x) { dim3 block(TILE, TILE); \\\n\
+                    k_##tag<<<1, block>>>(x); }\n\
+                #define BIND1(tag, T, n) \\\n\
+                  void run1_##tag(T *x) { k_##tag < < < 1, n * 32 > > > (x); }\n\
+                BIND(a, float)\n\
+                BIND1(b, float, 4)\n";
+    let a = analyze(text.as_bytes(), &Modern, &Options::default());
+    let launch = |name: &str| {
+        let k = a
+            .program
+            .kernels
+            .iter()
+            .find(|k| k.name == name)
+            .unwrap_or_else(|| panic!("no kernel {name}"));
+        (k.launches[0].block, k.launches[0].origin)
+    };
+    assert_eq!(launch("k_a"), ([16, 16, 1], LaunchOrigin::LaunchSite));
+    assert_eq!(launch("k_b"), ([128, 1, 1], LaunchOrigin::LaunchSite));
+    // Reported at the macro's use.
+    let lines: Vec<u32> = a.program.launch_sites.iter().map(|s| s.span.line).collect();
+    assert_eq!(lines, [9, 10]);
+}

@@ -8,6 +8,7 @@ use std::collections::HashSet;
 use tree_sitter::Node;
 
 use super::call::function_params;
+use super::macros::{parse_snippet, substitute};
 use super::{Lowerer, Src, Val};
 use crate::budget;
 use crate::finding::{Cut, NoteKind, Origin};
@@ -228,7 +229,52 @@ impl<'a, 't> Lowerer<'a, 't> {
 
     /// Walks a host function and returns its kernel launches.
     pub fn host_launches(&mut self, f: Node, source: &Source) -> Vec<LaunchSite> {
-        let main = Src::of(source);
+        self.host_launches_in(f, &Src::of(source))
+    }
+
+    /// The launches of the host functions that a file-scope use of the
+    /// function-like macro `name` defines (`BIND(f32, float)` expanding to
+    /// a function that launches `k_##tag`): the expansion is parsed as
+    /// declarations and its launches are reported at the use (`at`).
+    pub fn macro_host_launches(
+        &mut self,
+        name: &str,
+        args: &[String],
+        at: crate::ir::Span,
+        source: &Source,
+    ) -> Vec<LaunchSite> {
+        let Some((params, body)) = self.tu.macros.get(name).and_then(|m| m.function()) else {
+            return Vec::new();
+        };
+        let body = body.replace("\\\r\n", " ").replace("\\\n", " ");
+        let mut text = substitute(&body, params, args);
+        while let Some(joined) = crate::frontend::tu::joined_chevrons(&text) {
+            text = joined;
+        }
+        let Some(tree) = parse_snippet(&text) else {
+            return Vec::new();
+        };
+        let snip = Src {
+            bytes: text.as_bytes(),
+            at: Some(at),
+            map: source,
+        };
+        let root = tree.root_node();
+        let mut c = root.walk();
+        let fns: Vec<Node> = root
+            .named_children(&mut c)
+            .filter(|f| f.node_kind() == "function_definition")
+            .collect();
+        let mut out = Vec::new();
+        for f in fns {
+            out.extend(self.host_launches_in(f, &snip));
+        }
+        out
+    }
+
+    /// [`Self::host_launches`] of a function whose text is `main`.
+    fn host_launches_in(&mut self, f: Node, main: &Src) -> Vec<LaunchSite> {
+        let main = *main;
         self.launches = Some(Vec::new());
         // An integer parameter is one unknown value throughout, so that
         // `dim3 block(threads)` under `case 64:` of `switch (threads)` is

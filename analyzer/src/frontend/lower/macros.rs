@@ -30,7 +30,7 @@ struct Snippets {
     bytes: usize,
 }
 
-fn parse_snippet(text: &str) -> Option<std::rc::Rc<tree_sitter::Tree>> {
+pub(crate) fn parse_snippet(text: &str) -> Option<std::rc::Rc<tree_sitter::Tree>> {
     SNIPPETS.with(|cell| {
         let mut cell = cell.borrow_mut();
         let s = &mut *cell;
@@ -57,7 +57,7 @@ fn parse_snippet(text: &str) -> Option<std::rc::Rc<tree_sitter::Tree>> {
 
 /// Replaces macro parameters in `body` with the argument texts (whole
 /// identifiers only; `##` pastes).
-fn substitute(body: &str, params: &[String], args: &[String]) -> String {
+pub(crate) fn substitute(body: &str, params: &[String], args: &[String]) -> String {
     let mut out = String::new();
     let chars: Vec<char> = body.chars().collect();
     let mut i = 0;

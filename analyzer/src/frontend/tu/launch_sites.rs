@@ -13,14 +13,22 @@ use crate::budget;
 use crate::finding::{Cut, NoteKind};
 use crate::ir::{Kernel, Launch, LaunchOrigin, Note, ProjectLaunch};
 
-impl Tu<'_> {
-    /// Launch sites in the functions that launch (only those that name
+impl<'t> Tu<'t> {
+    /// Launch sites in the functions that launch (and those that
+    /// file-scope macro uses make) (only those that name
     /// `only` when the analysis is of one kernel), and the notes of the
     /// budgets their walk ran out of that can change a launch (the walk's
     /// other notes, and a host access cut into pieces, are about host code,
     /// which is not analysed).
-    pub(super) fn find_launches(&mut self, only: Option<&str>) -> (Vec<LaunchSite>, Vec<Note>) {
-        let mut out = Vec::new();
+    pub(super) fn find_launches(
+        &mut self,
+        root: Node<'t>,
+        only: Option<&str>,
+    ) -> (Vec<LaunchSite>, Vec<Note>) {
+        let mut out = self.macro_launches(root, self.src);
+        if let Some(name) = only.filter(|n| !n.is_empty()) {
+            out.retain(|s| s.kernel == name);
+        }
         let mut notes: Vec<Note> = Vec::new();
         let fns = std::mem::take(&mut self.launch_fns);
         for (f, source) in fns {

@@ -12,11 +12,13 @@
 //!   functions read from their declarations.
 //! - [`launch_sites`]: host functions that launch, and the launches each
 //!   kernel instantiation is analysed with.
+//! - [`macro_sites`]: launch sites made by file-scope macro uses.
 //! - [`project`]: the file's launch sites as plain data for other files,
 //!   and other files' launch sites of the kernels this file defines.
 
 mod items;
 mod launch_sites;
+mod macro_sites;
 mod prepared;
 mod project;
 
@@ -37,6 +39,7 @@ use crate::ir::{Kernel, Note, Program, Space, Span};
 pub(crate) use items::qualifiers;
 use items::{template_defaults, template_params};
 use launch_sites::launches_for;
+pub(crate) use macro_sites::joined_chevrons;
 pub(crate) use prepared::Prepared;
 use prepared::Preprocessed;
 
@@ -292,7 +295,7 @@ fn pass<'t>(
             tu.launch_fns.clear();
             (l, Vec::new())
         }
-        None => tu.find_launches(options.only_kernel.as_deref()),
+        None => tu.find_launches(root, options.only_kernel.as_deref()),
     };
     tu.notes.extend(launch_notes.iter().cloned());
     let kernels = tu.lower_kernels(&launches, options);

@@ -1,0 +1,194 @@
+//! Launch sites that a file-scope macro use makes: a function-like macro
+//! whose body launches (`#define BIND(tag, T) void run_##tag(T *x) { …
+//! k_##tag<<<g, b>>>(x); }`), used outside any function (`BIND(f32,
+//! float)`, often several in a row with no `;`, which the parser reads as
+//! an error). Each use is found by name in the tree outside function
+//! bodies, its arguments read from the text up to the matching `)`, and
+//! the expansion's host functions walked for launches, reported at the
+//! use. Uses inside a function body are expanded where the lowerer meets
+//! them.
+
+use tree_sitter::Node;
+
+use super::super::fields::Fields;
+use super::super::lower::Lowerer;
+use super::super::source::Source;
+use super::{LaunchSite, Tu};
+use crate::budget;
+use crate::finding::{Cut, NoteKind};
+
+/// The arguments of a macro use whose `(` is at `open` in `text`: split
+/// at the commas outside brackets and strings, up to the matching `)`.
+/// `None` when it does not close.
+fn macro_args(text: &[u8], open: usize) -> Option<Vec<String>> {
+    let mut depth = 0u32;
+    let mut args = Vec::new();
+    let mut start = open + 1;
+    let mut i = open;
+    let mut quote: Option<u8> = None;
+    while i < text.len() {
+        let c = text[i];
+        if let Some(q) = quote {
+            if c == b'\\' {
+                i += 1;
+            } else if c == q {
+                quote = None;
+            }
+            i += 1;
+            continue;
+        }
+        match c {
+            b'"' | b'\'' => quote = Some(c),
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    args.push(String::from_utf8_lossy(&text[start..i]).trim().to_string());
+                    return Some(args);
+                }
+            }
+            b',' if depth == 1 => {
+                args.push(String::from_utf8_lossy(&text[start..i]).trim().to_string());
+                start = i + 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Whether a macro body holds a launch: `<<<`, or `< < <` as a code
+/// formatter may space it.
+fn launches(body: &str) -> bool {
+    body.contains("<<<") || joined_chevrons(body).is_some()
+}
+
+/// `text` with a spaced `< < <` … `> > >` joined into `<<<` … `>>>`
+/// (`None` when it has none).
+pub(crate) fn joined_chevrons(text: &str) -> Option<String> {
+    let b = text.as_bytes();
+    let three = |i: usize, c: u8| -> Option<usize> {
+        let mut j = i;
+        for k in 0..3 {
+            if k > 0 {
+                while j < b.len() && b[j].is_ascii_whitespace() {
+                    j += 1;
+                }
+            }
+            if b.get(j) != Some(&c) {
+                return None;
+            }
+            j += 1;
+        }
+        Some(j)
+    };
+    // Spaced: longer than three bytes (a joined `<<<` is not found again).
+    let open = (0..b.len()).find_map(|i| three(i, b'<').filter(|e| e - i > 3).map(|e| (i, e)))?;
+    let close = (open.1..b.len()).find_map(|i| three(i, b'>').map(|e| (i, e)))?;
+    Some(format!(
+        "{}<<<{}>>>{}",
+        &text[..open.0],
+        &text[open.1..close.0],
+        &text[close.1..]
+    ))
+}
+
+/// The byte after `end` past blanks, if it is `(`.
+fn paren_after(text: &[u8], end: usize) -> Option<usize> {
+    let mut j = end;
+    while j < text.len() && text[j].is_ascii_whitespace() {
+        j += 1;
+    }
+    (text.get(j) == Some(&b'(')).then_some(j)
+}
+
+impl<'t> Tu<'t> {
+    /// The names of the function-like macros whose body launches.
+    fn launching_macros(&self) -> Vec<String> {
+        self.macros
+            .iter()
+            .filter(|(_, m)| m.function().is_some_and(|(_, body)| launches(body)))
+            .map(|(name, _)| name.clone())
+            .collect()
+    }
+
+    /// The launch sites of the file-scope uses of launching macros in the
+    /// tree under `root` (the file's `source`).
+    pub(super) fn macro_launches(&mut self, root: Node<'t>, source: &'t Source) -> Vec<LaunchSite> {
+        let names = self.launching_macros();
+        if names.is_empty() {
+            return Vec::new();
+        }
+        let text = &source.text;
+        let mut uses: Vec<(String, Vec<String>, Node<'t>)> = Vec::new();
+        let mut stack = vec![root];
+        let mut visited = 0u32;
+        while let Some(n) = stack.pop() {
+            visited += 1;
+            if visited > budget::MAX_LAUNCH_SEARCH_NODES {
+                let kind = NoteKind::OutOfBudget {
+                    what: Cut::LaunchScan,
+                    budget: budget::LAUNCH_SEARCH_NODES,
+                };
+                self.note(n, kind);
+                break;
+            }
+            match n.node_kind() {
+                "function_definition" | "preproc_function_def" | "preproc_def" => continue,
+                "identifier" | "type_identifier" => {
+                    let name = String::from_utf8_lossy(&text[n.byte_range()]).into_owned();
+                    if names.contains(&name) {
+                        let args =
+                            paren_after(text, n.end_byte()).and_then(|o| macro_args(text, o));
+                        if let Some(args) = args {
+                            uses.push((name, args, n));
+                        }
+                    }
+                    continue;
+                }
+                _ => {}
+            }
+            let mut c = n.walk();
+            let kids: Vec<Node<'t>> = n.children(&mut c).collect();
+            stack.extend(kids.into_iter().rev());
+        }
+        let mut out = Vec::new();
+        for (name, args, n) in uses.into_iter().take(budget::MAX_MACRO_EXPANSIONS as usize) {
+            let at = source.span(n.start_byte(), n.end_byte());
+            let mut lw = Lowerer::new(self);
+            out.extend(lw.macro_host_launches(&name, &args, at, source));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::macro_args;
+
+    #[test]
+    fn arguments_split_at_top_level_commas_up_to_the_matching_parenthesis() {
+        let t = b"BIND(a, f(x, y), \"s,)\", {1, 2}) rest";
+        assert_eq!(
+            macro_args(t, 4),
+            Some(vec![
+                "a".to_string(),
+                "f(x, y)".into(),
+                "\"s,)\"".into(),
+                "{1, 2}".into()
+            ])
+        );
+        assert_eq!(macro_args(b"BIND(a, b", 4), None);
+    }
+
+    #[test]
+    fn spaced_chevrons_are_joined() {
+        use super::joined_chevrons;
+        assert_eq!(
+            joined_chevrons("k < < < g,\n b > > > (x);").as_deref(),
+            Some("k <<< g,\n b >>> (x);")
+        );
+        assert_eq!(joined_chevrons("a << b; c >> d"), None);
+    }
+}
