@@ -344,3 +344,31 @@ int main() { k<<<1, 256>>>(0, 5); }
 "#);
     assert_eq!(ways(find(&a, "s", Op::Store)), 2.0);
 }
+
+#[test]
+fn tiles_nested_past_the_syntax_budget_end_and_say_so() {
+    // Each level of nesting is lowered once: 5,000 levels end at
+    // `MAX_SYNTAX_DEPTH`, named in a note, and the rank is unknown.
+    let depth = 5_000;
+    let src = format!(
+        "namespace cg = cooperative_groups;\n__global__ void k(float *a) {{ a[{}cg::this_thread_block(){}.thread_rank()] = 0; }}\nint main() {{ k<<<1, 32>>>(0); }}\n",
+        "cg::tiled_partition<2>(".repeat(depth),
+        ")".repeat(depth)
+    );
+    let a = run(&src);
+    assert!(a
+        .program
+        .notes
+        .iter()
+        .flat_map(|n| n.kind.budgets())
+        .any(|b| b.name == "MAX_SYNTAX_DEPTH"));
+    assert_eq!(find(&a, "a", Op::Store).status, Status::Unknown);
+    // Within the budget, 100 tiles of 2 nested: the innermost's rank is
+    // the thread's rank % 2, words 0 and 1 for a warp: 1 sector.
+    let src = format!(
+        "namespace cg = cooperative_groups;\n__global__ void k(float *a) {{ a[{}cg::this_thread_block(){}.thread_rank()] = 0; }}\nint main() {{ k<<<1, 32>>>(0); }}\n",
+        "cg::tiled_partition<2>(".repeat(100),
+        ")".repeat(100)
+    );
+    assert_eq!(sectors(find(&run(&src), "a", Op::Store)), 1.0);
+}

@@ -156,34 +156,33 @@ impl<'a, 't> Lowerer<'a, 't> {
             return self.group_member(f, args, src);
         }
         let (name, targs) = callee(f, src)?;
-        let group = match (name.as_str(), args.len(), targs) {
-            ("this_thread_block", 0, _) => Group::block(),
-            ("this_grid", 0, _) => Group::grid(),
-            ("coalesced_threads", 0, _) => self.active(n, src),
+        Some(match (name.as_str(), args.len(), targs) {
+            ("this_thread_block", 0, _) => Val::Group(Group::block()),
+            ("this_grid", 0, _) => Val::Group(Group::grid()),
+            ("coalesced_threads", 0, _) => Val::Group(self.active(n, src)),
             ("labeled_partition" | "binary_partition", 2, _) => {
                 for a in args {
                     self.rv(*a, src);
                 }
-                self.active(n, src)
+                Val::Group(self.active(n, src))
             }
             ("tiled_partition", 1, Some(t)) => {
                 let parent = self.group_arg(args[0], src)?;
                 let size = self.tile_size(t, src);
-                Group::tile(&parent, size)
+                self.tile(f, parent, size, src)
             }
             ("tiled_partition", 2, None) => {
                 let parent = self.group_arg(args[0], src)?;
                 let size = self.int(args[1], src);
-                Group::tile(&parent, size)
+                self.tile(f, parent, size, src)
             }
             ("sync", 1, None) => {
                 self.group_arg(args[0], src)?;
                 self.region += 1;
-                return Some(Val::Void);
+                Val::Void
             }
             _ => return None,
-        };
-        Some(Val::Group(group))
+        })
     }
 
     /// `g.member(…)` of a group `g`; `None`, with nothing lowered, when
@@ -194,7 +193,9 @@ impl<'a, 't> Lowerer<'a, 't> {
         else {
             return None;
         };
-        let g = self.group_arg(obj, src)?;
+        let Val::Group(g) = self.group_arg(obj, src)? else {
+            return Some(self.unknown_method(f, args, src));
+        };
         let member = src.text(member);
         let at = |b: fn(Dim) -> Builtin| Val::Dim3(triple(b));
         Some(match (g.kind, member.as_str(), g.meta) {
@@ -225,30 +226,37 @@ impl<'a, 't> Lowerer<'a, 't> {
     }
 
     /// The group an argument or the object of a member call is: a name
-    /// bound to one, or a call that makes one (lowered). `None`, with
-    /// nothing lowered, for anything else.
-    fn group_arg(&mut self, n: Node, src: &Src) -> Option<Group> {
+    /// bound to one, or a call that makes one, lowered (its value is not a
+    /// group only when a budget ran out in it). `None`, with nothing
+    /// lowered, for anything else: a caller that got `Some` must not lower
+    /// `n` again (nested calls would be lowered twice per level).
+    fn group_arg(&mut self, n: Node, src: &Src) -> Option<Val> {
+        let mut n = n;
+        while n.node_kind() == "parenthesized_expression" {
+            n = n.named_child(0)?;
+        }
         match n.node_kind() {
-            "parenthesized_expression" => self.group_arg(n.named_child(0)?, src),
             "identifier" => match self.lookup(&src.text(n)) {
-                Some(b) => match &b.val {
-                    Val::Group(g) => Some(g.clone()),
-                    _ => None,
-                },
-                None => None,
+                Some(b) if matches!(b.val, Val::Group(_)) => Some(b.val.clone()),
+                _ => None,
             },
             "call_expression" => {
-                let f = n.field("function")?;
-                let (name, _) = callee(f, src)?;
-                if !MAKERS.contains(&name.as_str()) {
-                    return None;
-                }
-                match self.call(n, src) {
-                    Val::Group(g) => Some(g),
-                    _ => None,
-                }
+                let (name, _) = callee(n.field("function")?, src)?;
+                // Through `expr`, which bounds the nesting.
+                MAKERS.contains(&name.as_str()).then(|| self.expr(n, src))
             }
             _ => None,
+        }
+    }
+
+    /// The tile of `size` of `parent`, made by a call to `f`; an unknown
+    /// result when `parent` is not a group (a budget ran out in it).
+    fn tile(&mut self, f: Node, parent: Val, size: Expr, src: &Src) -> Val {
+        match parent {
+            Val::Group(g) => Val::Group(Group::tile(&g, size)),
+            _ => self.unknown_val(Origin::CallResult {
+                callee: src.text(f),
+            }),
         }
     }
 
