@@ -104,6 +104,11 @@ pub enum Origin {
     CallResult { callee: String },
     /// The result of a recursive call.
     RecursiveCall { function: String },
+    /// `member` (`thread_rank()`, `num_threads()`) of a cooperative group
+    /// made of the threads active at run time: `group` is the call that
+    /// made it as written (`coalesced_threads()`, `labeled_partition(…)`,
+    /// `binary_partition(…)`).
+    ActiveThreads { group: String, member: String },
     /// A declaration used as an `if`/`while` condition.
     DeclarationCondition,
     /// A declaration used as a loop condition.
@@ -180,6 +185,7 @@ impl Origin {
             Origin::Operator { .. } => "unsupported-operator",
             Origin::CallResult { .. } => "call-result",
             Origin::RecursiveCall { .. } => "recursive-call",
+            Origin::ActiveThreads { .. } => "active-threads",
             Origin::DeclarationCondition => "declaration-condition",
             Origin::DeclarationLoopCondition => "declaration-loop-condition",
             Origin::DefaultCase => "default-case",

@@ -63,6 +63,10 @@ fn origins() -> Vec<Origin> {
         Origin::Operator { op: s() },
         Origin::CallResult { callee: s() },
         Origin::RecursiveCall { function: s() },
+        Origin::ActiveThreads {
+            group: s(),
+            member: s(),
+        },
         Origin::DeclarationCondition,
         Origin::DeclarationLoopCondition,
         Origin::DefaultCase,

@@ -87,6 +87,10 @@ fn write_origin(s: &mut String, o: &Origin) {
         Origin::RecursiveCall { function } => {
             write!(s, "the result of `{function}` (a recursive call)")
         }
+        Origin::ActiveThreads { group, member } => write!(
+            s,
+            "`{member}` of `{group}`, which depends on which threads are active at run time"
+        ),
         Origin::DeclarationCondition => write!(s, "a declaration used as a condition"),
         Origin::DeclarationLoopCondition => write!(s, "a declaration used as a loop condition"),
         Origin::DefaultCase => write!(s, "the `default:` case of a switch"),

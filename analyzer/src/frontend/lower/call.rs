@@ -1,4 +1,5 @@
-//! Calls: launches (handed to `launch`), casts and functional casts, the
+//! Calls: launches (handed to `launch`), cooperative groups (to `groups`),
+//! casts and functional casts, the
 //! integer builtins the analysis understands (`min`, `ceil` of a division,
 //! `__mul24`, `dim3`), barriers and fences (which end a straight-line
 //! region), atomics and cache-hinted loads/stores (accesses), function-like
@@ -85,6 +86,9 @@ impl<'a, 't> Lowerer<'a, 't> {
         if let Some(v) = self.functional_cast(f, &args, src) {
             return v;
         }
+        if let Some(v) = self.group_call(n, f, &args, src) {
+            return v;
+        }
         let (name, targs_node) = match f.node_kind() {
             "identifier" => (src.text(f), None),
             "template_function" => (
@@ -97,14 +101,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                     .unwrap_or_else(|| src.text(f)),
                 None,
             ),
-            _ => {
-                for a in &args {
-                    self.rv(*a, src);
-                }
-                return self.unknown_val(Origin::CallResult {
-                    callee: src.text(f),
-                });
-            }
+            _ => return self.unknown_method(f, &args, src),
         };
         let short = name.rsplit("::").next().unwrap_or(&name).to_string();
         // Function-like macros first: that is what the preprocessor does.
@@ -127,6 +124,18 @@ impl<'a, 't> Lowerer<'a, 't> {
             return v;
         }
         self.opaque_call(&short, f, &args, src)
+    }
+
+    /// `obj.f(args)` or another call through an expression the analysis
+    /// does not follow: the arguments are evaluated and the result is
+    /// unknown.
+    pub(super) fn unknown_method(&mut self, f: Node, args: &[Node], src: &Src) -> Val {
+        for a in args {
+            self.rv(*a, src);
+        }
+        self.unknown_val(Origin::CallResult {
+            callee: src.text(f),
+        })
     }
 
     /// A functional cast to a scalar type: `int(x)`, `uint32_t(x)`.

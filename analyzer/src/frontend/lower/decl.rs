@@ -2,7 +2,8 @@
 //! parameters, typedefs, builtins, structs and object-like macros; a
 //! declarator applied to its base type; local declarations (`__shared__`
 //! and local arrays become memory objects, scalars are bound to their
-//! values) and local enums.
+//! values), local enums, and `ns::Name<N> x = v;` that the grammar read
+//! as a comparison.
 
 use tree_sitter::Node;
 
@@ -338,6 +339,43 @@ impl<'a, 't> Lowerer<'a, 't> {
             };
             self.bind(name, val);
         }
+    }
+
+    /// `ns::Name<N> x = v;` that the grammar read as the comparison
+    /// `(ns::Name < N) > (x = v)` (it does after a block's first
+    /// statement): declares `x` with the value `v`. Whether `n`, a `>`,
+    /// was one: `ns::Name` is no variable, constant or macro, and `x` a
+    /// plain name.
+    pub(super) fn misread_declaration(&mut self, n: Node, src: &Src) -> bool {
+        let op = |x: Node| x.field("operator").map(|o| o.node_kind().to_string());
+        let (Some(l), Some(r)) = (n.field("left"), n.field("right")) else {
+            return false;
+        };
+        if op(l).as_deref() != Some("<")
+            || r.node_kind() != "assignment_expression"
+            || op(r).as_deref() != Some("=")
+        {
+            return false;
+        }
+        let (Some(ty), Some(name), Some(value)) = (
+            l.field("left")
+                .filter(|t| t.node_kind() == "qualified_identifier"),
+            r.field("left").filter(|x| x.node_kind() == "identifier"),
+            r.field("right"),
+        ) else {
+            return false;
+        };
+        let short = ty.field("name").map(|x| src.text(x)).unwrap_or_default();
+        let is_value = self.lookup(&short).is_some()
+            || self.tu.consts.contains_key(&short)
+            || self.tu.macros.contains_key(&short)
+            || self.tu.globals.contains_key(&short);
+        if is_value {
+            return false;
+        }
+        let v = self.rv(value, src);
+        self.bind(src.text(name), v);
+        true
     }
 
     /// `T name(a, b);` read as a variable constructed from `a` and `b`.

@@ -6,6 +6,7 @@
 
 use tree_sitter::Node;
 
+use super::groups::Group;
 use super::{parse_int, Binding, Lowerer, Place, Ptr, Src, Val};
 use crate::budget;
 use crate::finding::Origin;
@@ -459,6 +460,10 @@ impl<'a, 't> Lowerer<'a, 't> {
                 ])
             }
             (Val::Void, Val::Void) => Val::Void,
+            (Val::Group(x), Val::Group(y)) => match Group::select(&cond, x, y) {
+                Some(g) => Val::Group(g),
+                None => self.unknown_val(Origin::BranchDependent),
+            },
             _ => self.unknown_val(Origin::BranchDependent),
         }
     }
@@ -561,6 +566,9 @@ impl<'a, 't> Lowerer<'a, 't> {
             self.guards.pop();
             let bop = if is_and { BinOp::LAnd } else { BinOp::LOr };
             return Val::Int(Expr::bin(bop, a, b));
+        }
+        if op == ">" && self.misread_declaration(n, src) {
+            return Val::Void;
         }
         let a = self.rv(l, src);
         let b = self.rv(r, src);

@@ -105,7 +105,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 _ => return self.unknown_val(Origin::SubscriptOfNonArray),
             },
             Val::Ptr(p) => p,
-            Val::Int(_) | Val::Dim3(_) | Val::Void => {
+            Val::Int(_) | Val::Dim3(_) | Val::Group(_) | Val::Void => {
                 return self.unknown_val(Origin::SubscriptOfUnknownArray)
             }
         };

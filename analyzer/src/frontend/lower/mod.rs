@@ -2,7 +2,7 @@
 //!
 //! Expressions evaluate to [`Val`]s: symbolic integers, pointers into a
 //! memory object, places (lvalues in memory, loaded or stored only when
-//! used) and `dim3` triples. Variables are substituted through their
+//! used), `dim3` triples and cooperative groups. Variables are substituted through their
 //! assignments (branches merge into selects; loops turn reassigned
 //! variables into loop-carried ones), so each access sees the value a
 //! variable has at that point of the program.
@@ -14,6 +14,7 @@
 //! - `expr`: expressions (names, operators, fields, assignments);
 //! - `memory`: places in memory: loads, subscripts, the `Access` records;
 //! - `call`: calls: builtins, atomics, `__device__` functions inlined;
+//! - `groups`: cooperative groups and their members;
 //! - `stmt`: statements: blocks, `if`, `switch`, `return`/`break`/`continue`;
 //! - `loops`: loops and their loop-carried variables;
 //! - `decl`: types, declarators and local declarations;
@@ -24,6 +25,7 @@
 mod call;
 mod decl;
 mod expr;
+mod groups;
 mod launch;
 mod loops;
 mod macros;
@@ -96,6 +98,7 @@ pub(crate) enum Val {
     Ptr(Ptr),
     Place(Place),
     Dim3([Expr; 3]),
+    Group(groups::Group),
     Void,
 }
 
