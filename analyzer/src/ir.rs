@@ -512,6 +512,18 @@ pub struct Launch {
     pub elsewhere: Option<SiteAt>,
 }
 
+impl LaunchOrigin {
+    /// The stable machine-readable name (`report` JSON's `launch.origin`).
+    pub fn kind(self) -> &'static str {
+        match self {
+            LaunchOrigin::LaunchSite => "launch-site",
+            LaunchOrigin::Config => "config",
+            LaunchOrigin::LaunchBounds => "launch-bounds",
+            LaunchOrigin::Default => "default",
+        }
+    }
+}
+
 /// A place in another file of the project.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SiteAt {

@@ -1,4 +1,4 @@
-//! Every kind of finding (`finding.rs`) is documented: one value of each
+//! Every kind of finding (`finding.rs`), and of launch origin, is documented: one value of each
 //! variant, its `kind()` looked up in `docs/kinds.md`.
 
 use warplint_analyzer::finding::{Assumption, Budget, Cut, NoteKind, Origin, UnknownReason};
@@ -190,6 +190,14 @@ fn kinds() -> Vec<&'static str> {
     out.extend(reasons.iter().map(UnknownReason::kind));
     out.extend(assumptions.iter().map(Assumption::kind));
     out.extend(notes.iter().map(NoteKind::kind));
+    use warplint_analyzer::ir::LaunchOrigin;
+    let origins = [
+        LaunchOrigin::LaunchSite,
+        LaunchOrigin::Config,
+        LaunchOrigin::LaunchBounds,
+        LaunchOrigin::Default,
+    ];
+    out.extend(origins.map(LaunchOrigin::kind));
     out
 }
 

@@ -397,6 +397,10 @@ fn report_file(
         .iter()
         .map(|h| h.path.clone())
         .collect();
+    // The file's and its headers' paths by file id, for launch sites.
+    let names: Vec<String> = std::iter::once(path.clone())
+        .chain(file_options.frontend.headers.iter().map(|h| h.path.clone()))
+        .collect();
     let mut result = FileResult {
         path,
         header_paths,
@@ -435,6 +439,15 @@ fn report_file(
                     column: k.span.column,
                     name: k.display_name.clone(),
                     notes,
+                    launches: k
+                        .launches
+                        .iter()
+                        .map(|l| {
+                            report::launch_json(l, |f| {
+                                names.get(f as usize).cloned().unwrap_or_default()
+                            })
+                        })
+                        .collect(),
                 })
                 .collect();
         } else {

@@ -168,12 +168,15 @@ fn with_project_files<'a>(sources: Vec<Source<'a>>, project: &ProjectHeaders) ->
         }
     }
     let mut out = sources;
+    // Shown relative to the current folder when under it, as files given
+    // on the command line usually are.
+    let cwd = std::env::current_dir().unwrap_or_default();
     for (root, settings) in roots {
         let (files, _) = crate::discover::files(&[root]);
         for f in files {
             if seen.insert(canonical(&f)) {
                 out.push(Source {
-                    path: f,
+                    path: f.strip_prefix(&cwd).map(Path::to_path_buf).unwrap_or(f),
                     bytes: None,
                     settings,
                 });

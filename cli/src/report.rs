@@ -63,6 +63,19 @@ pub struct KernelRecord {
     pub column: u32,
     pub name: String,
     pub notes: usize,
+    /// Each launch it is analysed under, as JSON: its block, why that
+    /// block (`origin`), and where the launch site is (`at`).
+    pub launches: Vec<Value>,
+}
+
+/// A launch as `report` JSON states it; `path_of` names a file id.
+pub fn launch_json(l: &warplint_analyzer::ir::Launch, path_of: impl Fn(u32) -> String) -> Value {
+    let at = match (&l.elsewhere, &l.span) {
+        (Some(e), _) => json!(format!("{}:{}", e.path, e.line)),
+        (None, Some(s)) => json!(format!("{}:{}", path_of(s.file), s.line)),
+        (None, None) => Value::Null,
+    };
+    json!({"block": l.block, "grid": l.grid, "origin": l.origin.kind(), "at": at})
 }
 
 pub struct FileNote {
@@ -181,7 +194,14 @@ pub fn json_parts(f: &FileResult) -> JsonParts {
         accesses: f
             .records()
             .into_iter()
-            .map(|(run, r)| item(&access_json(f.path_of(r.span.file), run, r)))
+            .map(|(run, r)| {
+                let mut v = access_json(f.path_of(r.span.file), run, r);
+                let launch = f.kernels.get(r.kernel).and_then(|k| k.launches.get(r.launch));
+                if let (Some(l), Some(m)) = (launch, v.as_object_mut()) {
+                    m.insert("launch".into(), l.clone());
+                }
+                item(&v)
+            })
             .collect(),
         kernels: f
             .kernels
@@ -189,7 +209,7 @@ pub fn json_parts(f: &FileResult) -> JsonParts {
             .map(|k| {
                 item(&json!({
                     "file": f.path_of(k.file), "line": k.line, "column": k.column,
-                    "name": k.name, "notes": k.notes,
+                    "name": k.name, "notes": k.notes, "launches": k.launches,
                 }))
             })
             .collect(),

@@ -68,5 +68,8 @@ fn report_states_the_block_of_the_other_files_launch_without_assuming_it() {
     for a in tile {
         assert_eq!(a["block"].to_string(), "[16,16,1]");
         assert_eq!(a["status"], "exact", "{a}");
+        // Where that block comes from: main.cu's launch at line 6.
+        assert_eq!(a["launch"]["origin"], "launch-site");
+        assert_eq!(a["launch"]["at"], "fixtures/project/src/main.cu:6");
     }
 }
