@@ -217,3 +217,42 @@ fn file_scope_macro_uses_that_define_launching_functions_give_launch_sites() {
     let lines: Vec<u32> = a.program.launch_sites.iter().map(|s| s.span.line).collect();
     assert_eq!(lines, [9, 10]);
 }
+
+#[test]
+fn launches_through_kernel_variables_and_the_runtime_launch_api() {
+    let text = "template <int N> __global__ void tk(float *a) {\n\
+                    __shared__ float s[N]; s[threadIdx.x] = a[0];\n\
+                }\n\
+                __global__ void plain(float *a) { a[threadIdx.x] = 0; }\n\
+                void run(float *a) {\n\
+                    auto kernel = tk<128>;\n\
+                    kernel<<<1, 64>>>(a);\n\
+                }\n\
+                void run_api(float *a) {\n\
+                    void *args[] = {&a};\n\
+                    cudaLaunchKernel((void *)plain, dim3(2), dim3(32, 4), args, 0, 0);\n\
+                    auto k2 = &tk<256>;\n\
+                    cudaLaunchCooperativeKernel(reinterpret_cast<const void *>(k2), 1, 96, args, 0, 0);\n\
+                }\n";
+    let a = analyze(text.as_bytes(), &Modern, &Options::default());
+    let mut got: Vec<(String, [u64; 3], LaunchOrigin)> = a
+        .program
+        .kernels
+        .iter()
+        .flat_map(|k| {
+            k.launches
+                .iter()
+                .map(|l| (k.display_name.clone(), l.block, l.origin))
+        })
+        .collect();
+    got.sort_by(|x, y| x.0.cmp(&y.0));
+    let site = LaunchOrigin::LaunchSite;
+    assert_eq!(
+        got,
+        [
+            ("plain".to_string(), [32, 4, 1], site),
+            ("tk<128>".to_string(), [64, 1, 1], site),
+            ("tk<256>".to_string(), [96, 1, 1], site),
+        ]
+    );
+}

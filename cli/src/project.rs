@@ -6,7 +6,7 @@
 //! The index reads the run's files and the other `.cu`/`.cuh` files of
 //! their projects (the project as `--include-search project` finds it: the
 //! nearest folder with `.git` or a warplint configuration) that hold a
-//! `<<<` launch. Each file gives its launch sites through the analyzer
+//! `<<<` launch or call the runtime's launch API. Each file gives its launch sites through the analyzer
 //! ([`warplint_analyzer::launch_sites`]: the front end alone, no kernel
 //! lowered). A site is offered to a file whose unit defines the kernel it
 //! launches: the site's unit saw the definition in that file or one of its
@@ -49,9 +49,10 @@ pub struct LaunchIndex {
     left_out: usize,
 }
 
-/// Whether `text` holds a `<<<` launch (or might, through a macro).
+/// Whether `text` may hold a launch: a `<<<`, or the runtime's launch
+/// API by name.
 fn may_launch(text: &[u8]) -> bool {
-    text.windows(3).any(|w| w == b"<<<")
+    text.windows(3).any(|w| w == b"<<<") || text.windows(10).any(|w| w == b"cudaLaunch")
 }
 
 impl LaunchIndex {

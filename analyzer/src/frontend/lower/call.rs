@@ -89,6 +89,9 @@ impl<'a, 't> Lowerer<'a, 't> {
         if let Some(v) = self.group_call(n, f, &args, src) {
             return v;
         }
+        if let Some(v) = self.api_launch(n, f, &args, src) {
+            return v;
+        }
         let (name, targs_node) = match f.node_kind() {
             "identifier" => (src.text(f), None),
             "template_function" => (

@@ -248,6 +248,9 @@ impl<'a, 't> Lowerer<'a, 't> {
             if name.is_empty() {
                 continue;
             }
+            if let Some(i) = init {
+                self.note_kernel_var(&name, i, src);
+            }
             if shared {
                 let ty = if is_extern {
                     match ty {

@@ -14,9 +14,12 @@ use crate::budget;
 use crate::finding::{Cut, NoteKind, Origin};
 use crate::frontend::fields::Fields;
 use crate::frontend::source::Source;
-use crate::frontend::tu::LaunchSite;
+use crate::frontend::tu::{LaunchSite, TArg};
 use crate::frontend::types::Ty;
 use crate::ir::{BinOp, Expr};
+
+/// A launch's grid and block, each where known.
+pub(super) type LaunchConfig = (Option<[u64; 3]>, Option<[u64; 3]>);
 
 /// CUDA's largest launch dimension (a grid's `x`); a larger one, or one
 /// below 1, is not a launch the analysis takes.
@@ -88,24 +91,49 @@ impl<'a, 't> Lowerer<'a, 't> {
         args: &[Node],
         src: &Src,
     ) -> Val {
-        let (name, targs) = match f.node_kind() {
-            "template_function" => (
-                f.field("name").map(|x| src.text(x)).unwrap_or_default(),
-                f.field("arguments")
-                    .map(|a| self.template_args(a, src))
-                    .unwrap_or_default(),
-            ),
-            _ => (src.text(f), Vec::new()),
+        let (name, targs) = match self.kernel_var(f, src) {
+            Some(k) => k,
+            None => match f.node_kind() {
+                "template_function" => (
+                    f.field("name").map(|x| src.text(x)).unwrap_or_default(),
+                    f.field("arguments")
+                        .map(|a| self.template_args(a, src))
+                        .unwrap_or_default(),
+                ),
+                _ => (src.text(f), Vec::new()),
+            },
         };
         let name = name.rsplit("::").next().unwrap_or(&name).to_string();
         let mut c = cfg.walk();
         let parts: Vec<Node> = cfg.named_children(&mut c).collect();
-        let grid = parts.first().and_then(|g| {
-            let v = self.rv(*g, src);
+        let config = self.launch_config(n, parts.first().copied(), parts.get(1).copied(), src);
+        let vals = args
+            .iter()
+            .map(|a| match self.rv(*a, src) {
+                Val::Int(e) => e.as_const(),
+                _ => None,
+            })
+            .collect();
+        let offset_args = args.iter().map(|a| self.offset_pointer(*a, src)).collect();
+        self.push_site(n, (name, targs), config, vals, offset_args, src);
+        Val::Void
+    }
+
+    /// A launch's grid and block from their expressions, each where known
+    /// (a block of more threads than a block may have is noted, not taken).
+    pub(super) fn launch_config(
+        &mut self,
+        n: Node,
+        grid: Option<Node>,
+        block: Option<Node>,
+        src: &Src,
+    ) -> LaunchConfig {
+        let grid = grid.and_then(|g| {
+            let v = self.rv(g, src);
             self.dim3(v)
         });
-        let block = parts.get(1).and_then(|b| {
-            let v = self.rv(*b, src);
+        let block = block.and_then(|b| {
+            let v = self.rv(b, src);
             let v = self.known_by_guards(v);
             self.dim3(v)
         });
@@ -126,28 +154,31 @@ impl<'a, 't> Lowerer<'a, 't> {
             }
             None => None,
         };
-        let mut vals = Vec::new();
-        for a in args {
-            let v = self.rv(*a, src);
-            vals.push(match v {
-                Val::Int(e) => e.as_const(),
-                _ => None,
-            });
-        }
-        let offset_args = args.iter().map(|a| self.offset_pointer(*a, src)).collect();
+        (grid, block)
+    }
+
+    /// Records a launch site of `kernel` (name, template arguments).
+    pub(super) fn push_site(
+        &mut self,
+        n: Node,
+        kernel: (String, Vec<TArg>),
+        (grid, block): LaunchConfig,
+        args: Vec<Option<i64>>,
+        offset_args: Vec<bool>,
+        src: &Src,
+    ) {
         let span = self.span(n, src);
         if let Some(l) = self.launches.as_mut() {
             l.push(LaunchSite {
-                kernel: name,
-                targs,
+                kernel: kernel.0,
+                targs: kernel.1,
                 grid,
                 block,
-                args: vals,
+                args,
                 offset_args,
                 span,
             });
         }
-        Val::Void
     }
 
     /// Whether a launch argument is a pointer moved off its allocation:

@@ -27,6 +27,7 @@ mod decl;
 mod expr;
 mod groups;
 mod launch;
+mod launch_api;
 mod loops;
 mod macros;
 mod memory;
@@ -154,6 +155,8 @@ pub(crate) struct Lowerer<'a, 't> {
     inlined: u32,
     expanding: Vec<String>,
     launches: Option<Vec<LaunchSite>>,
+    /// In a host walk, the variables holding a kernel (`launch_api.rs`).
+    kernel_vars: HashMap<String, (String, Vec<TArg>)>,
     /// `using K = Name<args>;` in the function being lowered, innermost
     /// last (see `scope_struct`).
     local_aliases: Vec<HashMap<String, (String, Vec<TArg>)>>,
@@ -221,6 +224,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             budgets_noted: Vec::new(),
             expansions: 0,
             launches: None,
+            kernel_vars: HashMap::new(),
             local_aliases: vec![HashMap::new()],
             instances: HashMap::new(),
             moved: None,

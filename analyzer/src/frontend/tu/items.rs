@@ -8,7 +8,7 @@ use tree_sitter::Node;
 use super::super::fields::Fields;
 use super::super::lower::{Lowerer, Src};
 use super::super::types::{layout_struct, Ty};
-use super::launch_sites::{contains_launch, launch_chevrons};
+use super::launch_sites::{contains_launch, launch_api_named, launch_chevrons};
 use super::{FuncDef, GlobalDecl, TParam, Tu};
 use crate::budget;
 use crate::finding::{Cut, NoteKind};
@@ -240,9 +240,12 @@ impl<'t> Tu<'t> {
             .text
             .get(n.start_byte()..n.end_byte())
             .unwrap_or(&[]);
+        // Or a call of the runtime's launch API, by name.
+        let api = launch_api_named(text);
         if launch_chevrons(text) {
             match contains_launch(n) {
                 Some(true) => self.launch_fns.push((n, self.src)),
+                Some(false) if api => self.launch_fns.push((n, self.src)),
                 Some(false) => {}
                 None => {
                     let kind = NoteKind::OutOfBudget {
@@ -254,6 +257,8 @@ impl<'t> Tu<'t> {
                     self.note(n, kind);
                 }
             }
+        } else if api {
+            self.launch_fns.push((n, self.src));
         }
         self.functions.entry(name).or_default().push(def);
     }

@@ -163,6 +163,13 @@ pub(super) fn launches_for(
     out
 }
 
+/// Whether `text` names the runtime's launch API (`cudaLaunchKernel`,
+/// `cudaLaunchCooperativeKernel`).
+pub(crate) fn launch_api_named(text: &[u8]) -> bool {
+    let name = b"cudaLaunch";
+    text.windows(name.len()).any(|w| w == name)
+}
+
 /// Whether `text` has `<<` followed (after blanks) by `<`.
 pub(super) fn launch_chevrons(text: &[u8]) -> bool {
     let mut i = 0;
