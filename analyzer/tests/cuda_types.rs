@@ -329,15 +329,17 @@ int main() { k<half><<<1, 32>>>(0, 0); }
 }
 
 /// A file's own definition of a name the table knows wins: a project's
-/// `struct curandState` (4 bytes) and its own `array` template (not sized:
-/// its layout is its own) are not read as CUDA's.
+/// `struct curandState` (4 bytes), `struct half2` (8) and its own `array`
+/// template (not sized: its layout is its own) are not read as CUDA's.
 #[test]
 fn a_files_own_definition_wins_over_the_table() {
     let a = run(r#"
 struct curandState { float seed; };
+struct half2 { float x, y; };
 template <typename T, int N> struct array { T v[N]; int extra; };
 __global__ void k() {
     __shared__ curandState s[8];
+    __shared__ half2 p[8];
     __shared__ array<float, 4> t[8];
     __shared__ __half h[8];
 }
@@ -345,6 +347,7 @@ __global__ void k() {
     let k = &a.program.kernels[0];
     let obj = |n: &str| k.objects.iter().find(|o| o.name == n).unwrap();
     assert_eq!(obj("s").elem_size, 4);
+    assert_eq!(obj("p").elem_size, 8, "the file's half2 is two floats");
     assert_eq!(
         obj("t").elem_size,
         0,
