@@ -8,12 +8,15 @@
 //! - [`lower`]: kernel bodies to the IR: values, places, accesses, guards,
 //!   loops, inlining of `__device__` functions and macro expansion.
 //! - [`types`]: sizes, alignments and struct layout.
+//! - [`cuda_types`]: CUDA's own types (vector, fp16/bf16/fp8, curand
+//!   states, `wmma::fragment`, `array`), measured.
 //! - [`cache`]: header parse trees shared by the files of a run.
 //!
 //! What nvcc itself does (its predefined macros, merged field accesses)
 //! is in [`crate::nvcc`].
 
 pub mod cache;
+pub mod cuda_types;
 pub(crate) mod fields;
 pub(crate) mod lower;
 pub(crate) mod preprocess;

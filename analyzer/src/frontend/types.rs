@@ -1,5 +1,6 @@
-//! C/CUDA types with their sizes and alignments: built-ins, CUDA vector
-//! types, structs laid out with natural alignment (and `__align__`).
+//! C/CUDA types with their sizes and alignments: C and C++ built-ins,
+//! structs laid out with natural alignment (and `__align__`); CUDA's own
+//! types are in [`super::cuda_types`].
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Ty {
@@ -20,6 +21,13 @@ pub enum Ty {
     Struct(usize),
     Array(Box<Ty>, Option<u64>),
     Ptr(Box<Ty>),
+    /// A type whose size and alignment are known but whose fields are not
+    /// modelled (`curandState`, `wmma::fragment<…>`: [`super::cuda_types`]).
+    Opaque {
+        name: String,
+        size: u64,
+        align: u64,
+    },
     /// `dim3` (host side, for launch configurations).
     Dim3,
     Void,
@@ -62,6 +70,7 @@ pub fn size_of(ty: &Ty, structs: &[StructDef]) -> Option<u64> {
         Ty::Struct(i) => structs.get(*i).map(|s| s.size),
         Ty::Array(e, n) => Some(size_of(e, structs)?.checked_mul((*n)?)?),
         Ty::Ptr(_) => Some(8),
+        Ty::Opaque { size, .. } => Some(*size),
         Ty::Dim3 => Some(12),
         Ty::Void | Ty::Unknown(_) => None,
     }
@@ -74,6 +83,7 @@ pub fn align_of(ty: &Ty, structs: &[StructDef]) -> Option<u64> {
         Ty::Struct(i) => structs.get(*i).map(|s| s.align),
         Ty::Array(e, _) => align_of(e, structs),
         Ty::Ptr(_) => Some(8),
+        Ty::Opaque { align, .. } => Some(*align),
         Ty::Dim3 => Some(4),
         Ty::Void | Ty::Unknown(_) => None,
     }
@@ -126,13 +136,14 @@ fn int(size: u64) -> Ty {
     Ty::Int { size }
 }
 
-/// Built-in type names (after whitespace is folded), including the CUDA
-/// vector types and the fixed-width integer typedefs.
+/// C and C++ built-in type names (after whitespace is folded), with the
+/// fixed-width integer typedefs and `dim3`.
 pub fn builtin(name: &str) -> Option<Ty> {
     let n = name.trim_start_matches("std::").trim_start_matches("::");
     let t = match n {
-        "bool" | "char" | "signed char" | "unsigned char" | "int8_t" | "uint8_t" | "char8_t"
-        | "__nv_fp8_e4m3" | "__nv_fp8_e5m2" => int(1),
+        "bool" | "char" | "signed char" | "unsigned char" | "int8_t" | "uint8_t" | "char8_t" => {
+            int(1)
+        }
         "short" | "short int" | "signed short" | "unsigned short" | "unsigned short int"
         | "int16_t" | "uint16_t" | "char16_t" => int(2),
         "int" | "signed" | "signed int" | "unsigned" | "unsigned int" | "int32_t" | "uint32_t"
@@ -152,52 +163,13 @@ pub fn builtin(name: &str) -> Option<Ty> {
         | "intptr_t"
         | "uintptr_t"
         | "ssize_t" => int(8),
-        "half" | "__half" | "__nv_bfloat16" | "nv_bfloat16" => Ty::Float { size: 2 },
         "float" => Ty::Float { size: 4 },
         "double" => Ty::Float { size: 8 },
         "void" => Ty::Void,
         "dim3" => Ty::Dim3,
-        "half2" | "__half2" | "__nv_bfloat162" | "nv_bfloat162" => Ty::Vector {
-            name: n.to_string(),
-            comp: Box::new(Ty::Float { size: 2 }),
-            n: 2,
-            align: 4,
-        },
-        _ => return vector(n),
-    };
-    Some(t)
-}
-
-/// CUDA vector types: `float4`, `uchar2`, `longlong2`, `double3`, …
-fn vector(n: &str) -> Option<Ty> {
-    let digit = n.chars().last()?.to_digit(10)? as u64;
-    if !(1..=4).contains(&digit) {
-        return None;
-    }
-    let base = &n[..n.len() - 1];
-    let (comp, csize) = match base {
-        "char" | "uchar" => (int(1), 1),
-        "short" | "ushort" => (int(2), 2),
-        "int" | "uint" => (int(4), 4),
-        "long" | "ulong" | "longlong" | "ulonglong" => (int(8), 8),
-        "float" => (Ty::Float { size: 4 }, 4),
-        "double" => (Ty::Float { size: 8 }, 8),
         _ => return None,
     };
-    // Alignment per the CUDA programming guide's vector-type table: 2- and
-    // 4-component vectors are aligned to their size (capped at 16), 1- and
-    // 3-component ones to their component.
-    let align = match digit {
-        2 => (2 * csize).min(16),
-        4 => (4 * csize).min(16),
-        _ => csize,
-    };
-    Some(Ty::Vector {
-        name: n.to_string(),
-        comp: Box::new(comp),
-        n: digit,
-        align,
-    })
+    Some(t)
 }
 
 /// Offset and type of a component (`x`…`w`) or field.
@@ -235,7 +207,7 @@ pub fn spell(ty: &Ty, structs: &[StructDef]) -> String {
             4 => "float".into(),
             _ => "double".into(),
         },
-        Ty::Vector { name, .. } => name.clone(),
+        Ty::Vector { name, .. } | Ty::Opaque { name, .. } => name.clone(),
         Ty::Struct(i) => structs
             .get(*i)
             .map(|s| s.name.clone())

@@ -1,5 +1,6 @@
 //! Types and declarators: a type as written resolved against template
-//! parameters, typedefs, builtins, structs and object-like macros; a
+//! parameters, typedefs, builtins, structs, object-like macros and, last,
+//! CUDA's own types (so a file's own definition of one wins); a
 //! declarator applied to its base type; local declarations (`__shared__`
 //! and local arrays become memory objects, scalars are bound to their
 //! values), local enums, and `ns::Name<N> x = v;` that the grammar read
@@ -10,8 +11,9 @@ use tree_sitter::Node;
 use super::{Lowerer, Place, Ptr, Src, Val};
 use crate::budget;
 use crate::finding::{Cut, NoteKind, Origin};
+use crate::frontend::cuda_types::{self, Arg};
 use crate::frontend::fields::Fields;
-use crate::frontend::tu::qualifiers;
+use crate::frontend::tu::{qualifiers, TArg};
 use crate::frontend::types::{builtin, Ty};
 use crate::ir::{Expr, Space};
 
@@ -47,7 +49,12 @@ impl<'a, 't> Lowerer<'a, 't> {
                 }
             }
             "enum_specifier" => Ty::Int { size: 4 },
-            "template_type" => Ty::Unknown(text),
+            "template_type" => {
+                let name = n.field("name").map(|x| src.text(x)).unwrap_or_default();
+                self.library_instance(n, &name, &text, src)
+                    .unwrap_or(Ty::Unknown(text))
+            }
+            "qualified_identifier" => self.qualified_type(n, src).unwrap_or(Ty::Unknown(text)),
             _ => Ty::Unknown(text),
         }
     }
@@ -75,7 +82,63 @@ impl<'a, 't> Lowerer<'a, 't> {
                 return t;
             }
         }
-        Ty::Unknown(short)
+        cuda_types::named(&short).unwrap_or(Ty::Unknown(short))
+    }
+
+    /// A type named through a scope: an instance of a library template
+    /// (`cuda::std::array<float, 4>`, `nvcuda::wmma::fragment<…>`), or a
+    /// name in the standard library's or CUDA's namespaces (`std::uint32_t`,
+    /// `::__half`). A name in any other scope (`Traits::T`, a member type)
+    /// is not resolved by its last segment, which could mean another type.
+    fn qualified_type(&mut self, n: Node, src: &Src) -> Option<Ty> {
+        let text = src.text(n);
+        let mut inner = n;
+        while inner.node_kind() == "qualified_identifier" {
+            inner = inner.field("name")?;
+        }
+        let scope_len = inner.start_byte().checked_sub(n.start_byte())?;
+        let scope = text.get(..scope_len)?.trim();
+        if inner.node_kind() == "template_type" {
+            let name = format!("{scope}{}", src.text(inner.field("name")?));
+            return self.library_instance(inner, &name, &text, src);
+        }
+        let scope = scope.trim_start_matches("::").trim_end_matches("::");
+        // A name not known keeps its whole spelling (`std::false_type` in a
+        // kernel's instantiation name).
+        matches!(
+            scope,
+            "" | "std" | "cuda::std" | "nvcuda" | "nvcuda::wmma" | "wmma"
+        )
+        .then(|| self.named_type(&text))
+        .filter(|t| !matches!(t, Ty::Unknown(_)))
+    }
+
+    /// `cuda::std::array<float, 4>`, `wmma::fragment<…>` (`name`: the
+    /// template as written, with its scope): an instance of a template of
+    /// CUDA's or the standard library's that [`cuda_types::instance`]
+    /// sizes, unless the file defines a template of that name itself.
+    fn library_instance(&mut self, tt: Node, name: &str, spelling: &str, src: &Src) -> Option<Ty> {
+        let short = name.rsplit("::").next().unwrap_or(name);
+        if !cuda_types::is_template(name) || self.tu.struct_nodes.contains_key(short) {
+            return None;
+        }
+        let list = tt.field("arguments")?;
+        // As a call's template arguments are read: a macro or constant
+        // spelled where a type could be (`fragment<…, M, N, K, float>`
+        // with `#define M 16`) is a value.
+        let targs = self.template_args(list, src);
+        let mut c = list.walk();
+        let texts: Vec<String> = list.named_children(&mut c).map(|a| src.text(a)).collect();
+        let args: Vec<Arg> = targs
+            .iter()
+            .zip(&texts)
+            .map(|(a, text)| match a {
+                TArg::Value(v) => Arg::Value(*v),
+                TArg::Type(t) | TArg::Instance(t, ..) => Arg::Type(t, text),
+                TArg::Unknown(_) => Arg::Other,
+            })
+            .collect();
+        cuda_types::instance(name, &args, spelling)
     }
 
     pub fn type_descriptor(&mut self, n: Node, src: &Src) -> Ty {
