@@ -256,3 +256,35 @@ fn launches_through_kernel_variables_and_the_runtime_launch_api() {
         ]
     );
 }
+
+#[test]
+fn an_explicit_instantiation_instantiates_a_kernel_and_travels_to_other_files() {
+    let text = "template <typename T, int N> __global__ void tk(T *a) {\n\
+                    __shared__ T s[N]; s[threadIdx.x * 4] = a[0];\n\
+                }\n\
+                template __global__ void tk<float, 256>(float *a);\n";
+    let a = analyze(text.as_bytes(), &Modern, &Options::default());
+    let k: Vec<(&str, LaunchOrigin)> = a
+        .program
+        .kernels
+        .iter()
+        .map(|k| (k.display_name.as_str(), k.launches[0].origin))
+        .collect();
+    // Instantiated with its arguments, under the default block (no launch
+    // says one): the conflict is known, the block assumed.
+    assert_eq!(k, [("tk<float, 256>", LaunchOrigin::Default)]);
+    let s = a.reports.iter().find(|r| r.array == "s").expect("store");
+    assert_eq!(s.status, Status::Assumed);
+    match &s.cost {
+        Some(Cost::Shared(c)) => assert_eq!(c.ways, 4.0),
+        other => panic!("{other:?}"),
+    }
+    // As a site for the file that defines the kernel.
+    let sites = launch_sites(text.as_bytes(), &Options::default().frontend);
+    assert_eq!(sites.len(), 1);
+    assert_eq!(
+        sites[0].targs,
+        [TemplateArg::Type("float".into()), TemplateArg::Value(256)]
+    );
+    assert_eq!((sites[0].block, sites[0].kernel_file), (None, Some(0)));
+}

@@ -10,9 +10,11 @@
 //! ([`warplint_analyzer::launch_sites`]: the front end alone, no kernel
 //! lowered). A site is offered to a file whose unit defines the kernel it
 //! launches: the site's unit saw the definition in that file or one of its
-//! headers, or saw only a declaration and the file's text names the
-//! kernel. The analyzer takes other files' sites only for a kernel the
-//! file itself launches nowhere.
+//! headers, or saw none (only a declaration, or nothing) and the file is
+//! in the site's folder and names the kernel; the analyzer then also asks
+//! that such a site pass as many arguments as the kernel has parameters.
+//! The analyzer takes other files' sites only for a kernel the file itself
+//! has no site of.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};

@@ -314,7 +314,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         v
     }
 
-    pub(super) fn template_args(&mut self, list: Node, src: &Src) -> Vec<TArg> {
+    pub(crate) fn template_args(&mut self, list: Node, src: &Src) -> Vec<TArg> {
         let mut out = Vec::new();
         let mut c = list.walk();
         let kids: Vec<Node> = list.named_children(&mut c).collect();

@@ -6,7 +6,8 @@
 use tree_sitter::Node;
 
 use super::super::fields::Fields;
-use super::super::lower::Lowerer;
+use super::super::lower::{Lowerer, Src};
+use super::super::types::Ty;
 use super::super::Options;
 use super::{FuncDef, LaunchSite, TArg, Tu};
 use crate::budget;
@@ -26,6 +27,7 @@ impl<'t> Tu<'t> {
         only: Option<&str>,
     ) -> (Vec<LaunchSite>, Vec<Note>) {
         let mut out = self.macro_launches(root, self.src);
+        out.extend(self.explicit_instantiations());
         if let Some(name) = only.filter(|n| !n.is_empty()) {
             out.retain(|s| s.kernel == name);
         }
@@ -47,6 +49,55 @@ impl<'t> Tu<'t> {
             );
         }
         (out, notes)
+    }
+}
+
+impl Tu<'_> {
+    /// Each explicit instantiation of a kernel (`template __global__ void
+    /// k<float, 128>(float *);`) as a site that gives its template
+    /// arguments and no configuration: the kernel is instantiated with
+    /// them, under the default block unless a launch gives one.
+    fn explicit_instantiations(&mut self) -> Vec<LaunchSite> {
+        let insts = std::mem::take(&mut self.instantiations);
+        let mut out = Vec::new();
+        for (n, source) in insts {
+            let Some(tf) = n
+                .field("declarator")
+                .filter(|d| d.node_kind() == "function_declarator")
+                .and_then(|d| d.field("declarator"))
+                .filter(|d| d.node_kind() == "template_function")
+            else {
+                continue;
+            };
+            let src = Src::of(source);
+            let Some(name) = tf.field("name").map(|x| src.text(x)) else {
+                continue;
+            };
+            let name = name.rsplit("::").next().unwrap_or(&name).to_string();
+            if !self.kernels.iter().any(|d| d.is_kernel && d.name == name) {
+                continue;
+            }
+            let targs = match tf.field("arguments") {
+                Some(a) => Lowerer::new(self).template_args(a, &src),
+                None => Vec::new(),
+            };
+            // One whose arguments are all unknown here instantiates
+            // nothing the kernel's own definition does not.
+            let unknown = |t: &TArg| matches!(t, TArg::Unknown(_) | TArg::Type(Ty::Unknown(_)));
+            if !targs.is_empty() && targs.iter().all(unknown) {
+                continue;
+            }
+            out.push(LaunchSite {
+                kernel: name,
+                targs,
+                grid: None,
+                block: None,
+                args: Vec::new(),
+                offset_args: Vec::new(),
+                span: source.span(n.start_byte(), n.end_byte()),
+            });
+        }
+        out
     }
 }
 

@@ -132,6 +132,8 @@ pub(crate) struct Tu<'t> {
     pub template_aliases: HashMap<String, (Node<'t>, &'t Source)>,
     pub notes: Vec<Note>,
     launch_fns: Vec<(Node<'t>, &'t Source)>,
+    /// Explicit instantiations (`template __global__ void k<float, 128>(…);`).
+    instantiations: Vec<(Node<'t>, &'t Source)>,
 }
 
 /// Analyses one file: refused if too large or binary; preprocessed (or
@@ -361,6 +363,7 @@ impl<'t> Tu<'t> {
             template_aliases: HashMap::new(),
             notes: Vec::new(),
             launch_fns: Vec::new(),
+            instantiations: Vec::new(),
         }
     }
 
@@ -509,6 +512,7 @@ impl<'t> Tu<'t> {
                 }
             }
             "declaration" => self.global_declaration(n),
+            "template_instantiation" => self.instantiations.push((n, self.src)),
             "function_definition" => self.function(n, Vec::new(), Vec::new()),
             "template_declaration" => {
                 let tparams = template_params(n, &src);

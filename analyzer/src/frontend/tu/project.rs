@@ -59,9 +59,13 @@ pub(super) fn records(
 
 impl Tu<'_> {
     /// The other files' launch sites of kernel `def`, each with its
-    /// template arguments read in this file, when this file launches it
-    /// nowhere: a kernel launched here is analysed with this file's
-    /// launches only (as the compiler sees this translation unit).
+    /// template arguments read in this file, when this file has no site of
+    /// it (a launch or an explicit instantiation): a kernel launched here
+    /// is analysed with this file's launches only, as the compiler sees
+    /// this translation unit. (Taking the other files' sites too where a
+    /// site here has no known block was tried: every file including a
+    /// header of template kernels then analysed every instantiation of
+    /// the project, ggml's mmq.cuh in each of its dozens of includers.)
     pub(super) fn project_sites_of<'o>(
         &mut self,
         def: &FuncDef,
