@@ -495,7 +495,8 @@ fn report_cmd(args: ReportArgs) -> ExitCode {
                     &bytes,
                     &settings.include_dirs,
                     settings.project_includes.then_some(&project),
-                );
+                )
+                .headers;
                 let r = report_file(f, &models, &options, &bytes, headers);
                 let file_note = r.notes.iter().any(|n| n.line == 0);
                 Ok(if json {

@@ -103,6 +103,19 @@ pub(super) fn gather(
     Ok(inputs)
 }
 
+/// The paths a run was given, as the warning about an empty selection names
+/// them (`.` when none).
+pub(super) fn shown_paths(args: &CheckArgs) -> String {
+    if args.paths.is_empty() {
+        return ".".into();
+    }
+    args.paths
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The configuration of each input (an index into the returned table, each
 /// configuration resolved once). The nearest configuration to each file
 /// wins, unless `--config`/`--isolated` name one for all.
