@@ -19,7 +19,7 @@ use warplint_analyzer::budget;
 use warplint_analyzer::Header;
 
 /// `(name, quoted)` of every `#include` in `text`.
-fn includes(text: &str) -> Vec<(String, bool)> {
+pub(crate) fn includes(text: &str) -> Vec<(String, bool)> {
     let mut out = Vec::new();
     for line in text.lines() {
         let t = line.trim_start();
@@ -169,7 +169,7 @@ pub struct ProjectHeaders {
 }
 
 /// Markers of a project's root folder.
-const ROOT_MARKERS: [&str; 3] = [
+pub(crate) const ROOT_MARKERS: [&str; 3] = [
     ".git",
     crate::config::FILE_NAMES[0],
     crate::config::FILE_NAMES[1],

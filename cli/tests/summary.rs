@@ -8,21 +8,12 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use common::{stderr, stdout, warplint};
+use common::{stderr, stdout, temp_project, warplint};
 
 const PASSED: &str = "All checks passed!";
 
-/// A fresh folder holding `files` (path, text).
 fn project(tag: &str, files: &[(&str, &str)]) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("warplint-summary-{}-{tag}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    for (name, text) in files {
-        let p = d.join(name);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    }
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    temp_project(&format!("summary-{tag}"), files)
 }
 
 fn check(dir: &Path, args: &[&str]) -> Output {
@@ -63,7 +54,10 @@ fn a_missing_header_is_named_with_the_flag_that_finds_it() {
         .unwrap_or_else(|| panic!("{text}"));
     assert!(line.contains("`STRIDE`"), "{line}");
     assert!(
-        line.contains("`common.h` was not found: give its folder with `-I`"),
+        line.contains(
+            "`common.h` was not found: give its folder with `-I` or use a compile database \
+             (`--compile-commands`)"
+        ),
         "{line}"
     );
     assert!(text.contains("--show-unknown"), "{text}");

@@ -74,6 +74,8 @@ fn check(args: &CheckArgs) -> Result<ExitCode, ExitCode> {
         println!("{}", summary::show_settings(&settings, &selected));
         return Ok(ExitCode::SUCCESS);
     }
+    let db = crate::compile_db::find(&args.paths, args.model.compile_commands.as_deref())
+        .map_err(|e| fail(&e))?;
     let inputs = inputs::gather(args, &settings)?;
     if inputs.is_empty() {
         // As ruff does: a warning, and exit 0.
@@ -82,7 +84,8 @@ fn check(args: &CheckArgs) -> Result<ExitCode, ExitCode> {
             inputs::shown_paths(args)
         );
     }
-    let (table, which) = inputs::configurations(args, &settings, &inputs).map_err(|e| fail(&e))?;
+    let (table, which) =
+        inputs::configurations(args, &settings, &inputs, db.as_ref()).map_err(|e| fail(&e))?;
     let mut outcomes = check_all(args, inputs, &table, which).map_err(|e| fail(&e))?;
     report_kernels_once(&mut outcomes);
     let merged = merge(outcomes);

@@ -1,7 +1,7 @@
 //! The run summary's lines about accesses that could not be analysed: what
 //! a group of them depends on (one kind of reason, with the names its
-//! reasons name) and what would resolve it — a header's folder with `-I`, a
-//! `-D`, a configuration key — where something would.
+//! reasons name) and what would resolve it — a header's folder with `-I` or
+//! a compile database, a `-D`, a configuration key — where something would.
 //!
 //! The caller groups the accesses by [`UnknownReason::kind`] and counts the
 //! names ([`subject`]); only words are made here, from the reasons' data.
@@ -200,7 +200,8 @@ pub fn group(g: &UnknownGroup) -> String {
     } else {
         let one = g.missing_headers.len() == 1 && g.more_headers == 0;
         Some(format!(
-            "{} {} not found: give {} with `-I`",
+            "{} {} not found: give {} with `-I` or use a compile database \
+             (`--compile-commands`)",
             list(g.missing_headers, g.more_headers),
             if one { "was" } else { "were" },
             if one { "its folder" } else { "their folders" },
