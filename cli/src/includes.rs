@@ -19,7 +19,7 @@ use warplint_analyzer::budget;
 use warplint_analyzer::Header;
 
 /// `(name, quoted)` of every `#include` in `text`.
-fn includes(text: &str) -> Vec<(String, bool)> {
+pub(crate) fn includes(text: &str) -> Vec<(String, bool)> {
     let mut out = Vec::new();
     for line in text.lines() {
         let t = line.trim_start();
@@ -43,16 +43,28 @@ fn includes(text: &str) -> Vec<(String, bool)> {
     out
 }
 
-/// Every header reachable from `file` through `#include`, breadth first.
-/// `project`, when given, finds the quoted includes no searched folder
-/// holds.
+/// The headers a file reaches, and the quoted includes found nowhere.
+#[derive(Default)]
+pub struct Reached {
+    /// Every header found, breadth first (span file ids 1, 2, …).
+    pub headers: Vec<Header>,
+    /// Quoted includes (project headers, as nvcc's `"…"` search implies)
+    /// found on no searched path, each once, in the order met. Angle
+    /// includes are system headers, read nowhere, so never missing.
+    pub missing: Vec<String>,
+}
+
+/// Every header reachable from `file` through `#include`, breadth first,
+/// and the quoted includes not found. `project`, when given, finds the
+/// quoted includes no searched folder holds.
 pub fn headers_for(
     file: &Path,
     bytes: &[u8],
     include_dirs: &[PathBuf],
     project: Option<&ProjectHeaders>,
-) -> Vec<Header> {
+) -> Reached {
     let mut out: Vec<Header> = Vec::new();
+    let mut missing: Vec<String> = Vec::new();
     let mut seen: Vec<PathBuf> = Vec::new();
     let mut queue: VecDeque<(PathBuf, String)> = VecDeque::new();
     let dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -64,7 +76,10 @@ pub fn headers_for(
     while let Some((dir, text)) = queue.pop_front() {
         for (name, quoted) in includes(&text) {
             if out.len() >= budget::MAX_HEADERS {
-                return out;
+                return Reached {
+                    headers: out,
+                    missing,
+                };
             }
             let mut candidates = Vec::new();
             if quoted {
@@ -80,6 +95,9 @@ pub fn headers_for(
                 index.as_ref()?.find(&name, &dir)
             });
             let Some(found) = found else {
+                if quoted && !missing.contains(&name) {
+                    missing.push(name);
+                }
                 continue;
             };
             let key = canonical(&found);
@@ -95,7 +113,10 @@ pub fn headers_for(
             }
             read += text.len();
             if read > budget::MAX_HEADER_BYTES {
-                return out;
+                return Reached {
+                    headers: out,
+                    missing,
+                };
             }
             let next_dir = found.parent().map(Path::to_path_buf).unwrap_or_default();
             queue.push_back((next_dir, String::from_utf8_lossy(&text).into_owned()));
@@ -106,7 +127,10 @@ pub fn headers_for(
             });
         }
     }
-    out
+    Reached {
+        headers: out,
+        missing,
+    }
 }
 
 /// A source file's bytes, at most one past the analyzer's
@@ -145,7 +169,7 @@ pub struct ProjectHeaders {
 }
 
 /// Markers of a project's root folder.
-const ROOT_MARKERS: [&str; 3] = [
+pub(crate) const ROOT_MARKERS: [&str; 3] = [
     ".git",
     crate::config::FILE_NAMES[0],
     crate::config::FILE_NAMES[1],

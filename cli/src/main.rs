@@ -1,6 +1,7 @@
 //! The `warplint` command line.
 
 mod check;
+mod compile_db;
 mod config;
 mod discover;
 mod fix;
@@ -117,10 +118,17 @@ struct ModelArgs {
     #[arg(short = 'I', value_name = "DIR")]
     include: Vec<PathBuf>,
     /// Where a quoted `#include` found in no such folder is looked for:
-    /// `paths` (nowhere else; the default) or `project` (the project's
-    /// files, by the end of their path).
+    /// `project` (the project's files, by the end of their path; the
+    /// default for a file the compile database does not give settings) or
+    /// `paths` (nowhere else; the default for one it does).
     #[arg(long, value_name = "paths|project", value_parser = ["paths", "project"])]
     include_search: Option<String>,
+    /// compile_commands.json (or a folder holding it) giving each file's
+    /// -I, -D and -arch (default: found in the folder given or one above,
+    /// up to the project root, or its build/). -I, -D, --arch and the
+    /// configuration win over it.
+    #[arg(long, value_name = "PATH")]
+    compile_commands: Option<PathBuf>,
 }
 
 impl ModelArgs {
@@ -131,6 +139,8 @@ impl ModelArgs {
             defines: self.define.clone(),
             include_dirs: self.include.clone(),
             include_search: self.include_search.clone(),
+            compile_commands: self.compile_commands.clone(),
+            build: None,
         }
     }
 }
@@ -471,22 +481,66 @@ enum Reported {
     Records(FileResult),
 }
 
+/// The settings and models of one distinct build of `report`'s files.
+struct ReportBuild {
+    build: Option<compile_db::BuildFlags>,
+    settings: settings::Settings,
+    models: Vec<(
+        warplint_analyzer::Arch,
+        Box<dyn warplint_analyzer::MemoryModel>,
+    )>,
+}
+
+/// Each file's build (an index into the returned table, each distinct
+/// compile-database setting resolved once; the first is the run's own).
+fn report_builds(
+    args: &ReportArgs,
+    files: &[PathBuf],
+) -> Result<(Vec<ReportBuild>, Vec<usize>), String> {
+    let resolve = |build: Option<compile_db::BuildFlags>| -> Result<ReportBuild, String> {
+        let flags = settings::ModelFlags {
+            build: build.clone(),
+            ..args.model.flags()
+        };
+        let settings = settings::resolve_with(&args.config.args(), &args.arch, flags)?;
+        let mut models = Vec::new();
+        for a in &settings.archs {
+            models.push((*a, settings.model(*a)?));
+        }
+        Ok(ReportBuild {
+            build,
+            settings,
+            models,
+        })
+    };
+    let mut table = vec![resolve(None)?];
+    let Some(db) = compile_db::find(&args.paths, args.model.compile_commands.as_deref())? else {
+        return Ok((table, vec![0; files.len()]));
+    };
+    let mut which = Vec::with_capacity(files.len());
+    for f in files {
+        let build = db
+            .flags_for(&std::path::absolute(f).unwrap_or_else(|_| f.clone()))
+            .cloned();
+        let i = match table.iter().position(|t| t.build == build) {
+            Some(i) => i,
+            None => {
+                table.push(resolve(build)?);
+                table.len() - 1
+            }
+        };
+        which.push(i);
+    }
+    Ok((table, which))
+}
+
 fn report_cmd(args: ReportArgs) -> ExitCode {
-    let settings = match settings::resolve_with(&args.config.args(), &args.arch, args.model.flags())
-    {
-        Ok(s) => s,
+    let (files, errors) = discover::files(&args.paths);
+    let (builds, which) = match report_builds(&args, &files) {
+        Ok(t) => t,
         Err(e) => return fail(&e),
     };
-    let mut models = Vec::new();
-    for a in &settings.archs {
-        match settings.model(*a) {
-            Ok(m) => models.push((*a, m)),
-            Err(e) => return fail(&e),
-        }
-    }
-    let arch = settings.arch;
-    let options = settings.options.clone();
-    let (files, errors) = discover::files(&args.paths);
+    let arch = builds[0].settings.arch;
     let mut had_error = !errors.is_empty();
     for e in &errors {
         eprintln!("warplint: error: {e}");
@@ -498,10 +552,11 @@ fn report_cmd(args: ReportArgs) -> ExitCode {
     let project = includes::ProjectHeaders::new(&args.paths);
     let sources = files
         .iter()
-        .map(|f| project::Source {
+        .zip(&which)
+        .map(|(f, &i)| project::Source {
             path: f.clone(),
             bytes: None,
-            settings: &settings,
+            settings: &builds[i].settings,
         })
         .collect();
     let index = pool.install(|| project::LaunchIndex::build(sources, &project));
@@ -513,17 +568,20 @@ fn report_cmd(args: ReportArgs) -> ExitCode {
         use rayon::prelude::*;
         files
             .par_iter()
-            .map(|f| {
+            .zip(&which)
+            .map(|(f, &i)| {
+                let b = &builds[i];
                 let bytes =
                     includes::read_source(f).map_err(|e| format!("{}: {e}", f.display()))?;
                 let headers = includes::headers_for(
                     f,
                     &bytes,
-                    &settings.include_dirs,
-                    settings.project_includes.then_some(&project),
-                );
+                    &b.settings.include_dirs,
+                    b.settings.project_includes.then_some(&project),
+                )
+                .headers;
                 let sites = index.for_unit(f, &bytes, &headers);
-                let r = report_file(f, &models, &options, &bytes, headers, sites);
+                let r = report_file(f, &b.models, &b.settings.options, &bytes, headers, sites);
                 let file_note = r.notes.iter().any(|n| n.line == 0);
                 Ok(if json {
                     (file_note, Reported::Json(report::json_parts(&r)))

@@ -205,7 +205,8 @@ fn sites_of(s: &Source, project: &ProjectHeaders) -> Vec<Entry> {
         &bytes,
         &settings.include_dirs,
         settings.project_includes.then_some(project),
-    );
+    )
+    .headers;
     if !may_launch(&bytes) && !headers.iter().any(|h| may_launch(&h.text)) {
         return Vec::new();
     }

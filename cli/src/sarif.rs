@@ -43,7 +43,13 @@ fn region(s: &warplint_analyzer::ir::Span) -> Value {
     })
 }
 
-pub fn render(files: &[FileDiagnostics], selected: &BTreeSet<&'static str>) -> String {
+/// The SARIF log of `files`; `summary` (the run's counts and why accesses
+/// could not be analysed) becomes the run's `properties.summary`.
+pub fn render(
+    files: &[FileDiagnostics],
+    selected: &BTreeSet<&'static str>,
+    summary: Value,
+) -> String {
     let rules: Vec<&warplint_lints::Rule> = warplint_lints::rules()
         .filter(|r| selected.contains(r.code))
         .collect();
@@ -121,6 +127,7 @@ pub fn render(files: &[FileDiagnostics], selected: &BTreeSet<&'static str>) -> S
             }},
             "columnKind": "unicodeCodePoints",
             "results": results,
+            "properties": {"summary": summary},
         }],
     });
     serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"

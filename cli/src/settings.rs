@@ -45,6 +45,11 @@ pub struct ModelFlags {
     pub include_dirs: Vec<PathBuf>,
     /// `--include-search paths|project`.
     pub include_search: Option<String>,
+    /// `--compile-commands PATH`.
+    pub compile_commands: Option<PathBuf>,
+    /// The file's settings from the compile database, under the
+    /// configuration's and the command line's.
+    pub build: Option<crate::compile_db::BuildFlags>,
 }
 
 /// `NAME=VALUE` or `NAME` (which means `NAME=1`).
@@ -101,12 +106,15 @@ pub fn resolve_with(
                 }
             }),
     };
+    let build = flags.build.clone().unwrap_or_default();
     let names: Vec<String> = if !archs.is_empty() {
         split_list(archs)
     } else if let Some(a) = &config.analysis.arch {
         a.to_vec()
     } else if !config.analysis.archs.is_empty() {
         config.analysis.archs.clone()
+    } else if !build.archs.is_empty() {
+        build.archs.clone()
     } else {
         vec!["sm_90".into()]
     };
@@ -127,15 +135,18 @@ pub fn resolve_with(
             kernels: config.kernel_overrides(),
             block_defaults: config.block_defaults(),
             // nvcc's predefined macros for `arch` (the analyzer's), then
-            // the file's defines, then `-D`: a later one wins.
+            // the compile database's, the configuration's, then `-D`: a
+            // later one wins.
             arch: Some(arch),
             defines: {
-                let mut d: Vec<(String, String)> = config
-                    .analysis
-                    .defines
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect();
+                let mut d = build.defines.clone();
+                d.extend(
+                    config
+                        .analysis
+                        .defines
+                        .iter()
+                        .map(|(k, v)| (k.clone(), v.clone())),
+                );
                 for x in &flags.defines {
                     d.push(parse_define(x)?);
                 }
@@ -161,8 +172,11 @@ pub fn resolve_with(
             .and_then(|p| p.parent())
             .map(|p| p.to_path_buf())
             .unwrap_or_default();
+        // Searched in this order: `-I`, the configuration's, the compile
+        // database's.
         let mut dirs = flags.include_dirs.clone();
         dirs.extend(config.analysis.include.iter().map(|d| base.join(d)));
+        dirs.extend(build.include_dirs.iter().cloned());
         dirs
     };
     let search = flags

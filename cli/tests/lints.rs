@@ -70,7 +70,12 @@ fn lint_fixtures_match_their_snapshots() {
             );
         } else {
             assert_eq!(out.status.code(), Some(0), "{path}:\n{text}");
-            assert!(text.contains("All checks passed!"), "{path}:\n{text}");
+            // Clean, or clean where analysed (a data-dependent gather is
+            // unknown, and said so).
+            assert!(
+                text.starts_with("All checks passed!") || text.starts_with("No problems found in"),
+                "{path}:\n{text}"
+            );
         }
         let stem = name.trim_end_matches(".cu");
         settings.bind(|| insta::assert_snapshot!(format!("check_{code}_{stem}"), text));

@@ -8,6 +8,8 @@
 
 use std::fmt::Write;
 
+pub mod unknowns;
+
 use warplint_analyzer::finding::{Assumption, Budget, Cut, NoteKind, Origin, UnknownReason};
 
 /// "budget `MAX_SYNTAX_DEPTH` (256 levels)".

@@ -10,8 +10,9 @@ use warplint_lints::{Context, Diagnostic};
 
 use super::archs::across_archs;
 use super::inputs::{absolute, Input, Resolved, Selected};
+use super::tally::KernelTally;
 use super::CheckArgs;
-use crate::includes::ProjectHeaders;
+use crate::includes::{ProjectHeaders, Reached};
 use crate::project::LaunchIndex;
 use crate::render::FileDiagnostics;
 use crate::settings::Settings;
@@ -36,14 +37,13 @@ pub(super) struct Outcome {
     /// Fixed source of stdin, printed instead of written.
     pub(super) stdin_fixed: Option<Vec<u8>>,
     pub(super) errors: Vec<String>,
-    pub(super) summary: warplint_analyzer::Summary,
+    /// Each kernel instantiation's accesses, by status and reason.
+    pub(super) kernels: Vec<KernelTally>,
     /// Diagnostics in headers the file includes.
     pub(super) headers: Vec<FileDiagnostics>,
     /// Kernels this file's analysis lowered from headers: (canonical header
     /// path, byte extent in the header).
     pub(super) covered: Vec<(PathBuf, usize, usize)>,
-    /// Kernels defined in the file itself: (display name, byte offset).
-    pub(super) own_kernels: Vec<(String, usize)>,
 }
 
 /// Reads `input` (a file that cannot be read, gone since discovery or
@@ -65,14 +65,14 @@ pub(super) fn check_input(
     match read {
         Ok(bytes) => {
             let s = &cfg.settings;
-            let headers = crate::includes::headers_for(
+            let reached = crate::includes::headers_for(
                 Path::new(&input.path),
                 &bytes,
                 &s.include_dirs,
                 s.project_includes.then_some(project),
             );
-            let sites = index.for_unit(Path::new(&input.path), &bytes, &headers);
-            check_one(input, bytes, headers, sites, args, cfg)
+            let sites = index.for_unit(Path::new(&input.path), &bytes, &reached.headers);
+            check_one(input, bytes, reached, sites, args, cfg)
         }
         Err(e) => Outcome {
             errors: vec![e],
@@ -147,7 +147,7 @@ impl Unit<'_> {
 fn check_one(
     input: Input,
     mut bytes: Vec<u8>,
-    headers: Vec<Header>,
+    reached: Reached,
     project_launches: Vec<ProjectLaunch>,
     args: &CheckArgs,
     cfg: &Resolved,
@@ -157,7 +157,7 @@ fn check_one(
     } = input;
     let settings = &cfg.settings;
     let mut options = settings.options.clone();
-    options.frontend.headers = headers;
+    options.frontend.headers = reached.headers;
     options.frontend.project_launches = project_launches;
     let unit = Unit {
         path,
@@ -168,8 +168,8 @@ fn check_one(
     };
     let mut o = Outcome::default();
     let (analysis, mut diagnostics) = unit.lint(&bytes);
-    o.summary = analysis.summary();
-    kernel_origins(&analysis, &unit.options.frontend.headers, &mut o);
+    o.kernels = super::tally::per_kernel(&analysis, &reached.missing);
+    headers_analysed(&analysis, &unit.options.frontend.headers, &mut o);
     if settings.archs.len() > 1 {
         diagnostics = across_archs(&bytes, &unit.options, settings, &cfg.selected, diagnostics);
     }
@@ -214,15 +214,13 @@ fn check_one(
     o
 }
 
-/// Records where the analysed kernels come from: the file's own (by name
-/// and offset) and those lowered from headers (by canonical header path
-/// and extent).
-fn kernel_origins(analysis: &FileAnalysis, headers: &[Header], o: &mut Outcome) {
+/// Records the kernels lowered from headers (by canonical header path and
+/// extent).
+fn headers_analysed(analysis: &FileAnalysis, headers: &[Header], o: &mut Outcome) {
     // Each header's canonical path once (a file system call), not per kernel.
     let mut canonical: Vec<Option<PathBuf>> = vec![None; headers.len()];
     for k in &analysis.program.kernels {
         if k.extent.file == 0 {
-            o.own_kernels.push((k.display_name.clone(), k.extent.start));
             continue;
         }
         let i = k.extent.file as usize - 1;

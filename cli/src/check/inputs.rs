@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use warplint_analyzer::MemoryModel;
 
 use super::CheckArgs;
+use crate::compile_db::{BuildFlags, CompileDb};
 use crate::settings::{self, ConfigArgs, Settings};
 use crate::{discover, fail};
 
@@ -26,9 +27,11 @@ pub(super) struct Input {
     pub(super) error: Option<String>,
 }
 
-/// A configuration file (or none), with what it resolves to.
+/// A configuration file (or none) and a file's settings from the compile
+/// database (or none), with what they resolve to.
 pub(super) struct Resolved {
     pub(super) config_path: Option<PathBuf>,
+    build: Option<BuildFlags>,
     pub(super) settings: Settings,
     pub(super) selected: Selected,
     pub(super) model: Box<dyn MemoryModel>,
@@ -103,13 +106,28 @@ pub(super) fn gather(
     Ok(inputs)
 }
 
+/// The paths a run was given, as the warning about an empty selection names
+/// them (`.` when none).
+pub(super) fn shown_paths(args: &CheckArgs) -> String {
+    if args.paths.is_empty() {
+        return ".".into();
+    }
+    args.paths
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The configuration of each input (an index into the returned table, each
 /// configuration resolved once). The nearest configuration to each file
-/// wins, unless `--config`/`--isolated` name one for all.
+/// wins, unless `--config`/`--isolated` name one for all; the compile
+/// database's settings for the file lie under it.
 pub(super) fn configurations(
     args: &CheckArgs,
     settings: &Settings,
     inputs: &[Input],
+    db: Option<&CompileDb>,
 ) -> Result<(Vec<Resolved>, Vec<usize>), String> {
     let mut table: Vec<Resolved> = Vec::new();
     let mut which: Vec<usize> = Vec::new();
@@ -125,10 +143,17 @@ pub(super) fn configurations(
                 .parent()
                 .and_then(crate::config::discover)
         };
-        let idx = match table.iter().position(|t| t.config_path == nearest) {
+        let build = db
+            .filter(|_| input.error.is_none())
+            .and_then(|db| db.flags_for(Path::new(&input.abs)))
+            .cloned();
+        let idx = match table
+            .iter()
+            .position(|t| t.config_path == nearest && t.build == build)
+        {
             Some(i) => i,
             None => {
-                table.push(resolve(args, settings, nearest)?);
+                table.push(resolve(args, settings, nearest, build)?);
                 table.len() - 1
             }
         };
@@ -137,25 +162,32 @@ pub(super) fn configurations(
     Ok((table, which))
 }
 
-/// The settings, selection and model of the configuration at `nearest`.
+/// The settings, selection and model of the configuration at `nearest`
+/// over the compile database's `build`.
 fn resolve(
     args: &CheckArgs,
     settings: &Settings,
     nearest: Option<PathBuf>,
+    build: Option<BuildFlags>,
 ) -> Result<Resolved, String> {
     let cfg = ConfigArgs {
         config: nearest.clone(),
         isolated: nearest.is_none(),
     };
+    let model = settings::ModelFlags {
+        build: build.clone(),
+        ..args.model.clone()
+    };
     let s = if nearest == settings.config_path {
-        settings::resolve_with(&args.config, &args.arch, args.model.clone())
+        settings::resolve_with(&args.config, &args.arch, model)
     } else {
-        settings::resolve_with(&cfg, &args.arch, args.model.clone())
+        settings::resolve_with(&cfg, &args.arch, model)
     }?;
     let selected = selection(&s, args)?;
     let model = s.model(s.arch)?;
     Ok(Resolved {
         config_path: nearest,
+        build,
         settings: s,
         selected,
         model,

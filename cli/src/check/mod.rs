@@ -10,6 +10,7 @@ mod archs;
 mod file;
 mod inputs;
 mod summary;
+mod tally;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -55,7 +56,7 @@ struct Merged {
     diffs: String,
     fixed: usize,
     had_error: bool,
-    summary: warplint_analyzer::Summary,
+    tally: tally::Tally,
 }
 
 /// Runs `warplint check`; the exit code is 0 (clean), 1 (diagnostics) or
@@ -75,8 +76,18 @@ fn check(args: &CheckArgs) -> Result<ExitCode, ExitCode> {
         println!("{}", summary::show_settings(&settings, &selected));
         return Ok(ExitCode::SUCCESS);
     }
+    let db = crate::compile_db::find(&args.paths, args.model.compile_commands.as_deref())
+        .map_err(|e| fail(&e))?;
     let inputs = inputs::gather(args, &settings)?;
-    let (table, which) = inputs::configurations(args, &settings, &inputs).map_err(|e| fail(&e))?;
+    if inputs.is_empty() {
+        // As ruff does: a warning, and exit 0.
+        eprintln!(
+            "warplint: warning: no CUDA files found in {}",
+            inputs::shown_paths(args)
+        );
+    }
+    let (table, which) =
+        inputs::configurations(args, &settings, &inputs, db.as_ref()).map_err(|e| fail(&e))?;
     let pool = crate::worker_pool(args.jobs).map_err(|e| fail(&e))?;
     let project = crate::includes::ProjectHeaders::new(&args.paths);
     let index = launch_index(&inputs, &table, &which, &project, &pool);
@@ -156,13 +167,18 @@ fn report_kernels_once(outcomes: &mut [Outcome]) {
             continue;
         };
         // Kernels defined in this file that an including file analysed.
-        let gone: Vec<&String> = o
-            .own_kernels
+        let covers = |k: &tally::KernelTally| {
+            k.own_at
+                .is_some_and(|at| ranges.iter().any(|(a, b)| *a <= at && at < *b))
+        };
+        let gone: Vec<String> = o
+            .kernels
             .iter()
-            .filter(|(_, at)| ranges.iter().any(|(a, b)| a <= at && at < b))
-            .map(|(name, _)| name)
+            .filter(|k| covers(k))
+            .map(|k| k.name.clone())
             .collect();
-        let keep = |d: &Diagnostic| !gone.contains(&&d.facts.kernel);
+        o.kernels.retain(|k| !covers(k));
+        let keep = |d: &Diagnostic| !gone.contains(&d.facts.kernel);
         f.diagnostics.retain(keep);
         for h in &mut o.headers {
             h.diagnostics.retain(keep);
@@ -179,10 +195,13 @@ fn merge(outcomes: Vec<Outcome>) -> Merged {
         diffs: String::new(),
         fixed: 0,
         had_error: false,
-        summary: warplint_analyzer::Summary::default(),
+        tally: tally::Tally::default(),
     };
     for o in outcomes {
-        m.summary.add(&o.summary);
+        m.tally.files += u64::from(o.file.is_some());
+        for k in &o.kernels {
+            m.tally.add(&k.tally);
+        }
         for e in &o.errors {
             eprintln!("warplint: error: {e}");
         }

@@ -1,6 +1,10 @@
 //! What `check` prints once every file is checked: the diagnostics in the
 //! chosen format (or `--statistics`), the human summary lines after them,
 //! `--show-settings`, and the exit code (0 clean, 1 diagnostics, 2 errors).
+//!
+//! The summary never says "All checks passed!" unless a file was analysed
+//! and every access of the run was: accesses that could not be analysed
+//! are counted, with their largest reasons and what would resolve each.
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;
@@ -8,6 +12,7 @@ use std::process::ExitCode;
 use warplint_lints::Applicability;
 
 use super::inputs::Selected;
+use super::tally::Tally;
 use super::{CheckArgs, Merged};
 use crate::render::{self, FileDiagnostics};
 use crate::settings::Settings;
@@ -20,7 +25,7 @@ pub(super) fn print(args: &CheckArgs, merged: &Merged, selected: &Selected) -> E
     let count: usize = results.iter().map(|f| f.diagnostics.len()).sum();
     let human = matches!(args.format, Format::Full | Format::Concise);
     let out = if args.statistics {
-        statistics(results, args.format, &merged.summary)
+        statistics(results, args.format, &merged.tally)
     } else {
         match args.format {
             Format::Full => render::full(results),
@@ -28,7 +33,7 @@ pub(super) fn print(args: &CheckArgs, merged: &Merged, selected: &Selected) -> E
             Format::Json => render::json_array(results),
             Format::JsonLines => render::json_lines(results),
             Format::Github => render::github(results),
-            Format::Sarif => crate::sarif::render(results, selected),
+            Format::Sarif => crate::sarif::render(results, selected, merged.tally.json()),
         }
     };
     print!("{out}");
@@ -57,7 +62,8 @@ pub(super) fn print_diff(merged: &Merged) -> ExitCode {
 }
 
 /// The lines after the diagnostics in `full` and `concise`: unknowns
-/// (`--show-unknown`), fixes made, the count and what `--fix` would fix.
+/// (`--show-unknown`), fixes made, the count and what `--fix` would fix,
+/// and what could not be analysed.
 fn print_human_summary(args: &CheckArgs, merged: &Merged, count: usize) {
     for u in &merged.unknowns {
         println!("{}:{}:{}: unknown: {}", u.path, u.line, u.column, u.text);
@@ -69,10 +75,27 @@ fn print_human_summary(args: &CheckArgs, merged: &Merged, count: usize) {
             if fixed == 1 { "" } else { "s" }
         );
     }
+    let t = &merged.tally;
     if count == 0 {
-        println!("All checks passed!");
-        return;
+        // Nothing analysed: the errors, or the warning that no file was
+        // found, have said why.
+        if t.files == 0 {
+            return;
+        }
+        if t.unknown == 0 {
+            println!("All checks passed!");
+            return;
+        }
+    } else {
+        print_found(args, merged, count);
     }
+    if t.unknown > 0 {
+        print_unknowns(args, t, count);
+    }
+}
+
+/// "Found N diagnostics." and what `--fix` would fix.
+fn print_found(args: &CheckArgs, merged: &Merged, count: usize) {
     println!(
         "Found {count} diagnostic{}.",
         if count == 1 { "" } else { "s" }
@@ -96,12 +119,41 @@ fn print_human_summary(args: &CheckArgs, merged: &Merged, count: usize) {
     }
 }
 
+/// How many accesses were analysed and how many could not be, with the
+/// largest reasons and what would resolve each.
+fn print_unknowns(args: &CheckArgs, t: &Tally, count: usize) {
+    let (analysed, unknown) = (t.analysed(), t.unknown);
+    let split = match t.split() {
+        s if s.is_empty() => String::new(),
+        s => format!(" ({s})"),
+    };
+    let plural = |n: u64| if n == 1 { "access" } else { "accesses" };
+    if analysed == 0 {
+        println!(
+            "None of the {unknown} {} could be analysed:",
+            plural(unknown)
+        );
+    } else if count == 0 {
+        println!(
+            "No problems found in the {analysed} analysed {}{split}; {unknown} could not be analysed:",
+            plural(analysed)
+        );
+    } else {
+        println!(
+            "Analysed {analysed} of {} accesses{split}; {unknown} could not be analysed:",
+            t.accesses()
+        );
+    }
+    for line in t.reason_lines() {
+        println!("  {line}");
+    }
+    if !args.show_unknown {
+        println!("Run with `--show-unknown` to list them.");
+    }
+}
+
 /// `--statistics`: diagnostics counted by rule, and the analysis summary.
-fn statistics(
-    results: &[FileDiagnostics],
-    format: Format,
-    sum: &warplint_analyzer::Summary,
-) -> String {
+fn statistics(results: &[FileDiagnostics], format: Format, sum: &Tally) -> String {
     let mut by: BTreeMap<&str, (usize, &str, usize)> = BTreeMap::new();
     for d in results.iter().flat_map(|f| &f.diagnostics) {
         let e = by.entry(d.code).or_insert((0, d.name, 0));
@@ -121,13 +173,7 @@ fn statistics(
                     "url": warplint_lints::find(code).map(|r| r.url())})
             })
             .collect();
-        let doc = serde_json::json!({
-            "rules": v,
-            "summary": {
-                "files": sum.files, "kernels": sum.kernels, "kernels_with_notes": sum.kernels_with_notes,
-                "accesses": sum.accesses, "exact": sum.exact, "assumed": sum.assumed, "unknown": sum.unknown,
-            },
-        });
+        let doc = serde_json::json!({"rules": v, "summary": sum.json()});
         return serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n";
     }
     let mut out = String::new();
@@ -140,7 +186,7 @@ fn statistics(
         sum.files,
         sum.kernels,
         sum.kernels_with_notes,
-        sum.accesses,
+        sum.accesses(),
         sum.exact,
         sum.assumed,
         sum.unknown

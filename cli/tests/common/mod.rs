@@ -26,3 +26,17 @@ pub fn stdout(o: &Output) -> String {
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
+
+/// A fresh folder in the temporary directory holding `files` (path
+/// relative to it, text); `tag` names it within this test process.
+pub fn temp_project(tag: &str, files: &[(&str, &str)]) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("warplint-{}-{tag}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    for (name, text) in files {
+        let p = d.join(name);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    d
+}
