@@ -16,8 +16,9 @@
 //! by [`MAX_COMPILE_DB_BYTES`].
 
 use std::collections::HashMap;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
+use crate::includes::normal;
 use serde::Deserialize;
 use warplint_analyzer::Arch;
 
@@ -212,21 +213,6 @@ impl CompileDb {
         }
         out
     }
-}
-
-/// `p` with `.` and `..` resolved in the text (links are not followed).
-fn normal(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 /// A command line split into words as a POSIX shell does: blanks

@@ -249,8 +249,13 @@ impl ProjectHeaders {
 /// `p` made absolute against `cwd`, `.` and `..` components resolved in
 /// the text (links are not followed: a root is where the files appear).
 fn absolute(cwd: &Path, p: &Path) -> PathBuf {
+    normal(&cwd.join(p))
+}
+
+/// `p` with `.` and `..` resolved in the text (links are not followed).
+pub(crate) fn normal(p: &Path) -> PathBuf {
     let mut out = PathBuf::new();
-    for c in cwd.join(p).components() {
+    for c in p.components() {
         match c {
             Component::CurDir => {}
             Component::ParentDir => {
