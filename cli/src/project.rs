@@ -39,6 +39,8 @@ pub struct Source<'a> {
 struct Entry {
     launch: ProjectLaunch,
     defined_in: Option<PathBuf>,
+    /// The canonical path of the file the site is in.
+    site_file: PathBuf,
 }
 
 /// Every launch site of the run's projects, by kernel name.
@@ -93,20 +95,19 @@ impl LaunchIndex {
         if self.by_kernel.is_empty() {
             return Vec::new();
         }
-        let mine: HashSet<PathBuf> = std::iter::once(path.display().to_string())
-            .chain(headers.iter().map(|h| h.path.clone()))
-            .map(|p| self.canonical_of(&p))
-            .collect();
-        let text = String::from_utf8_lossy(bytes);
         let own = self.canonical_of(&path.display().to_string());
         let folder = own.parent();
+        let mut mine: HashSet<PathBuf> =
+            headers.iter().map(|h| self.canonical_of(&h.path)).collect();
+        mine.insert(own.clone());
+        let text = String::from_utf8_lossy(bytes);
         let mut out = Vec::new();
         for list in self.by_kernel.values() {
             for e in list {
                 let take = match &e.defined_in {
                     Some(d) => mine.contains(d),
                     None => {
-                        folder == self.canonical_of(&e.launch.at.path).parent()
+                        e.site_file.parent() == folder
                             && text.contains(e.launch.site.kernel.as_str())
                     }
                 };
@@ -146,7 +147,7 @@ impl LaunchIndex {
 fn key(e: &Entry) -> impl std::hash::Hash + Eq {
     let s = &e.launch.site;
     (
-        canonical(Path::new(&e.launch.at.path)),
+        e.site_file.clone(),
         s.span.start,
         e.defined_in.clone(),
         (s.kernel.clone(), s.targs.clone(), s.grid, s.block),
@@ -227,6 +228,7 @@ fn sites_of(s: &Source, project: &ProjectHeaders) -> Vec<Entry> {
         .into_iter()
         .map(|site: SiteRecord| Entry {
             defined_in: site.kernel_file.map(|f| canonical(Path::new(&path_of(f)))),
+            site_file: canonical(Path::new(&path_of(site.span.file))),
             launch: ProjectLaunch {
                 at: SiteAt {
                     path: path_of(site.span.file),

@@ -277,8 +277,8 @@ impl<'a, 't> Lowerer<'a, 't> {
         let Some((params, body)) = self.tu.macros.get(name).and_then(|m| m.function()) else {
             return Vec::new();
         };
-        let body = body.replace("\\\r\n", " ").replace("\\\n", " ");
-        let mut text = substitute(&body, params, args);
+        // The body's continuation lines were joined when it was defined.
+        let mut text = substitute(body, params, args);
         while let Some(joined) = crate::frontend::tu::joined_chevrons(&text) {
             text = joined;
         }
