@@ -34,6 +34,12 @@ pub const MAX_INDEXED_FILES: usize = 200_000;
 /// sites, and the run says how many were left out.
 pub const MAX_LAUNCH_INDEX_FILES: usize = 20_000;
 
+/// Files of the project, none of them in the run, that a header given
+/// alone is analysed through (those that launch its kernels first, then by
+/// path). Past it the header's kernels are not analysed in the contexts of
+/// the other files that include it, and the run says how many there were.
+pub const MAX_HEADER_CONTEXTS: usize = 4;
+
 /// Parsed macro expansions kept per thread (by text) for reuse; the set
 /// is dropped and started again when full, or past `MAX_SNIPPET_BYTES`.
 pub const MAX_SNIPPET_TREES: usize = 4096;

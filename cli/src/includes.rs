@@ -48,6 +48,8 @@ pub(crate) fn includes(text: &str) -> Vec<(String, bool)> {
 pub struct Reached {
     /// Every header found, breadth first (span file ids 1, 2, …).
     pub headers: Vec<Header>,
+    /// Each header's canonical path (links and `..` resolved).
+    pub canonical: Vec<PathBuf>,
     /// Quoted includes (project headers, as nvcc's `"…"` search implies)
     /// found on no searched path, each once, in the order met. Angle
     /// includes are system headers, read nowhere, so never missing.
@@ -64,6 +66,7 @@ pub fn headers_for(
     project: Option<&ProjectHeaders>,
 ) -> Reached {
     let mut out: Vec<Header> = Vec::new();
+    let mut keys: Vec<PathBuf> = Vec::new();
     let mut missing: Vec<String> = Vec::new();
     let mut seen: Vec<PathBuf> = Vec::new();
     let mut queue: VecDeque<(PathBuf, String)> = VecDeque::new();
@@ -78,6 +81,7 @@ pub fn headers_for(
             if out.len() >= budget::MAX_HEADERS {
                 return Reached {
                     headers: out,
+                    canonical: keys,
                     missing,
                 };
             }
@@ -104,7 +108,7 @@ pub fn headers_for(
             if seen.contains(&key) {
                 continue;
             }
-            seen.push(key);
+            seen.push(key.clone());
             let Ok(text) = read_source(&found) else {
                 continue;
             };
@@ -115,20 +119,31 @@ pub fn headers_for(
             if read > budget::MAX_HEADER_BYTES {
                 return Reached {
                     headers: out,
+                    canonical: keys,
                     missing,
                 };
             }
             let next_dir = found.parent().map(Path::to_path_buf).unwrap_or_default();
             queue.push_back((next_dir, String::from_utf8_lossy(&text).into_owned()));
+            // Shown without `dir/../`: one header, one name, however it
+            // was reached (unless a link makes the short name another file).
+            let shown = normal(&found);
+            let shown = if shown != found && canonical(&shown) != key {
+                found
+            } else {
+                shown
+            };
+            keys.push(key);
             out.push(Header {
                 name,
-                path: found.display().to_string(),
+                path: shown.display().to_string(),
                 text,
             });
         }
     }
     Reached {
         headers: out,
+        canonical: keys,
         missing,
     }
 }
@@ -252,15 +267,20 @@ fn absolute(cwd: &Path, p: &Path) -> PathBuf {
     normal(&cwd.join(p))
 }
 
-/// `p` with `.` and `..` resolved in the text (links are not followed).
+/// `p` with `.` and `..` resolved in the text (links are not followed); a
+/// relative path keeps the `..` that climb above its start.
 pub(crate) fn normal(p: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in p.components() {
         match c {
             Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
+            Component::ParentDir => match out.components().next_back() {
+                Some(Component::Normal(_)) => {
+                    out.pop();
+                }
+                Some(Component::RootDir | Component::Prefix(_)) => {}
+                _ => out.push(".."),
+            },
             other => out.push(other),
         }
     }

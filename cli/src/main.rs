@@ -15,14 +15,11 @@ mod sarif;
 mod settings;
 mod suppress;
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use warplint_analyzer::analyze;
 
-use report::{FileNote, FileResult};
 use settings::ConfigArgs;
 
 #[derive(Parser)]
@@ -217,21 +214,21 @@ struct CheckCli {
 struct ReportArgs {
     /// Files or folders (folders are searched for .cu and .cuh files).
     #[arg(default_value = ".")]
-    paths: Vec<PathBuf>,
+    pub(crate) paths: Vec<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
-    format: ReportFormat,
+    pub(crate) format: ReportFormat,
     /// Target architecture, e.g. sm_90 (default: the config's, else sm_90);
     /// repeat for one record per access and architecture.
     #[arg(long)]
-    arch: Vec<String>,
+    pub(crate) arch: Vec<String>,
     /// Files analysed in parallel (default: one per core).
     #[arg(short, long)]
-    jobs: Option<usize>,
+    pub(crate) jobs: Option<usize>,
     #[command(flatten)]
-    model: ModelArgs,
+    pub(crate) model: ModelArgs,
     #[command(flatten)]
-    config: ConfigFlags,
+    pub(crate) config: ConfigFlags,
 }
 
 #[derive(clap::Args)]
@@ -299,7 +296,7 @@ fn main() -> ExitCode {
                 model: a.model.flags(),
                 config: a.config.args(),
             }),
-            Command::Report(a) => report_cmd(a),
+            Command::Report(a) => report::run::report_cmd(a),
             Command::Rule(a) => rule_cmd(a),
             Command::Debug(DebugCommand::ParseOnly(a)) => parse_only_cmd(a),
         });
@@ -383,273 +380,4 @@ fn rule_cmd(a: RuleArgs) -> ExitCode {
         other => return fail(&format!("unknown output format `{other}` (text or json)")),
     }
     ExitCode::SUCCESS
-}
-
-/// Analyses one file on every architecture for `report`.
-fn report_file(
-    f: &std::path::Path,
-    models: &[(
-        warplint_analyzer::Arch,
-        Box<dyn warplint_analyzer::MemoryModel>,
-    )],
-    options: &warplint_analyzer::Options,
-    bytes: &[u8],
-    headers: Vec<warplint_analyzer::Header>,
-    project_launches: Vec<warplint_analyzer::ir::ProjectLaunch>,
-) -> FileResult {
-    let path = f.display().to_string();
-    let mut file_options = options.clone();
-    file_options.frontend.headers = headers;
-    file_options.frontend.project_launches = project_launches;
-    let header_paths = file_options
-        .frontend
-        .headers
-        .iter()
-        .map(|h| h.path.clone())
-        .collect();
-    // The file's and its headers' paths by file id, for launch sites.
-    let names: Vec<String> = std::iter::once(path.clone())
-        .chain(file_options.frontend.headers.iter().map(|h| h.path.clone()))
-        .collect();
-    let mut result = FileResult {
-        path,
-        header_paths,
-        runs: Vec::new(),
-        notes: Vec::new(),
-        kernels: Vec::new(),
-        skipped_lines: Vec::new(),
-        summary: warplint_analyzer::Summary::default(),
-    };
-    for (i, (a, model)) in models.iter().enumerate() {
-        let analysis = analyze(bytes, model.as_ref(), &file_options);
-        let s = analysis.summary();
-        if i == 0 {
-            result.summary = s;
-            result.notes = analysis
-                .program
-                .notes
-                .iter()
-                .map(|n| FileNote {
-                    file: n.span.file,
-                    line: n.span.line,
-                    column: n.span.column,
-                    message: warplint_lints::wording::note(&n.kind),
-                    kind: n.kind.kind(),
-                })
-                .collect();
-            result.skipped_lines = analysis.program.skipped_lines.clone();
-            result.kernels = analysis
-                .program
-                .kernels
-                .iter()
-                .zip(analysis.kernel_notes())
-                .map(|(k, notes)| report::KernelRecord {
-                    file: k.span.file,
-                    line: k.span.line,
-                    column: k.span.column,
-                    name: k.display_name.clone(),
-                    notes,
-                    launches: k
-                        .launches
-                        .iter()
-                        .map(|l| {
-                            report::launch_json(l, |f| {
-                                names.get(f as usize).cloned().unwrap_or_default()
-                            })
-                        })
-                        .collect(),
-                })
-                .collect();
-        } else {
-            result.summary.accesses += s.accesses;
-            result.summary.exact += s.exact;
-            result.summary.assumed += s.assumed;
-            result.summary.unknown += s.unknown;
-        }
-        result.runs.push(report::ArchRun {
-            arch: *a,
-            sector_based: model.sector_based(),
-            reports: analysis.reports,
-        });
-    }
-    result
-}
-
-/// One file's outcome as `report` keeps it until it prints.
-enum Reported {
-    Json(report::JsonParts),
-    Records(FileResult),
-}
-
-/// The settings and models of one distinct build of `report`'s files.
-struct ReportBuild {
-    build: Option<compile_db::BuildFlags>,
-    settings: settings::Settings,
-    models: Vec<(
-        warplint_analyzer::Arch,
-        Box<dyn warplint_analyzer::MemoryModel>,
-    )>,
-}
-
-/// Each file's build (an index into the returned table, each distinct
-/// compile-database setting resolved once; the first is the run's own).
-fn report_builds(
-    args: &ReportArgs,
-    files: &[PathBuf],
-) -> Result<(Vec<ReportBuild>, Vec<usize>), String> {
-    let resolve = |build: Option<compile_db::BuildFlags>| -> Result<ReportBuild, String> {
-        let flags = settings::ModelFlags {
-            build: build.clone(),
-            ..args.model.flags()
-        };
-        let settings = settings::resolve_with(&args.config.args(), &args.arch, flags)?;
-        let mut models = Vec::new();
-        for a in &settings.archs {
-            models.push((*a, settings.model(*a)?));
-        }
-        Ok(ReportBuild {
-            build,
-            settings,
-            models,
-        })
-    };
-    let mut table = vec![resolve(None)?];
-    let Some(db) = compile_db::find(&args.paths, args.model.compile_commands.as_deref())? else {
-        return Ok((table, vec![0; files.len()]));
-    };
-    let mut which = Vec::with_capacity(files.len());
-    for f in files {
-        let build = db
-            .flags_for(&std::path::absolute(f).unwrap_or_else(|_| f.clone()))
-            .cloned();
-        let i = match table.iter().position(|t| t.build == build) {
-            Some(i) => i,
-            None => {
-                table.push(resolve(build)?);
-                table.len() - 1
-            }
-        };
-        which.push(i);
-    }
-    Ok((table, which))
-}
-
-fn report_cmd(args: ReportArgs) -> ExitCode {
-    let (files, errors) = discover::files(&args.paths);
-    let (builds, which) = match report_builds(&args, &files) {
-        Ok(t) => t,
-        Err(e) => return fail(&e),
-    };
-    let arch = builds[0].settings.arch;
-    let mut had_error = !errors.is_empty();
-    for e in &errors {
-        eprintln!("warplint: error: {e}");
-    }
-    let pool = match worker_pool(args.jobs) {
-        Ok(p) => p,
-        Err(e) => return fail(&e),
-    };
-    let project = includes::ProjectHeaders::new(&args.paths);
-    let sources = files
-        .iter()
-        .zip(&which)
-        .map(|(f, &i)| project::Source {
-            path: f.clone(),
-            bytes: None,
-            settings: &builds[i].settings,
-        })
-        .collect();
-    let index = pool.install(|| project::LaunchIndex::build(sources, &project));
-    index.warn_if_full();
-    let json = matches!(args.format, ReportFormat::Json);
-    // For JSON, each file becomes its text where it was analysed: a run
-    // holds the report's text, not every access record.
-    let outcomes: Vec<Result<(bool, Reported), String>> = pool.install(|| {
-        use rayon::prelude::*;
-        files
-            .par_iter()
-            .zip(&which)
-            .map(|(f, &i)| {
-                let b = &builds[i];
-                let bytes =
-                    includes::read_source(f).map_err(|e| format!("{}: {e}", f.display()))?;
-                let headers = includes::headers_for(
-                    f,
-                    &bytes,
-                    &b.settings.include_dirs,
-                    b.settings.project_includes.then_some(&project),
-                )
-                .headers;
-                let sites = index.for_unit(f, &bytes, &headers);
-                let r = report_file(f, &b.models, &b.settings.options, &bytes, headers, sites);
-                let file_note = r.notes.iter().any(|n| n.line == 0);
-                Ok(if json {
-                    (file_note, Reported::Json(report::json_parts(&r)))
-                } else {
-                    (file_note, Reported::Records(r))
-                })
-            })
-            .collect()
-    });
-    let mut results = Vec::new();
-    let mut parts = Vec::new();
-    for o in outcomes {
-        match o {
-            Ok((file_note, r)) => {
-                had_error |= file_note;
-                match r {
-                    Reported::Json(p) => parts.push(p),
-                    Reported::Records(r) => results.push(r),
-                }
-            }
-            Err(e) => {
-                eprintln!("warplint: error: {e}");
-                had_error = true;
-            }
-        }
-    }
-    if json {
-        let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
-        if report::write_json(&mut stdout, arch, &parts)
-            .and_then(|_| stdout.flush())
-            .is_err()
-        {
-            return ExitCode::from(2);
-        }
-        return if had_error {
-            ExitCode::from(2)
-        } else {
-            ExitCode::SUCCESS
-        };
-    }
-    // The table.
-    for f in &results {
-        for n in &f.notes {
-            if n.line == 0 {
-                eprintln!("{}: note: {}", f.path, n.message);
-            } else {
-                eprintln!(
-                    "{}:{}:{}: note: {}",
-                    f.path_of(n.file),
-                    n.line,
-                    n.column,
-                    n.message
-                );
-            }
-        }
-    }
-    let out = report::table(&results);
-    let mut stdout = std::io::stdout().lock();
-    if stdout
-        .write_all(out.as_bytes())
-        .and_then(|_| stdout.flush())
-        .is_err()
-    {
-        return ExitCode::from(2);
-    }
-    if had_error {
-        ExitCode::from(2)
-    } else {
-        ExitCode::SUCCESS
-    }
 }

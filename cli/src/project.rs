@@ -43,10 +43,22 @@ struct Entry {
     site_file: PathBuf,
 }
 
-/// Every launch site of the run's projects, by kernel name.
+/// One file of the projects as the index read it: its path as given or
+/// found, and the files that define the kernels its unit launches.
+struct UnitRead {
+    path: PathBuf,
+    launches: HashSet<PathBuf>,
+}
+
+/// Every launch site of the run's projects, by kernel name, and which of
+/// their files include which.
 #[derive(Default)]
 pub struct LaunchIndex {
     by_kernel: HashMap<String, Vec<Entry>>,
+    /// The units read, by canonical path.
+    units: HashMap<PathBuf, UnitRead>,
+    /// Each header (canonical path) and the units that reach it.
+    includers: HashMap<PathBuf, Vec<PathBuf>>,
     /// Canonical paths already asked for (a file system call each).
     canonical: Mutex<HashMap<String, PathBuf>>,
     /// Files not read because the index was full.
@@ -68,12 +80,22 @@ impl LaunchIndex {
         let mut index = LaunchIndex::default();
         let keep = sources.len().min(budget::MAX_LAUNCH_INDEX_FILES);
         index.left_out = sources.len() - keep;
-        let found: Vec<Vec<Entry>> = sources[..keep]
+        let found: Vec<(PathBuf, Vec<PathBuf>, Vec<Entry>)> = sources[..keep]
             .par_iter()
             .map(|s| sites_of(s, project))
             .collect();
         let mut seen = HashSet::new();
-        for e in found.into_iter().flatten() {
+        let mut entries = Vec::new();
+        for ((unit, headers, found), s) in found.into_iter().zip(&sources) {
+            for h in headers {
+                index.includers.entry(h).or_default().push(unit.clone());
+            }
+            let launches = found.iter().filter_map(|e| e.defined_in.clone()).collect();
+            let path = s.path.clone();
+            index.units.insert(unit, UnitRead { path, launches });
+            entries.extend(found);
+        }
+        for e in entries {
             // The same site seen through two including files is one site.
             if !seen.insert(key(&e)) {
                 continue;
@@ -120,6 +142,52 @@ impl LaunchIndex {
         out
     }
 
+    /// The files of the project each of the run's `files` is analysed
+    /// through as well as alone, when no file of the run includes it (the
+    /// run then analyses it there): those of the project that include it,
+    /// the ones that launch its kernels first, at most
+    /// `MAX_HEADER_CONTEXTS` (the run says when a file has more). Each as
+    /// (index in `files`, the including file as read).
+    pub fn contexts(&self, files: &[&Path]) -> Vec<(usize, PathBuf)> {
+        let own: Vec<PathBuf> = files
+            .iter()
+            .map(|f| self.canonical_of(&f.display().to_string()))
+            .collect();
+        let run: HashSet<&PathBuf> = own.iter().collect();
+        let mut out = Vec::new();
+        for (i, own) in own.iter().enumerate() {
+            let Some(list) = self.includers.get(own) else {
+                continue;
+            };
+            let others: Vec<&PathBuf> = list.iter().filter(|u| *u != own).collect();
+            if others.iter().any(|u| run.contains(*u)) {
+                continue;
+            }
+            let mut ranked: Vec<(bool, &PathBuf)> = others
+                .iter()
+                .filter_map(|u| self.units.get(*u))
+                .map(|u| (!u.launches.contains(own), &u.path))
+                .collect();
+            ranked.sort();
+            ranked.dedup();
+            if ranked.len() > budget::MAX_HEADER_CONTEXTS {
+                eprintln!(
+                    "warplint: note: {} is included by {} files of its project, none of them in this run; it was analysed as {} of them include it (MAX_HEADER_CONTEXTS)",
+                    files[i].display(),
+                    ranked.len(),
+                    budget::MAX_HEADER_CONTEXTS
+                );
+            }
+            out.extend(
+                ranked
+                    .into_iter()
+                    .take(budget::MAX_HEADER_CONTEXTS)
+                    .map(|(_, p)| (i, p.clone())),
+            );
+        }
+        out
+    }
+
     /// Says on stderr when the index was full.
     pub fn warn_if_full(&self) {
         if self.left_out > 0 {
@@ -139,6 +207,31 @@ impl LaunchIndex {
                 .clone();
         }
         canonical(Path::new(path))
+    }
+}
+
+/// The kernels that analyses lowered from headers (each header by
+/// canonical path, with the byte extents of its kernels there): a file's
+/// own analysis of such a kernel gives way to theirs, made with the
+/// including file's macros and launches.
+#[derive(Default)]
+pub struct Covered(HashMap<PathBuf, Vec<(usize, usize)>>);
+
+impl Covered {
+    pub fn new<'a>(extents: impl Iterator<Item = &'a (PathBuf, usize, usize)>) -> Covered {
+        let mut map: HashMap<PathBuf, Vec<(usize, usize)>> = HashMap::new();
+        for (p, start, end) in extents {
+            map.entry(p.clone()).or_default().push((*start, *end));
+        }
+        Covered(map)
+    }
+
+    /// Whether byte `at` of `file` (canonical) lies in a kernel analysed
+    /// through a file that includes it.
+    pub fn covers(&self, file: &Path, at: usize) -> bool {
+        self.0
+            .get(file)
+            .is_some_and(|r| r.iter().any(|(a, b)| *a <= at && at < *b))
     }
 }
 
@@ -190,26 +283,28 @@ fn with_project_files<'a>(sources: Vec<Source<'a>>, project: &ProjectHeaders) ->
     out
 }
 
-/// The launch sites of one file (none when it cannot be read or holds no
+/// One file's canonical path, the canonical paths of the headers its unit
+/// reaches, and its launch sites (none when it cannot be read or holds no
 /// `<<<`, nor do its headers).
-fn sites_of(s: &Source, project: &ProjectHeaders) -> Vec<Entry> {
+fn sites_of(s: &Source, project: &ProjectHeaders) -> (PathBuf, Vec<PathBuf>, Vec<Entry>) {
+    let unit = canonical(&s.path);
     let bytes = match &s.bytes {
         Some(b) => b.clone(),
         None => match crate::includes::read_source(&s.path) {
             Ok(b) => b,
-            Err(_) => return Vec::new(),
+            Err(_) => return (unit, Vec::new(), Vec::new()),
         },
     };
     let settings = s.settings;
-    let headers = headers_for(
+    let reached = headers_for(
         &s.path,
         &bytes,
         &settings.include_dirs,
         settings.project_includes.then_some(project),
-    )
-    .headers;
+    );
+    let (headers, reached) = (reached.headers, reached.canonical);
     if !may_launch(&bytes) && !headers.iter().any(|h| may_launch(&h.text)) {
-        return Vec::new();
+        return (unit, reached, Vec::new());
     }
     let mut options = settings.options.frontend.clone();
     options.headers = headers;
@@ -224,7 +319,7 @@ fn sites_of(s: &Source, project: &ProjectHeaders) -> Vec<Entry> {
                 .unwrap_or_default(),
         }
     };
-    records
+    let entries = records
         .into_iter()
         .map(|site: SiteRecord| Entry {
             defined_in: site.kernel_file.map(|f| canonical(Path::new(&path_of(f)))),
@@ -237,5 +332,6 @@ fn sites_of(s: &Source, project: &ProjectHeaders) -> Vec<Entry> {
                 site,
             },
         })
-        .collect()
+        .collect();
+    (unit, reached, entries)
 }

@@ -153,6 +153,7 @@ pub fn resolve_with(
                 d
             },
             only_kernel: None,
+            only_file: None,
             headers: Vec::new(),
             // Set per file from the run's launch index.
             project_launches: Vec::new(),

@@ -50,7 +50,7 @@ fn a_header_alone_is_analysed_under_the_launch_in_another_file() {
 #[test]
 fn the_header_alone_and_the_whole_project_agree() {
     let alone = diagnostics(&[HEADER]);
-    let project = diagnostics(&["fixtures/project"]);
+    let project = diagnostics(&["fixtures/project/src"]);
     assert_eq!(alone, project);
 }
 
@@ -71,5 +71,98 @@ fn report_states_the_block_of_the_other_files_launch_without_assuming_it() {
         // Where that block comes from: main.cu's launch at line 6.
         assert_eq!(a["launch"]["origin"], "launch-site");
         assert_eq!(a["launch"]["at"], "fixtures/project/src/main.cu:6");
+    }
+}
+
+const UNITY: &str = "fixtures/project/unity/stride_kernel.cu";
+
+#[test]
+fn a_file_only_its_project_includes_is_analysed_as_it_is_included() {
+    // stride_kernel.cu names `fp`, which only main.cu defines (as float)
+    // before including it, and main.cu launches it with 64 threads. Alone
+    // the size of `fp` is unknown; through main.cu the store
+    // `buf[2 * tx]` of 4-byte words puts lanes l and l + 16 on bank 2l % 32
+    // with different words: 2-way.
+    let d = diagnostics(&[UNITY]);
+    assert_eq!(d.len(), 1, "{d:?}");
+    let (code, row, message, block) = &d[0];
+    assert_eq!((code.as_str(), *row), ("SM001", 4));
+    assert!(
+        message.starts_with("2-way bank conflict on `buf`"),
+        "{message}"
+    );
+    assert_eq!(block, "[64,1,1]");
+    assert_eq!(d, diagnostics(&["fixtures/project/unity"]));
+}
+
+/// `report --format json` of `paths`.
+fn report(paths: &[&str]) -> serde_json::Value {
+    let mut args = vec!["report", "--isolated", "--format", "json"];
+    args.extend(paths);
+    serde_json::from_str(&stdout(&warplint(&args))).expect("json")
+}
+
+/// The records of `file` in `report`, as (line, array, op, status, at).
+fn records_of(
+    report: &serde_json::Value,
+    file: &str,
+) -> Vec<(u64, String, String, String, String)> {
+    report["accesses"]
+        .as_array()
+        .expect("accesses")
+        .iter()
+        .filter(|a| a["file"] == file)
+        .map(|a| {
+            let s = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_string();
+            (
+                a["line"].as_u64().unwrap_or_default(),
+                s(&a["array"]),
+                s(&a["op"]),
+                s(&a["status"]),
+                s(&a["launch"]["at"]),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn report_gives_a_file_its_including_files_context_and_each_record_once() {
+    let alone = report(&[UNITY]);
+    let records = records_of(&alone, UNITY);
+    // Two loads and two stores, none unknown, each under main.cu's launch.
+    assert_eq!(records.len(), 4, "{records:?}");
+    for r in &records {
+        assert_ne!(r.3, "unknown", "{r:?}");
+        assert_eq!(r.4, "fixtures/project/unity/main.cu:7", "{r:?}");
+    }
+    // The whole project: the same records for that file (not its analysis
+    // alone beside them), and the header that main.cu and other.cu both
+    // include listed once.
+    let all = report(&["fixtures/project"]);
+    assert_eq!(records_of(&all, UNITY), records);
+    let tile = records_of(&all, HEADER);
+    assert_eq!(tile.len(), 4, "{tile:?}");
+    let listed = all["accesses"].as_array().map_or(0, Vec::len) as u64;
+    assert_eq!(all["summary"]["accesses"].as_u64(), Some(listed));
+    assert_eq!(all["kernels"].as_array().map_or(0, Vec::len), 2);
+}
+
+#[test]
+fn a_header_analysed_through_two_files_is_counted_once() {
+    // main.cu and other.cu both include the header (four accesses).
+    for paths in [
+        vec![HEADER],
+        vec![
+            HEADER,
+            "fixtures/project/src/main.cu",
+            "fixtures/project/src/other.cu",
+        ],
+    ] {
+        let mut args = vec!["check", "--isolated", "--output-format", "sarif"];
+        args.extend(&paths);
+        let v: serde_json::Value = serde_json::from_str(&stdout(&warplint(&args))).expect("sarif");
+        let s = &v["runs"][0]["properties"]["summary"];
+        assert_eq!(s["accesses"], 4, "{paths:?}: {s}");
+        assert_eq!(s["kernels"], 1, "{paths:?}: {s}");
     }
 }

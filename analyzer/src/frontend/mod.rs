@@ -59,6 +59,10 @@ pub struct Options {
     pub block_defaults: BlockDefaults,
     /// Lower only the kernel of this name (re-analysis of one kernel).
     pub only_kernel: Option<String>,
+    /// Lower only the kernels defined in this file (0: the file analysed;
+    /// n: its n-th header): a header analysed through a file that includes
+    /// it, as that file's build sees it.
+    pub only_file: Option<u32>,
     /// Headers the file may include, read by the caller (the analyzer does
     /// no IO): `#include "name"` takes the first one of that name.
     pub headers: Vec<Header>,

@@ -72,6 +72,9 @@ pub(super) fn check_input(
                 s.project_includes.then_some(project),
             );
             let sites = index.for_unit(Path::new(&input.path), &bytes, &reached.headers);
+            if let Some(header) = input.context_of.take() {
+                return check_context(&input.path, &bytes, reached, &header, sites, cfg);
+            }
             check_one(input, bytes, reached, sites, args, cfg)
         }
         Err(e) => Outcome {
@@ -79,6 +82,53 @@ pub(super) fn check_input(
             ..Outcome::default()
         },
     }
+}
+
+/// A file of the project checked as it includes `header`, a run file (its
+/// canonical path): only the kernels defined there are lowered, and only
+/// the diagnostics in it kept. Nothing is fixed (the run file's own check
+/// fixes what its analysis finds).
+fn check_context(
+    path: &str,
+    bytes: &[u8],
+    reached: Reached,
+    header: &Path,
+    project_launches: Vec<ProjectLaunch>,
+    cfg: &Resolved,
+) -> Outcome {
+    let mut o = Outcome::default();
+    let Some(i) = reached.canonical.iter().position(|c| c == header) else {
+        return o;
+    };
+    let id = i as u32 + 1;
+    let s = &cfg.settings;
+    let mut options = s.options.clone();
+    options.frontend.headers = reached.headers;
+    options.frontend.project_launches = project_launches;
+    options.frontend.only_file = Some(id);
+    let (analysis, diagnostics) = lint(
+        bytes,
+        &options,
+        s.arch,
+        &s.thresholds,
+        cfg.model.as_ref(),
+        &cfg.selected,
+    );
+    if analysis.program.notes.iter().any(|n| n.span.line == 0) {
+        return o;
+    }
+    o.kernels = super::tally::per_kernel(&analysis, &reached.canonical, &reached.missing);
+    headers_analysed(&analysis, &options.frontend.headers, &mut o);
+    let mut diagnostics = if s.archs.len() > 1 {
+        across_archs(bytes, &options, s, &cfg.selected, diagnostics)
+    } else {
+        diagnostics
+    };
+    diagnostics.retain(|d| d.span.file == id);
+    per_file_ignores(s, &options.frontend.headers[i].path, &mut diagnostics);
+    related_elsewhere_as_notes(&mut diagnostics, path, &options.frontend.headers);
+    o.headers = header_diagnostics(&diagnostics, &options.frontend.headers);
+    o
 }
 
 /// One input being checked, with its configuration.
@@ -168,7 +218,7 @@ fn check_one(
     };
     let mut o = Outcome::default();
     let (analysis, mut diagnostics) = unit.lint(&bytes);
-    o.kernels = super::tally::per_kernel(&analysis, &reached.missing);
+    o.kernels = super::tally::per_kernel(&analysis, &reached.canonical, &reached.missing);
     headers_analysed(&analysis, &unit.options.frontend.headers, &mut o);
     if settings.archs.len() > 1 {
         diagnostics = across_archs(&bytes, &unit.options, settings, &cfg.selected, diagnostics);

@@ -25,6 +25,10 @@ pub(super) struct Input {
     pub(super) stdin: bool,
     /// A path given or found that cannot be checked, and why.
     pub(super) error: Option<String>,
+    /// A file of the project, not of the run, checked only for the kernels
+    /// of this run file (canonical path) that it includes: the run file as
+    /// that file's build sees it (macros, launches).
+    pub(super) context_of: Option<PathBuf>,
 }
 
 /// A configuration file (or none) and a file's settings from the compile
@@ -65,6 +69,7 @@ pub(super) fn gather(
             stdin_bytes: Some(buf),
             stdin: true,
             error: None,
+            context_of: None,
         });
     }
     let paths: Vec<PathBuf> = args
@@ -93,6 +98,7 @@ pub(super) fn gather(
         stdin_bytes: None,
         stdin: false,
         error: Some(e),
+        context_of: None,
     }));
     for f in files {
         inputs.push(Input {
@@ -101,6 +107,7 @@ pub(super) fn gather(
             stdin_bytes: None,
             stdin: false,
             error: None,
+            context_of: None,
         });
     }
     Ok(inputs)
@@ -119,8 +126,8 @@ pub(super) fn shown_paths(args: &CheckArgs) -> String {
         .join(", ")
 }
 
-/// The configuration of each input (an index into the returned table, each
-/// configuration resolved once). The nearest configuration to each file
+/// The configuration of each input (an index into `table`, each
+/// configuration resolved once and added there). The nearest configuration to each file
 /// wins, unless `--config`/`--isolated` name one for all; the compile
 /// database's settings for the file lie under it.
 pub(super) fn configurations(
@@ -128,8 +135,8 @@ pub(super) fn configurations(
     settings: &Settings,
     inputs: &[Input],
     db: Option<&CompileDb>,
-) -> Result<(Vec<Resolved>, Vec<usize>), String> {
-    let mut table: Vec<Resolved> = Vec::new();
+    table: &mut Vec<Resolved>,
+) -> Result<Vec<usize>, String> {
     let mut which: Vec<usize> = Vec::new();
     for input in inputs {
         let nearest = if args.config.config.is_some()
@@ -159,7 +166,32 @@ pub(super) fn configurations(
         };
         which.push(idx);
     }
-    Ok((table, which))
+    Ok(which)
+}
+
+/// The files of the project that the run's files are analysed through
+/// (see [`crate::project::LaunchIndex::contexts`]), as inputs checked only
+/// for those files' kernels.
+pub(super) fn contexts(inputs: &[Input], index: &crate::project::LaunchIndex) -> Vec<Input> {
+    let files: Vec<(usize, &Path)> = inputs
+        .iter()
+        .enumerate()
+        .filter(|(_, i)| i.error.is_none() && !i.stdin)
+        .map(|(n, i)| (n, Path::new(&i.path)))
+        .collect();
+    let paths: Vec<&Path> = files.iter().map(|(_, p)| *p).collect();
+    index
+        .contexts(&paths)
+        .into_iter()
+        .map(|(i, u)| Input {
+            path: u.display().to_string(),
+            abs: absolute(&u),
+            stdin_bytes: None,
+            stdin: false,
+            error: None,
+            context_of: Some(crate::includes::canonical(files[i].1)),
+        })
+        .collect()
 }
 
 /// The settings, selection and model of the configuration at `nearest`

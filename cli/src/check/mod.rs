@@ -12,7 +12,6 @@ mod inputs;
 mod summary;
 mod tally;
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -86,11 +85,21 @@ fn check(args: &CheckArgs) -> Result<ExitCode, ExitCode> {
             inputs::shown_paths(args)
         );
     }
-    let (table, which) =
-        inputs::configurations(args, &settings, &inputs, db.as_ref()).map_err(|e| fail(&e))?;
+    let mut table = Vec::new();
+    let mut which = inputs::configurations(args, &settings, &inputs, db.as_ref(), &mut table)
+        .map_err(|e| fail(&e))?;
     let pool = crate::worker_pool(args.jobs).map_err(|e| fail(&e))?;
     let project = crate::includes::ProjectHeaders::new(&args.paths);
     let index = launch_index(&inputs, &table, &which, &project, &pool);
+    // A run file that only other files of its project include is also
+    // checked as they include it.
+    let contexts = inputs::contexts(&inputs, &index);
+    which.extend(
+        inputs::configurations(args, &settings, &contexts, db.as_ref(), &mut table)
+            .map_err(|e| fail(&e))?,
+    );
+    let mut inputs = inputs;
+    inputs.extend(contexts);
     let mut outcomes = check_all(args, inputs, &table, which, &pool, &project, &index);
     report_kernels_once(&mut outcomes);
     let merged = merge(outcomes);
@@ -155,22 +164,12 @@ fn check_all(
 /// header's own analysis, with an assumed launch, keeps just the kernels
 /// no including file reached.
 fn report_kernels_once(outcomes: &mut [Outcome]) {
-    let mut covered: HashMap<PathBuf, Vec<(usize, usize)>> = HashMap::new();
-    for o in outcomes.iter() {
-        for (p, start, end) in &o.covered {
-            covered.entry(p.clone()).or_default().push((*start, *end));
-        }
-    }
+    let covered = crate::project::Covered::new(outcomes.iter().flat_map(|o| o.covered.iter()));
     for o in outcomes {
         let Some(f) = o.file.as_mut() else { continue };
-        let Some(ranges) = covered.get(&crate::includes::canonical(Path::new(&f.abs_path))) else {
-            continue;
-        };
+        let own = crate::includes::canonical(Path::new(&f.abs_path));
         // Kernels defined in this file that an including file analysed.
-        let covers = |k: &tally::KernelTally| {
-            k.own_at
-                .is_some_and(|at| ranges.iter().any(|(a, b)| *a <= at && at < *b))
-        };
+        let covers = |k: &tally::KernelTally| k.own_at.is_some_and(|at| covered.covers(&own, at));
         let gone: Vec<String> = o
             .kernels
             .iter()
@@ -197,10 +196,14 @@ fn merge(outcomes: Vec<Outcome>) -> Merged {
         had_error: false,
         tally: tally::Tally::default(),
     };
+    // A header's kernel that several files analysed alike counts once.
+    let mut counted = std::collections::HashSet::new();
     for o in outcomes {
         m.tally.files += u64::from(o.file.is_some());
         for k in &o.kernels {
-            m.tally.add(&k.tally);
+            if k.same_as.as_ref().is_none_or(|s| counted.insert(s.clone())) {
+                m.tally.add(&k.tally);
+            }
         }
         for e in &o.errors {
             eprintln!("warplint: error: {e}");

@@ -8,7 +8,9 @@
 use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
+use std::path::PathBuf;
 use warplint_analyzer::finding::UnknownReason;
+
 use warplint_analyzer::{AccessReport, FileAnalysis, Status};
 use warplint_lints::wording::unknowns::{self, UnknownGroup};
 
@@ -50,12 +52,21 @@ pub(super) struct KernelTally {
     /// Its byte offset when it is defined in the file analysed (not in a
     /// header).
     pub(super) own_at: Option<usize>,
+    /// For a kernel in a header: what makes it the same analysis whichever
+    /// file included it (the header, where the kernel starts there, its
+    /// name and launches), so that the run counts it once.
+    pub(super) same_as: Option<String>,
     pub(super) tally: Tally,
 }
 
-/// The tally of each kernel of `analysis`; `missing` are the quoted
-/// includes the file did not find.
-pub(super) fn per_kernel(analysis: &FileAnalysis, missing: &[String]) -> Vec<KernelTally> {
+/// The tally of each kernel of `analysis`; `headers` are the file's
+/// headers (canonical paths), `missing` the quoted includes it did not
+/// find.
+pub(super) fn per_kernel(
+    analysis: &FileAnalysis,
+    headers: &[PathBuf],
+    missing: &[String],
+) -> Vec<KernelTally> {
     let mut out: Vec<KernelTally> = analysis
         .program
         .kernels
@@ -64,6 +75,17 @@ pub(super) fn per_kernel(analysis: &FileAnalysis, missing: &[String]) -> Vec<Ker
         .map(|(k, notes)| KernelTally {
             name: k.display_name.clone(),
             own_at: (k.extent.file == 0).then_some(k.extent.start),
+            same_as: headers
+                .get((k.extent.file as usize).wrapping_sub(1))
+                .map(|h| {
+                    let launches: Vec<_> = k.launches.iter().map(|l| (l.block, l.grid)).collect();
+                    format!(
+                        "{}:{}:{}:{launches:?}",
+                        h.display(),
+                        k.extent.start,
+                        k.display_name
+                    )
+                }),
             tally: Tally {
                 kernels: 1,
                 kernels_with_notes: u64::from(notes > 0),

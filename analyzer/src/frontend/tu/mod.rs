@@ -565,7 +565,9 @@ impl<'t> Tu<'t> {
         let mut out = Vec::new();
         let kernels = self.kernels.clone();
         for def in &kernels {
-            if options.only_kernel.as_ref().is_some_and(|k| *k != def.name) {
+            if options.only_kernel.as_ref().is_some_and(|k| *k != def.name)
+                || options.only_file.is_some_and(|f| f != def.src.file)
+            {
                 continue;
             }
             // Instantiations: the distinct template arguments of its launches.

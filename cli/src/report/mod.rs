@@ -1,6 +1,8 @@
 //! `warplint report`: every access with its prediction, as JSON (the
 //! contract in `shared/groundtruth/README.md`) or as a table.
 
+pub mod run;
+
 use serde_json::{json, Map, Value};
 use warplint_analyzer::symbolic::Cost;
 use warplint_analyzer::{AccessReport, Arch};
@@ -17,6 +19,14 @@ pub struct ArchRun {
 /// One analysed file, as the reporters see it.
 pub struct FileResult {
     pub path: String,
+    /// Its canonical path.
+    pub canonical: std::path::PathBuf,
+    /// Analysed only for a header of the run that it includes (not itself
+    /// one of the run's files).
+    pub context: bool,
+    /// The kernels its analysis lowered from headers (see
+    /// [`crate::project::Covered`]).
+    pub covered: Vec<(std::path::PathBuf, usize, usize)>,
     /// Paths of the headers it includes (span file ids 1, 2, …).
     pub header_paths: Vec<String>,
     pub runs: Vec<ArchRun>,
@@ -58,6 +68,8 @@ impl FileResult {
 
 /// One analysed kernel (instantiation) and how many notes fall inside it.
 pub struct KernelRecord {
+    /// Where its extent starts when it is defined in the file analysed.
+    pub own_at: Option<usize>,
     pub file: u32,
     pub line: u32,
     pub column: u32,
@@ -79,6 +91,8 @@ pub fn launch_json(l: &warplint_analyzer::ir::Launch, path_of: impl Fn(u32) -> S
 }
 
 pub struct FileNote {
+    /// Its byte offset when it is in the file analysed.
+    pub at: Option<usize>,
     pub file: u32,
     pub line: u32,
     pub column: u32,
@@ -161,9 +175,15 @@ pub fn access_json(path: &str, run: &ArchRun, r: &AccessReport) -> Value {
 pub struct JsonParts {
     archs: Vec<String>,
     summary: warplint_analyzer::Summary,
-    kernels: Vec<String>,
-    accesses: Vec<String>,
-    notes: Vec<String>,
+    canonical: std::path::PathBuf,
+    covered: Vec<(std::path::PathBuf, usize, usize)>,
+    /// Each kernel's item, where it starts in this file (if here), and
+    /// whether it holds a note.
+    kernels: Vec<(String, Option<usize>, bool)>,
+    /// Each access's item, its kernel (index) and status.
+    accesses: Vec<(String, usize, warplint_analyzer::Status)>,
+    /// Each note's item and its offset in this file (if here).
+    notes: Vec<(String, Option<usize>)>,
     skipped: Vec<String>,
 }
 
@@ -186,6 +206,8 @@ pub fn json_parts(f: &FileResult) -> JsonParts {
     JsonParts {
         archs: f.runs.iter().map(|r| r.arch.to_string()).collect(),
         summary: f.summary,
+        canonical: f.canonical.clone(),
+        covered: f.covered.clone(),
         skipped: f
             .skipped_lines
             .iter()
@@ -200,26 +222,95 @@ pub fn json_parts(f: &FileResult) -> JsonParts {
                 if let (Some(l), Some(m)) = (launch, v.as_object_mut()) {
                     m.insert("launch".into(), l.clone());
                 }
-                item(&v)
+                (item(&v), r.kernel, r.status)
             })
             .collect(),
         kernels: f
             .kernels
             .iter()
             .map(|k| {
-                item(&json!({
+                let text = item(&json!({
                     "file": f.path_of(k.file), "line": k.line, "column": k.column,
                     "name": k.name, "notes": k.notes, "launches": k.launches,
-                }))
+                }));
+                (text, k.own_at, k.notes > 0)
             })
             .collect(),
         notes: f
             .notes
             .iter()
             .map(|n| {
-                item(&json!({"file": f.path_of(n.file), "line": n.line, "column": n.column, "message": n.message, "kind": n.kind}))
+                let text = item(&json!({"file": f.path_of(n.file), "line": n.line, "column": n.column, "message": n.message, "kind": n.kind}));
+                (text, n.at)
             })
             .collect(),
+    }
+}
+
+/// A text's fingerprint, for dropping repeated items without keeping a
+/// second copy of each.
+fn fingerprint(text: &str) -> (usize, u64) {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut h);
+    (text.len(), h.finish())
+}
+
+/// The run's outcomes put together: a kernel that an including file
+/// analysed (with its macros and launches) is reported from there only,
+/// an item that several files' analyses gave (a header's kernel under the
+/// same launch) once, and each file's summary counts what it keeps.
+pub fn settle(parts: &mut [JsonParts]) {
+    use std::collections::HashSet;
+    let covered = crate::project::Covered::new(parts.iter().flat_map(|p| p.covered.iter()));
+    let (mut kernels, mut accesses, mut notes) = (HashSet::new(), HashSet::new(), HashSet::new());
+    for p in parts.iter_mut() {
+        let own = &p.canonical;
+        let gone: Vec<bool> = p
+            .kernels
+            .iter()
+            .map(|(_, at, _)| at.is_some_and(|at| covered.covers(own, at)))
+            .collect();
+        p.accesses.retain(|(text, k, _)| {
+            !gone.get(*k).copied().unwrap_or(false) && accesses.insert(fingerprint(text))
+        });
+        let mut i = 0;
+        p.kernels.retain(|(text, _, _)| {
+            i += 1;
+            !gone[i - 1] && kernels.insert(fingerprint(text))
+        });
+        p.notes.retain(|(text, at)| {
+            !at.is_some_and(|at| covered.covers(own, at)) && notes.insert(fingerprint(text))
+        });
+        let s = &mut p.summary;
+        s.kernels = p.kernels.len() as u64;
+        s.kernels_with_notes = p.kernels.iter().filter(|k| k.2).count() as u64;
+        s.accesses = p.accesses.len() as u64;
+        let count = |st| p.accesses.iter().filter(|a| a.2 == st).count() as u64;
+        s.exact = count(warplint_analyzer::Status::Exact);
+        s.assumed = count(warplint_analyzer::Status::Assumed);
+        s.unknown = count(warplint_analyzer::Status::Unknown);
+    }
+}
+
+/// [`settle`] for the table: kernels analysed through an including file
+/// reported from there only (repeated rows are dropped as the table is
+/// drawn).
+pub fn settle_records(results: &mut [FileResult]) {
+    let covered = crate::project::Covered::new(results.iter().flat_map(|r| r.covered.iter()));
+    for f in results.iter_mut() {
+        let own = f.canonical.clone();
+        let gone: Vec<bool> = f
+            .kernels
+            .iter()
+            .map(|k| k.own_at.is_some_and(|at| covered.covers(&own, at)))
+            .collect();
+        for run in &mut f.runs {
+            run.reports
+                .retain(|r| !gone.get(r.kernel).copied().unwrap_or(false));
+        }
+        f.notes
+            .retain(|n| !n.at.is_some_and(|at| covered.covers(&own, at)));
     }
 }
 
@@ -268,10 +359,10 @@ pub fn write_json(
             continue;
         };
         let items = files.iter().flat_map(|f| match name {
-            "kernels" => &f.kernels,
-            "accesses" => &f.accesses,
-            "notes" => &f.notes,
-            _ => &f.skipped,
+            "kernels" => f.kernels.iter().map(|k| &k.0).collect::<Vec<_>>(),
+            "accesses" => f.accesses.iter().map(|a| &a.0).collect(),
+            "notes" => f.notes.iter().map(|n| &n.0).collect(),
+            _ => f.skipped.iter().collect(),
         });
         write!(out, "  \"{name}\": [")?;
         let mut first = true;
@@ -346,6 +437,9 @@ pub fn table(files: &[FileResult]) -> String {
             ]);
         }
     }
+    // A header's row once, however many files include it.
+    let mut seen = std::collections::HashSet::new();
+    rows.retain(|row| seen.insert(row.clone()));
     let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
     for row in &rows {
         for (i, c) in row.iter().enumerate() {
@@ -368,12 +462,14 @@ pub fn table(files: &[FileResult]) -> String {
         out.push_str(&line(row.iter().map(String::as_str).collect()));
     }
     let mut details = String::new();
+    let mut seen = std::collections::HashSet::new();
     for f in files {
         for (_, r) in f.records() {
             if r.assumptions.is_empty() && r.unknown_reason.is_none() {
                 continue;
             }
-            details.push_str(&format!(
+            let mut block = String::new();
+            block.push_str(&format!(
                 "{}:{}:{} ({} `{}`)\n",
                 f.path_of(r.span.file),
                 r.span.line,
@@ -382,10 +478,13 @@ pub fn table(files: &[FileResult]) -> String {
                 r.array
             ));
             if let Some(u) = &r.unknown_reason {
-                details.push_str(&format!("  unknown: {}\n", wording::unknown_reason(u)));
+                block.push_str(&format!("  unknown: {}\n", wording::unknown_reason(u)));
             }
             for (a, _) in wording::assumptions(&r.assumptions) {
-                details.push_str(&format!("  assumed: {a}\n"));
+                block.push_str(&format!("  assumed: {a}\n"));
+            }
+            if seen.insert(block.clone()) {
+                details.push_str(&block);
             }
         }
     }
