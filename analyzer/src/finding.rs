@@ -102,6 +102,9 @@ pub enum Origin {
     Operator { op: String },
     /// The result of a call the analysis does not follow.
     CallResult { callee: String },
+    /// An output of inline assembly (`asm("…" : "=r"(x))`), by its first
+    /// instruction.
+    InlineAsm { instruction: String },
     /// The result of a recursive call.
     RecursiveCall { function: String },
     /// `member` (`thread_rank()`, `num_threads()`) of a cooperative group
@@ -184,6 +187,7 @@ impl Origin {
             Origin::UnsizedPointerArithmetic => "unsized-pointer-arithmetic",
             Origin::Operator { .. } => "unsupported-operator",
             Origin::CallResult { .. } => "call-result",
+            Origin::InlineAsm { .. } => "inline-asm",
             Origin::RecursiveCall { .. } => "recursive-call",
             Origin::ActiveThreads { .. } => "active-threads",
             Origin::DeclarationCondition => "declaration-condition",

@@ -62,6 +62,7 @@ fn origins() -> Vec<Origin> {
         Origin::UnsizedPointerArithmetic,
         Origin::Operator { op: s() },
         Origin::CallResult { callee: s() },
+        Origin::InlineAsm { instruction: s() },
         Origin::RecursiveCall { function: s() },
         Origin::ActiveThreads {
             group: s(),

@@ -86,6 +86,9 @@ fn write_origin(s: &mut String, o: &Origin) {
         }
         Origin::Operator { op } => write!(s, "operator `{op}`"),
         Origin::CallResult { callee } => write!(s, "the result of `{callee}`"),
+        Origin::InlineAsm { instruction } => {
+            write!(s, "a value inline assembly writes (`{instruction}`)")
+        }
         Origin::RecursiveCall { function } => {
             write!(s, "the result of `{function}` (a recursive call)")
         }

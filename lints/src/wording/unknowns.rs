@@ -61,6 +61,7 @@ fn origin_subject(o: &Origin) -> Option<String> {
         | Origin::FieldNotInMemory { field: n }
         | Origin::Operator { op: n }
         | Origin::CallResult { callee: n }
+        | Origin::InlineAsm { instruction: n }
         | Origin::RecursiveCall { function: n }
         | Origin::AfterLoop { name: n, .. }
         | Origin::BeforeAssigned { name: n }
@@ -167,6 +168,7 @@ fn predicate(r: &UnknownReason, kernel: Option<&str>) -> Predicate {
         }
         Origin::BeforeAssigned { .. } => plain("variables read before any assignment seen"),
         Origin::PointerAsInteger => plain("pointers used as integers"),
+        Origin::InlineAsm { .. } => plain("values written by inline assembly"),
         Origin::AfterLoop { .. } => plain("values after loops whose trip count is not known"),
         Origin::OutOfBudget { .. } | Origin::TooComplex { .. } => plain("budgets that ran out"),
         _ => plain("values the analysis does not model"),

@@ -166,6 +166,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 }
             }
             "call_expression" => self.call(n, src),
+            "gnu_asm_expression" => self.inline_asm(n, src),
             "initializer_list" | "argument_list" => self.brace_list(n, src),
             "ERROR" => self.unknown_val(Origin::Unparsed),
             other => {
@@ -610,7 +611,7 @@ impl<'a, 't> Lowerer<'a, 't> {
 
     /// Assigns to `target`: a variable (rebinds it) or a place in memory
     /// (a store; compound assignment also loads). Returns (old, new).
-    fn assign(
+    pub(super) fn assign(
         &mut self,
         target: Node,
         op: Option<BinOp>,

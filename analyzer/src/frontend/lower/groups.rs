@@ -62,12 +62,12 @@ pub(crate) struct Group {
 }
 
 /// `threadIdx`, `blockIdx`, `blockDim` or `gridDim` as a triple.
-fn triple(b: fn(Dim) -> Builtin) -> [Expr; 3] {
+pub(super) fn triple(b: fn(Dim) -> Builtin) -> [Expr; 3] {
     Dim::ALL.map(|d| Expr::builtin(b(d)))
 }
 
 /// `i.x + i.y·n.x + i.z·n.x·n.y`: index `i` made linear in a box of `n`.
-fn linear(i: &[Expr; 3], n: &[Expr; 3]) -> Expr {
+pub(super) fn linear(i: &[Expr; 3], n: &[Expr; 3]) -> Expr {
     let row = Expr::times(i[1].clone(), n[0].clone());
     let plane = Expr::times(i[2].clone(), Expr::times(n[0].clone(), n[1].clone()));
     Expr::plus(Expr::plus(i[0].clone(), row), plane)

@@ -31,6 +31,7 @@ mod launch_api;
 mod loops;
 mod macros;
 mod memory;
+mod shuffle;
 mod stmt;
 mod templates;
 
