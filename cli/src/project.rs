@@ -188,6 +188,15 @@ impl LaunchIndex {
         out
     }
 
+    /// The units of the projects (canonical paths) that include `file`
+    /// (canonical), itself left out.
+    pub fn includers_of(&self, file: &Path) -> Vec<PathBuf> {
+        self.includers
+            .get(file)
+            .map(|l| l.iter().filter(|u| u.as_path() != file).cloned().collect())
+            .unwrap_or_default()
+    }
+
     /// Says on stderr when the index was full.
     pub fn warn_if_full(&self) {
         if self.left_out > 0 {
@@ -210,28 +219,65 @@ impl LaunchIndex {
     }
 }
 
-/// The kernels that analyses lowered from headers (each header by
-/// canonical path, with the byte extents of its kernels there): a file's
-/// own analysis of such a kernel gives way to theirs, made with the
-/// including file's macros and launches.
+/// A kernel an analysis lowered from a header: the header's canonical
+/// path and the kernel's byte extent there.
+pub type Extent = (PathBuf, usize, usize);
+
+/// The kernels each unit's analysis lowered from headers, by header. A
+/// kernel gives way to another unit's analysis of it made with more of the
+/// build's context: a file's own kernel to a unit that includes the file
+/// (its macros and launches), and a header's kernel that a unit analysed
+/// to a unit that includes that unit (which sees everything it sees, and
+/// what comes before).
 #[derive(Default)]
-pub struct Covered(HashMap<PathBuf, Vec<(usize, usize)>>);
+pub struct Covered(HashMap<PathBuf, Vec<(usize, usize, PathBuf)>>);
 
 impl Covered {
-    pub fn new<'a>(extents: impl Iterator<Item = &'a (PathBuf, usize, usize)>) -> Covered {
-        let mut map: HashMap<PathBuf, Vec<(usize, usize)>> = HashMap::new();
-        for (p, start, end) in extents {
-            map.entry(p.clone()).or_default().push((*start, *end));
+    /// `units`: each unit's canonical path and the extents it lowered.
+    pub fn new<'a>(units: impl Iterator<Item = (&'a PathBuf, &'a [Extent])>) -> Covered {
+        let mut map: HashMap<PathBuf, Vec<(usize, usize, PathBuf)>> = HashMap::new();
+        for (unit, extents) in units {
+            for (p, start, end) in extents {
+                map.entry(p.clone())
+                    .or_default()
+                    .push((*start, *end, unit.clone()));
+            }
         }
         Covered(map)
     }
 
-    /// Whether byte `at` of `file` (canonical) lies in a kernel analysed
-    /// through a file that includes it.
+    /// Whether the kernel that `unit` analysed (at `own_at` in the unit's
+    /// file, or at `from` in one of its headers) is reported from another
+    /// unit's analysis (see [`Covered`]); `including` are the units that
+    /// include `unit` ([`LaunchIndex::includers_of`]).
+    pub fn supersedes(
+        &self,
+        unit: &Path,
+        including: &[PathBuf],
+        own_at: Option<usize>,
+        from: Option<&(PathBuf, usize)>,
+    ) -> bool {
+        let hit = |file: &Path, at: usize, by: &dyn Fn(&Path) -> bool| {
+            self.0.get(file).is_some_and(|r| {
+                r.iter()
+                    .any(|(a, b, u)| *a <= at && at < *b && u != unit && by(u))
+            })
+        };
+        if let Some(at) = own_at {
+            return hit(unit, at, &|_| true);
+        }
+        let Some((header, at)) = from else {
+            return false;
+        };
+        !including.is_empty() && hit(header, *at, &|u| including.iter().any(|i| i == u))
+    }
+
+    /// Whether byte `at` of `file` (canonical) lies in a kernel that a unit
+    /// other than the file itself lowered from it.
     pub fn covers(&self, file: &Path, at: usize) -> bool {
         self.0
             .get(file)
-            .is_some_and(|r| r.iter().any(|(a, b)| *a <= at && at < *b))
+            .is_some_and(|r| r.iter().any(|(a, b, u)| *a <= at && at < *b && u != file))
     }
 }
 

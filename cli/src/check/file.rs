@@ -41,9 +41,10 @@ pub(super) struct Outcome {
     pub(super) kernels: Vec<KernelTally>,
     /// Diagnostics in headers the file includes.
     pub(super) headers: Vec<FileDiagnostics>,
-    /// Kernels this file's analysis lowered from headers: (canonical header
-    /// path, byte extent in the header).
-    pub(super) covered: Vec<(PathBuf, usize, usize)>,
+    /// The unit analysed (canonical path).
+    pub(super) unit: PathBuf,
+    /// Kernels this file's analysis lowered from headers.
+    pub(super) covered: Vec<crate::project::Extent>,
 }
 
 /// Reads `input` (a file that cannot be read, gone since discovery or
@@ -96,7 +97,10 @@ fn check_context(
     project_launches: Vec<ProjectLaunch>,
     cfg: &Resolved,
 ) -> Outcome {
-    let mut o = Outcome::default();
+    let mut o = Outcome {
+        unit: crate::includes::canonical(Path::new(path)),
+        ..Outcome::default()
+    };
     let Some(i) = reached.canonical.iter().position(|c| c == header) else {
         return o;
     };
@@ -216,7 +220,10 @@ fn check_one(
         args,
         cfg,
     };
-    let mut o = Outcome::default();
+    let mut o = Outcome {
+        unit: PathBuf::from(&abs),
+        ..Outcome::default()
+    };
     let (analysis, mut diagnostics) = unit.lint(&bytes);
     o.kernels = super::tally::per_kernel(&analysis, &reached.canonical, &reached.missing);
     headers_analysed(&analysis, &unit.options.frontend.headers, &mut o);

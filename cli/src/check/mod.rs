@@ -12,7 +12,7 @@ mod inputs;
 mod summary;
 mod tally;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use warplint_lints::Diagnostic;
@@ -101,7 +101,7 @@ fn check(args: &CheckArgs) -> Result<ExitCode, ExitCode> {
     let mut inputs = inputs;
     inputs.extend(contexts);
     let mut outcomes = check_all(args, inputs, &table, which, &pool, &project, &index);
-    report_kernels_once(&mut outcomes);
+    report_kernels_once(&mut outcomes, &index);
     let merged = merge(outcomes);
     if args.diff {
         return Ok(summary::print_diff(&merged));
@@ -159,17 +159,20 @@ fn check_all(
     outcomes
 }
 
-/// A kernel in a header that a file of the run includes and analyses
-/// (with its launches and macros) is reported from there only: the
-/// header's own analysis, with an assumed launch, keeps just the kernels
-/// no including file reached.
-fn report_kernels_once(outcomes: &mut [Outcome]) {
-    let covered = crate::project::Covered::new(outcomes.iter().flat_map(|o| o.covered.iter()));
+/// A kernel that a unit with more of the build's context analysed is
+/// reported from there only ([`crate::project::Covered`]): a file's own
+/// kernel from a file that includes it (with its macros and launches), a
+/// header's kernel from a file that includes the file that includes it.
+fn report_kernels_once(outcomes: &mut [Outcome], index: &LaunchIndex) {
+    let covered =
+        crate::project::Covered::new(outcomes.iter().map(|o| (&o.unit, o.covered.as_slice())));
     for o in outcomes {
         let Some(f) = o.file.as_mut() else { continue };
-        let own = crate::includes::canonical(Path::new(&f.abs_path));
-        // Kernels defined in this file that an including file analysed.
-        let covers = |k: &tally::KernelTally| k.own_at.is_some_and(|at| covered.covers(&own, at));
+        let own = o.unit.clone();
+        let including = index.includers_of(&own);
+        let covers = |k: &tally::KernelTally| {
+            covered.supersedes(&own, &including, k.own_at, k.from.as_ref())
+        };
         let gone: Vec<String> = o
             .kernels
             .iter()

@@ -56,6 +56,8 @@ pub(super) struct KernelTally {
     /// file included it (the header, where the kernel starts there, its
     /// name and launches), so that the run counts it once.
     pub(super) same_as: Option<String>,
+    /// Else its header (canonical path) and where it starts there.
+    pub(super) from: Option<(PathBuf, usize)>,
     pub(super) tally: Tally,
 }
 
@@ -86,6 +88,9 @@ pub(super) fn per_kernel(
                         k.display_name
                     )
                 }),
+            from: headers
+                .get((k.extent.file as usize).wrapping_sub(1))
+                .map(|h| (h.clone(), k.extent.start)),
             tally: Tally {
                 kernels: 1,
                 kernels_with_notes: u64::from(notes > 0),

@@ -70,6 +70,8 @@ impl FileResult {
 pub struct KernelRecord {
     /// Where its extent starts when it is defined in the file analysed.
     pub own_at: Option<usize>,
+    /// Else its header (canonical path) and where it starts there.
+    pub from: Option<(std::path::PathBuf, usize)>,
     pub file: u32,
     pub line: u32,
     pub column: u32,
@@ -169,6 +171,14 @@ pub fn access_json(path: &str, run: &ArchRun, r: &AccessReport) -> Value {
     Value::Object(m)
 }
 
+/// A kernel's item, where it is defined, and whether it holds a note.
+struct KernelItem {
+    text: String,
+    own_at: Option<usize>,
+    from: Option<(std::path::PathBuf, usize)>,
+    noted: bool,
+}
+
 /// One file's share of the JSON report, rendered by the worker that
 /// analysed it (each item pretty-printed at its depth in the document), so
 /// that a run holds text, not every access record, until it prints.
@@ -177,9 +187,7 @@ pub struct JsonParts {
     summary: warplint_analyzer::Summary,
     canonical: std::path::PathBuf,
     covered: Vec<(std::path::PathBuf, usize, usize)>,
-    /// Each kernel's item, where it starts in this file (if here), and
-    /// whether it holds a note.
-    kernels: Vec<(String, Option<usize>, bool)>,
+    kernels: Vec<KernelItem>,
     /// Each access's item, its kernel (index) and status.
     accesses: Vec<(String, usize, warplint_analyzer::Status)>,
     /// Each note's item and its offset in this file (if here).
@@ -233,7 +241,12 @@ pub fn json_parts(f: &FileResult) -> JsonParts {
                     "file": f.path_of(k.file), "line": k.line, "column": k.column,
                     "name": k.name, "notes": k.notes, "launches": k.launches,
                 }));
-                (text, k.own_at, k.notes > 0)
+                KernelItem {
+                    text,
+                    own_at: k.own_at,
+                    from: k.from.clone(),
+                    noted: k.notes > 0,
+                }
             })
             .collect(),
         notes: f
@@ -256,35 +269,38 @@ fn fingerprint(text: &str) -> (usize, u64) {
     (text.len(), h.finish())
 }
 
-/// The run's outcomes put together: a kernel that an including file
-/// analysed (with its macros and launches) is reported from there only,
-/// an item that several files' analyses gave (a header's kernel under the
-/// same launch) once, and each file's summary counts what it keeps.
-pub fn settle(parts: &mut [JsonParts]) {
+/// The run's outcomes put together: a kernel that a unit with more of the
+/// build's context analysed is reported from there only
+/// ([`crate::project::Covered`]), an item that several files' analyses
+/// gave (a header's kernel under the same launch) once, and each file's
+/// summary counts what it keeps.
+pub fn settle(parts: &mut [JsonParts], index: &crate::project::LaunchIndex) {
     use std::collections::HashSet;
-    let covered = crate::project::Covered::new(parts.iter().flat_map(|p| p.covered.iter()));
+    let covered =
+        crate::project::Covered::new(parts.iter().map(|p| (&p.canonical, p.covered.as_slice())));
     let (mut kernels, mut accesses, mut notes) = (HashSet::new(), HashSet::new(), HashSet::new());
     for p in parts.iter_mut() {
         let own = &p.canonical;
+        let including = index.includers_of(own);
         let gone: Vec<bool> = p
             .kernels
             .iter()
-            .map(|(_, at, _)| at.is_some_and(|at| covered.covers(own, at)))
+            .map(|k| covered.supersedes(own, &including, k.own_at, k.from.as_ref()))
             .collect();
         p.accesses.retain(|(text, k, _)| {
             !gone.get(*k).copied().unwrap_or(false) && accesses.insert(fingerprint(text))
         });
         let mut i = 0;
-        p.kernels.retain(|(text, _, _)| {
+        p.kernels.retain(|k| {
             i += 1;
-            !gone[i - 1] && kernels.insert(fingerprint(text))
+            !gone[i - 1] && kernels.insert(fingerprint(&k.text))
         });
         p.notes.retain(|(text, at)| {
             !at.is_some_and(|at| covered.covers(own, at)) && notes.insert(fingerprint(text))
         });
         let s = &mut p.summary;
         s.kernels = p.kernels.len() as u64;
-        s.kernels_with_notes = p.kernels.iter().filter(|k| k.2).count() as u64;
+        s.kernels_with_notes = p.kernels.iter().filter(|k| k.noted).count() as u64;
         s.accesses = p.accesses.len() as u64;
         let count = |st| p.accesses.iter().filter(|a| a.2 == st).count() as u64;
         s.exact = count(warplint_analyzer::Status::Exact);
@@ -293,17 +309,17 @@ pub fn settle(parts: &mut [JsonParts]) {
     }
 }
 
-/// [`settle`] for the table: kernels analysed through an including file
-/// reported from there only (repeated rows are dropped as the table is
-/// drawn).
-pub fn settle_records(results: &mut [FileResult]) {
-    let covered = crate::project::Covered::new(results.iter().flat_map(|r| r.covered.iter()));
+/// [`settle`] for the table (repeated rows are dropped as it is drawn).
+pub fn settle_records(results: &mut [FileResult], index: &crate::project::LaunchIndex) {
+    let covered =
+        crate::project::Covered::new(results.iter().map(|r| (&r.canonical, r.covered.as_slice())));
     for f in results.iter_mut() {
         let own = f.canonical.clone();
+        let including = index.includers_of(&own);
         let gone: Vec<bool> = f
             .kernels
             .iter()
-            .map(|k| k.own_at.is_some_and(|at| covered.covers(&own, at)))
+            .map(|k| covered.supersedes(&own, &including, k.own_at, k.from.as_ref()))
             .collect();
         for run in &mut f.runs {
             run.reports
@@ -313,7 +329,6 @@ pub fn settle_records(results: &mut [FileResult]) {
             .retain(|n| !n.at.is_some_and(|at| covered.covers(&own, at)));
     }
 }
-
 /// The JSON report of `files` (in order), written as it is assembled.
 pub fn write_json(
     out: &mut impl std::io::Write,
@@ -359,7 +374,7 @@ pub fn write_json(
             continue;
         };
         let items = files.iter().flat_map(|f| match name {
-            "kernels" => f.kernels.iter().map(|k| &k.0).collect::<Vec<_>>(),
+            "kernels" => f.kernels.iter().map(|k| &k.text).collect::<Vec<_>>(),
             "accesses" => f.accesses.iter().map(|a| &a.0).collect(),
             "notes" => f.notes.iter().map(|n| &n.0).collect(),
             _ => f.skipped.iter().collect(),

@@ -101,6 +101,11 @@ fn report_file(unit: Unit, build: &ReportBuild) -> Option<FileResult> {
                 .zip(analysis.kernel_notes())
                 .map(|(k, notes)| super::KernelRecord {
                     own_at: (k.extent.file == 0).then_some(k.extent.start),
+                    from: unit
+                        .reached
+                        .canonical
+                        .get((k.extent.file as usize).wrapping_sub(1))
+                        .map(|h| (h.clone(), k.extent.start)),
                     file: k.span.file,
                     line: k.span.line,
                     column: k.span.column,
@@ -288,8 +293,8 @@ pub fn report_cmd(args: ReportArgs) -> ExitCode {
             }
         }
     }
-    super::settle(&mut parts);
-    super::settle_records(&mut results);
+    super::settle(&mut parts, &index);
+    super::settle_records(&mut results, &index);
     if json {
         let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
         if super::write_json(&mut stdout, arch, &parts)
