@@ -263,6 +263,21 @@ impl<'a, 't> Lowerer<'a, 't> {
         self.host_launches_in(f, &Src::of(source))
     }
 
+    /// Walks a host function template under one instantiation's template
+    /// arguments (`template void reduce<float>(…);`): its launches'
+    /// template arguments and configurations see them bound.
+    pub fn host_template_launches(
+        &mut self,
+        def: &crate::frontend::tu::FuncDef<'t>,
+        targs: &[TArg],
+    ) -> Vec<LaunchSite> {
+        let main = Src::of(def.src);
+        self.bind_template_args(def, targs, &main);
+        let out = self.host_launches_in(def.node, &main);
+        self.tscopes.pop();
+        out
+    }
+
     /// The launches of the host functions that a file-scope use of the
     /// function-like macro `name` defines (`BIND(f32, float)` expanding to
     /// a function that launches `k_##tag`): the expansion is parsed as

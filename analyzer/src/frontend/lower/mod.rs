@@ -375,25 +375,27 @@ impl<'a, 't> Lowerer<'a, 't> {
         size_of(ty, self.structs())
     }
 
-    /// Lowers one instantiation of a kernel.
-    pub fn lower_kernel(&mut self, def: &FuncDef<'t>, targs: &[TArg]) -> Kernel {
-        let main = Src::of(def.src);
-        let n = def.node;
-        let mut k = Kernel {
-            name: def.name.clone(),
-            ..Kernel::default()
-        };
+    /// Binds `def`'s template parameters to `targs` (a missing one to its
+    /// default; one with neither to an unknown, dependent value or an
+    /// unknown type) in a new type scope, and returns each argument as the
+    /// instantiation's name shows it.
+    pub(crate) fn bind_template_args(
+        &mut self,
+        def: &FuncDef<'t>,
+        targs: &[TArg],
+        main: &Src,
+    ) -> Vec<String> {
         let mut shown = Vec::new();
         let mut tscope = HashMap::new();
         for (i, p) in def.tparams.iter().enumerate() {
             // A missing argument takes the parameter's default, if any.
             let defaulted = match (p, targs.get(i), def.tdefaults.get(i).copied().flatten()) {
-                (TParam::Value(_), None, Some(d)) => self.const_int(d, &main).map(TArg::Value),
+                (TParam::Value(_), None, Some(d)) => self.const_int(d, main).map(TArg::Value),
                 (TParam::Type(_), None, Some(d)) => {
                     Some(TArg::Type(if d.node_kind() == "type_descriptor" {
-                        self.type_descriptor(d, &main)
+                        self.type_descriptor(d, main)
                     } else {
-                        self.resolve_type(d, &main)
+                        self.resolve_type(d, main)
                     }))
                 }
                 _ => None,
@@ -426,6 +428,18 @@ impl<'a, 't> Lowerer<'a, 't> {
             }
         }
         self.tscopes.push(tscope);
+        shown
+    }
+
+    /// Lowers one instantiation of a kernel.
+    pub fn lower_kernel(&mut self, def: &FuncDef<'t>, targs: &[TArg]) -> Kernel {
+        let main = Src::of(def.src);
+        let n = def.node;
+        let mut k = Kernel {
+            name: def.name.clone(),
+            ..Kernel::default()
+        };
+        let shown = self.bind_template_args(def, targs, &main);
         k.display_name = if def.tparams.is_empty() {
             def.name.clone()
         } else {

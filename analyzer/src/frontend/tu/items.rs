@@ -244,8 +244,8 @@ impl<'t> Tu<'t> {
         let api = launch_api_named(text);
         if launch_chevrons(text) {
             match contains_launch(n) {
-                Some(true) => self.launch_fns.push((n, self.src)),
-                Some(false) if api => self.launch_fns.push((n, self.src)),
+                Some(true) => self.launch_fns.push(def.clone()),
+                Some(false) if api => self.launch_fns.push(def.clone()),
                 Some(false) => {}
                 None => {
                     let kind = NoteKind::OutOfBudget {
@@ -258,7 +258,7 @@ impl<'t> Tu<'t> {
                 }
             }
         } else if api {
-            self.launch_fns.push((n, self.src));
+            self.launch_fns.push(def.clone());
         }
         self.functions.entry(name).or_default().push(def);
     }

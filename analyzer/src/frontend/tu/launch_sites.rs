@@ -27,39 +27,76 @@ impl<'t> Tu<'t> {
         only: Option<&str>,
     ) -> (Vec<LaunchSite>, Vec<Note>) {
         let mut out = self.macro_launches(root, self.src);
-        out.extend(self.explicit_instantiations());
+        let fns = std::mem::take(&mut self.launch_fns);
+        let (kernel_sites, host_insts) = self.explicit_instantiations(&fns);
+        out.extend(kernel_sites);
         if let Some(name) = only.filter(|n| !n.is_empty()) {
             out.retain(|s| s.kernel == name);
         }
         let mut notes: Vec<Note> = Vec::new();
-        let fns = std::mem::take(&mut self.launch_fns);
-        for (f, source) in fns {
+        for def in &fns {
+            let (f, source) = (def.node, def.src);
             if let Some(name) = only {
                 let text = source.text.get(f.start_byte()..f.end_byte()).unwrap_or(&[]);
                 if !name.is_empty() && !text.windows(name.len()).any(|w| w == name.as_bytes()) {
                     continue;
                 }
             }
-            let mut lw = Lowerer::new(self);
-            out.extend(lw.host_launches(f, source));
-            notes.extend(
-                lw.notes
-                    .into_iter()
-                    .filter(|n| !n.kind.budgets().is_empty() && !host_access_note(&n.kind)),
-            );
+            // A host function template is walked once per explicit
+            // instantiation of it, its parameters bound; else once, as
+            // written.
+            let mut insts: Vec<Option<&Vec<TArg>>> = host_insts
+                .iter()
+                .filter(|(n, _)| *n == def.name && !def.tparams.is_empty())
+                .map(|(_, t)| Some(t))
+                .collect();
+            if insts.len() > budget::MAX_INSTANTIATIONS {
+                let kind = NoteKind::TooManyInstantiations {
+                    kernel: def.name.clone(),
+                    count: insts.len(),
+                    budget: budget::INSTANTIATIONS,
+                };
+                notes.push(Note {
+                    span: source.span(f.start_byte(), f.end_byte()),
+                    kind,
+                });
+                insts.truncate(budget::MAX_INSTANTIATIONS);
+            }
+            if insts.is_empty() {
+                insts.push(None);
+            }
+            for targs in insts {
+                let mut lw = Lowerer::new(self);
+                out.extend(match targs {
+                    Some(t) => lw.host_template_launches(def, t),
+                    None => lw.host_launches(f, source),
+                });
+                notes.extend(
+                    lw.notes
+                        .into_iter()
+                        .filter(|n| !n.kind.budgets().is_empty() && !host_access_note(&n.kind)),
+                );
+            }
         }
         (out, notes)
     }
 }
 
-impl Tu<'_> {
+impl<'t> Tu<'t> {
     /// Each explicit instantiation of a kernel (`template __global__ void
     /// k<float, 128>(float *);`) as a site that gives its template
     /// arguments and no configuration: the kernel is instantiated with
-    /// them, under the default block unless a launch gives one.
-    fn explicit_instantiations(&mut self) -> Vec<LaunchSite> {
+    /// them, under the default block unless a launch gives one. And each
+    /// of a host function template among `fns` (`template void
+    /// reduce<float>(…);`), by name, with its template arguments.
+    #[allow(clippy::type_complexity)]
+    fn explicit_instantiations(
+        &mut self,
+        fns: &[FuncDef<'t>],
+    ) -> (Vec<LaunchSite>, Vec<(String, Vec<TArg>)>) {
         let insts = std::mem::take(&mut self.instantiations);
         let mut out = Vec::new();
+        let mut host = Vec::new();
         for (n, source) in insts {
             let Some(tf) = n
                 .field("declarator")
@@ -74,13 +111,21 @@ impl Tu<'_> {
                 continue;
             };
             let name = name.rsplit("::").next().unwrap_or(&name).to_string();
-            if !self.kernels.iter().any(|d| d.is_kernel && d.name == name) {
+            let kernel = self.kernels.iter().any(|d| d.is_kernel && d.name == name);
+            let launcher = fns.iter().any(|d| !d.tparams.is_empty() && d.name == name);
+            if !kernel && !launcher {
                 continue;
             }
             let targs = match tf.field("arguments") {
                 Some(a) => Lowerer::new(self).template_args(a, &src),
                 None => Vec::new(),
             };
+            if !kernel {
+                if !host.iter().any(|(n, t)| *n == name && *t == targs) {
+                    host.push((name, targs));
+                }
+                continue;
+            }
             // One whose arguments are all unknown here instantiates
             // nothing the kernel's own definition does not.
             let unknown = |t: &TArg| matches!(t, TArg::Unknown(_) | TArg::Type(Ty::Unknown(_)));
@@ -97,7 +142,7 @@ impl Tu<'_> {
                 span: source.span(n.start_byte(), n.end_byte()),
             });
         }
-        out
+        (out, host)
     }
 }
 

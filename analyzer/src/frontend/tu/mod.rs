@@ -131,7 +131,8 @@ pub(crate) struct Tu<'t> {
     /// `typedef S<float> name;` / `using name = S<float>;`: the template_type.
     pub template_aliases: HashMap<String, (Node<'t>, &'t Source)>,
     pub notes: Vec<Note>,
-    launch_fns: Vec<(Node<'t>, &'t Source)>,
+    /// The functions that launch (host function templates too).
+    launch_fns: Vec<FuncDef<'t>>,
     /// Explicit instantiations (`template __global__ void k<float, 128>(…);`).
     instantiations: Vec<(Node<'t>, &'t Source)>,
 }
