@@ -70,8 +70,9 @@ pub struct Analysis {
     #[serde(default)]
     pub include: Vec<String>,
     /// Where a quoted `#include` that neither the including file's folder
-    /// nor `include` holds is looked for: "paths" (nowhere else; default)
-    /// or "project" (the project's files, by the end of their path).
+    /// nor `include` holds is looked for: "project" (the project's files,
+    /// by the end of their path; the default, unless the compile database
+    /// gives the file's settings) or "paths" (nowhere else).
     pub include_search: Option<String>,
     pub default_block: Option<[u64; 3]>,
     pub default_block_2d: Option<[u64; 3]>,

@@ -30,7 +30,8 @@ pub struct Settings {
     /// Where `#include` looks besides the including file's folder.
     pub include_dirs: Vec<std::path::PathBuf>,
     /// Quoted includes found nowhere else are looked up in the project's
-    /// files (`include-search = "project"`).
+    /// files (`include-search = "project"`, the default where the compile
+    /// database gives the file no settings).
     pub project_includes: bool,
 }
 
@@ -184,9 +185,12 @@ pub fn resolve_with(
         .include_search
         .as_deref()
         .or(config.analysis.include_search.as_deref());
+    // By default the project's files are searched, unless the compile
+    // database gives the file's include folders.
     let project_includes = match search {
         Some("project") => true,
-        None | Some("paths") => false,
+        None => flags.build.is_none(),
+        Some("paths") => false,
         Some(other) => {
             return Err(format!(
                 "`include-search = \"{other}\"`: expected \"project\" or \"paths\""

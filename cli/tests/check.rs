@@ -697,12 +697,15 @@ fn includes_macros_types_and_device_functions_from_headers() {
         !in_header.is_empty() && in_header.iter().all(|f| f.ends_with("include/tile.cuh")),
         "{in_header:?}"
     );
-    // Without -I the header is not found: TILE is unknown and said so.
+    // Without -I, and the project's files not searched, the header is not
+    // found: TILE is unknown and said so.
     let report = warplint(&[
         "report",
         "--isolated",
         "--format",
         "json",
+        "--include-search",
+        "paths",
         "fixtures/includes/includes.cu",
     ]);
     let doc = json(&report);
@@ -766,7 +769,8 @@ fn angle_bracket_includes_fall_back_to_the_including_folder() {
 /// quoted include that no searched folder holds among the project's files
 /// by the end of its path: `"lib/tile.cuh"` is `include/lib/tile.cuh` of
 /// the repository. A name two files end with equally near is not guessed;
-/// the nearer of two is taken. The default searches only the folders.
+/// the nearer of two is taken. It is the default; `paths` searches only
+/// the folders.
 #[test]
 fn project_include_search_finds_headers_by_path_suffix() {
     let dir = temp_dir("project-search");
@@ -800,8 +804,9 @@ fn project_include_search_finds_headers_by_path_suffix() {
         summary(project, "src/deep/k.cu"),
         (0, serde_json::json!(32))
     );
-    // By default only the folders are searched: PITCH is unknown, a note.
-    assert_eq!(summary(&[], "src/deep/k.cu").0, 1);
+    // The default; with `paths` only the folders are searched: PITCH is
+    // unknown, a note.
+    assert_eq!(summary(&[], "src/deep/k.cu"), (0, serde_json::json!(32)));
     assert_eq!(
         summary(&["--include-search", "paths"], "src/deep/k.cu").0,
         1
@@ -813,19 +818,19 @@ fn project_include_search_finds_headers_by_path_suffix() {
     // The configuration key does what the flag does; the flag wins.
     std::fs::write(
         dir.join("warplint.toml"),
-        "[analysis]\ninclude-search = \"project\"\n",
+        "[analysis]\ninclude-search = \"paths\"\n",
     )
     .unwrap();
     let cfg = dir.join("warplint.toml");
     let cfg = cfg.to_str().unwrap();
-    assert_eq!(summary(&["--config", cfg], "src/deep/k.cu").0, 0);
+    assert_eq!(summary(&["--config", cfg], "src/deep/k.cu").0, 1);
     assert_eq!(
         summary(
-            &["--config", cfg, "--include-search", "paths"],
+            &["--config", cfg, "--include-search", "project"],
             "src/deep/k.cu"
         )
         .0,
-        1
+        0
     );
     std::fs::write(
         dir.join("warplint.toml"),

@@ -363,7 +363,8 @@ fn debug_parse_only_counts_files_bytes_and_syntax_errors() {
 
 /// `report --format json` carries, beside each sentence, its kind from
 /// `docs/kinds.md`: an unknown access's `unknown_kind`, `assumption_kinds`
-/// parallel to `assumptions`, and each note's `kind`.
+/// parallel to `assumptions`, and each note's `kind` (on a file whose
+/// header is not found: the project's files are not searched).
 #[test]
 fn json_report_gives_the_kinds_of_reasons_assumptions_and_notes() {
     let out = warplint(&[
@@ -371,6 +372,8 @@ fn json_report_gives_the_kinds_of_reasons_assumptions_and_notes() {
         "--isolated",
         "--format",
         "json",
+        "--include-search",
+        "paths",
         "fixtures/includes/includes.cu",
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));

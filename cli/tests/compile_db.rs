@@ -241,3 +241,16 @@ fn a_header_takes_the_settings_of_a_file_that_includes_it() {
     let out = check(&["--include-search", "paths"], &header);
     assert_eq!(found(&out), [("SM001".into(), "sm_90".into())]);
 }
+
+#[test]
+fn project_headers_are_found_unless_the_database_gives_the_folders() {
+    // No database: `cfg.h` is found among the project's files by default.
+    let bare = project("default-bare", None);
+    let out = check(&["-D", "USE_WIDE"], &bare.join("src"));
+    assert_eq!(found(&out), [("SM001".into(), "sm_90".into())]);
+    // An entry without `-I`: its folders only, so `STRIDE` is not known.
+    let d = with_db("default-db", |d| arguments_entry(d, r#""-DUSE_WIDE""#));
+    assert_eq!(found(&check(&[], &d.join("src"))), []);
+    let asked = check(&["--include-search", "project"], &d.join("src"));
+    assert_eq!(found(&asked), [("SM001".into(), "sm_90".into())]);
+}
