@@ -31,7 +31,10 @@ fn write_origin(s: &mut String, o: &Origin) {
         Origin::NotAnInteger => write!(s, "a value that is not an integer"),
         Origin::Loaded { array } => write!(s, "a value loaded from `{array}`"),
         Origin::LoadedPointer => write!(s, "a pointer loaded from memory"),
-        Origin::TypeSize { ty } => write!(s, "the size of `{ty}`, a type not defined in this file"),
+        Origin::TypeSize { ty } => write!(
+            s,
+            "the size of `{ty}`, a type not defined in the files read"
+        ),
         Origin::ArrayLayout { array } => write!(
             s,
             "the layout of `{array}`, one of whose dimensions is not a known constant"
@@ -52,7 +55,9 @@ fn write_origin(s: &mut String, o: &Origin) {
             write!(s, "`{name}`, which depends on template parameter `{param}`")
         }
         Origin::Written { text } => write!(s, "`{text}`"),
-        Origin::Undeclared { name } => write!(s, "`{name}`, which is not declared in this file"),
+        Origin::Undeclared { name } => {
+            write!(s, "`{name}`, which is not declared in the files read")
+        }
         Origin::OutOfBudget { what, budget: b } => {
             write_origin(s, what);
             write!(s, " (the {} ran out)", budget(b))
@@ -160,11 +165,11 @@ pub fn assumption(a: &Assumption) -> String {
              `[kernel.{kernel}.params] {name}`)"
         ),
         Assumption::Grid { grid: g } => format!(
-            "grid [{}, {}, {}] assumed: no launch in this file gives one",
+            "grid [{}, {}, {}] assumed: no launch found gives one",
             g[0], g[1], g[2]
         ),
         Assumption::DefaultBlock { block: b, kernel } => format!(
-            "block [{}, {}, {}] assumed: no launch of `{kernel}` in this file gives one (set \
+            "block [{}, {}, {}] assumed: no launch of `{kernel}` found gives one (set \
              `[kernel.{kernel}] block`)",
             b[0], b[1], b[2]
         ),
@@ -362,7 +367,7 @@ mod tests {
                 Origin::TypeSize {
                     ty: "typename Ktraits::compute_t".into(),
                 },
-                "the size of `typename Ktraits::compute_t`, a type not defined in this file",
+                "the size of `typename Ktraits::compute_t`, a type not defined in the files read",
             ),
             (
                 Origin::TemplateParam {
@@ -415,7 +420,7 @@ mod tests {
                 differs: true
             }),
             "the address depends on the size of `typename Ktraits::compute_t`, a type not \
-             defined in this file, which differs between lanes"
+             defined in the files read, which differs between lanes"
         );
         let cases = [
             (
@@ -423,7 +428,7 @@ mod tests {
                     block: [256, 1, 1],
                     kernel: "ln_bwd_kernel".into(),
                 }),
-                "block [256, 1, 1] assumed: no launch of `ln_bwd_kernel` in this file gives one \
+                "block [256, 1, 1] assumed: no launch of `ln_bwd_kernel` found gives one \
                  (set `[kernel.ln_bwd_kernel] block`)",
             ),
             (
@@ -440,7 +445,7 @@ mod tests {
                     origin: o,
                 }),
                 "the loop at line 94 runs a number of times that depends on the size of \
-                 `typename Ktraits::compute_t`, a type not defined in this file; one iteration \
+                 `typename Ktraits::compute_t`, a type not defined in the files read; one iteration \
                  analysed",
             ),
             (

@@ -626,6 +626,9 @@ impl<'a, 't> Lowerer<'a, 't> {
                 None => break,
             }
         }
+        if let Some(v) = self.launch_cfg_field(t, op, rhs.as_ref(), src) {
+            return (Val::Void, v);
+        }
         // `block.x = n` on a `dim3` variable.
         if t.node_kind() == "field_expression" {
             let base = t.field("argument");

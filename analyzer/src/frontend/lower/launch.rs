@@ -128,12 +128,21 @@ impl<'a, 't> Lowerer<'a, 't> {
         block: Option<Node>,
         src: &Src,
     ) -> LaunchConfig {
-        let grid = grid.and_then(|g| {
-            let v = self.rv(g, src);
-            self.dim3(v)
-        });
-        let block = block.and_then(|b| {
-            let v = self.rv(b, src);
+        let grid = grid.map(|g| self.rv(g, src));
+        let block = block.map(|b| self.rv(b, src));
+        self.launch_config_of(n, grid, block, src)
+    }
+
+    /// [`Self::launch_config`] of the grid's and block's values.
+    pub(super) fn launch_config_of(
+        &mut self,
+        n: Node,
+        grid: Option<Val>,
+        block: Option<Val>,
+        src: &Src,
+    ) -> LaunchConfig {
+        let grid = grid.and_then(|v| self.dim3(v));
+        let block = block.and_then(|v| {
             let v = self.known_by_guards(v);
             self.dim3(v)
         });

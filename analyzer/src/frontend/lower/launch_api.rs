@@ -4,8 +4,11 @@
 //! `cudaLaunchKernel(func, grid, block, args, smem, stream)` and
 //! `cudaLaunchCooperativeKernel` (the same arguments), whose `func` is a
 //! kernel or such a variable behind casts (`(void *)kernel`,
-//! `reinterpret_cast<const void *>(&k<64>)`). The kernel's arguments go
-//! through a `void *` array: their values are not read.
+//! `reinterpret_cast<const void *>(&k<64>)`), and
+//! `cudaLaunchKernelEx(&config, func, args…)` with the grid and block the
+//! walk saw assigned to `config.gridDim`/`config.blockDim`. The kernel's
+//! arguments are not read (they go through a `void *` array, or are taken
+//! by reference).
 
 use tree_sitter::Node;
 
@@ -16,6 +19,10 @@ use crate::frontend::tu::TArg;
 /// The runtime API calls that launch a kernel given as their first
 /// argument, grid and block as the next two.
 const LAUNCH_API: [&str; 2] = ["cudaLaunchKernel", "cudaLaunchCooperativeKernel"];
+
+/// The call that takes a launch configuration (`cudaLaunchConfig_t`, its
+/// `gridDim` and `blockDim` assigned field by field) and then the kernel.
+const LAUNCH_EX: &str = "cudaLaunchKernelEx";
 
 /// The C++ casts, read as their operand.
 const CASTS: [&str; 4] = [
@@ -117,6 +124,9 @@ impl Lowerer<'_, '_> {
         self.launches.as_ref()?;
         let callee = src.text(f);
         let short = callee.rsplit("::").next().unwrap_or(&callee);
+        if short == LAUNCH_EX && args.len() >= 2 {
+            return self.api_launch_ex(n, args, src);
+        }
         if !LAUNCH_API.contains(&short) || args.len() < 3 {
             return None;
         }
@@ -127,5 +137,56 @@ impl Lowerer<'_, '_> {
         }
         self.push_site(n, kernel, config, Vec::new(), Vec::new(), src);
         Some(Val::Void)
+    }
+
+    /// `cudaLaunchKernelEx(&config, func, args…)`: a launch site of the
+    /// kernel `func` names, with the grid and block assigned to `config`
+    /// in this walk (each unknown where none was).
+    fn api_launch_ex(&mut self, n: Node, args: &[Node], src: &Src) -> Option<Val> {
+        let kernel = self.kernel_ref(args[1], src)?;
+        let cfg = self.through_casts(args[0], src);
+        let (grid, block) = match cfg.node_kind() {
+            "identifier" => self.launch_cfgs.get(&src.text(cfg)).cloned(),
+            _ => None,
+        }
+        .unwrap_or((None, None));
+        let config = self.launch_config_of(n, grid, block, src);
+        for a in &args[2..] {
+            self.rv(*a, src);
+        }
+        self.push_site(n, kernel, config, Vec::new(), Vec::new(), src);
+        Some(Val::Void)
+    }
+
+    /// In a host walk, `config.gridDim = g` or `config.blockDim = b` (or
+    /// through `->`): remembered for a later `cudaLaunchKernelEx`, and the
+    /// value assigned returned; `None` for any other assignment.
+    pub(super) fn launch_cfg_field(
+        &mut self,
+        target: Node,
+        op: Option<crate::ir::BinOp>,
+        rhs: Option<&Val>,
+        src: &Src,
+    ) -> Option<Val> {
+        self.launches.as_ref()?;
+        if target.node_kind() != "field_expression" || op.is_some() {
+            return None;
+        }
+        let field = src.text(target.field("field")?);
+        let base = target.field("argument")?;
+        if base.node_kind() != "identifier" || !matches!(field.as_str(), "gridDim" | "blockDim") {
+            return None;
+        }
+        let v = rhs?.clone();
+        let slot = self
+            .launch_cfgs
+            .entry(src.text(base))
+            .or_insert((None, None));
+        if field == "gridDim" {
+            slot.0 = Some(v.clone());
+        } else {
+            slot.1 = Some(v.clone());
+        }
+        Some(v)
     }
 }

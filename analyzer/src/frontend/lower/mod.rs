@@ -158,6 +158,10 @@ pub(crate) struct Lowerer<'a, 't> {
     launches: Option<Vec<LaunchSite>>,
     /// In a host walk, the variables holding a kernel (`launch_api.rs`).
     kernel_vars: HashMap<String, (String, Vec<TArg>)>,
+    /// In a host walk, the `gridDim` and `blockDim` assigned to each
+    /// launch configuration variable (`config.blockDim = nthrs;`), for
+    /// `cudaLaunchKernelEx(&config, …)`.
+    launch_cfgs: HashMap<String, (Option<Val>, Option<Val>)>,
     /// `using K = Name<args>;` in the function being lowered, innermost
     /// last (see `scope_struct`).
     local_aliases: Vec<HashMap<String, (String, Vec<TArg>)>>,
@@ -226,6 +230,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             expansions: 0,
             launches: None,
             kernel_vars: HashMap::new(),
+            launch_cfgs: HashMap::new(),
             local_aliases: vec![HashMap::new()],
             instances: HashMap::new(),
             moved: None,

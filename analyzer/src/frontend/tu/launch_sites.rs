@@ -157,11 +157,22 @@ fn host_access_note(kind: &NoteKind) -> bool {
     )
 }
 
+/// The block of a launch that gives none: `__launch_bounds__(N)` as
+/// `[N, 1, 1]` for a kernel that reads only `threadIdx.x`, else the
+/// configured default.
+fn fallback_block(kernel: &Kernel, default_block: [u64; 3]) -> ([u64; 3], LaunchOrigin) {
+    let one_d = !kernel.uses_thread_dims[1] && !kernel.uses_thread_dims[2];
+    match kernel.launch_bounds {
+        Some(n) if one_d => ([n, 1, 1], LaunchOrigin::LaunchBounds),
+        _ => (default_block, LaunchOrigin::Default),
+    }
+}
+
 /// The launches `kernel` (an instantiation of `def` with `targs`) is
 /// analysed with, each with its block decided and why: a configured block,
-/// else its distinct launch sites (the default block where a site's block
-/// is not known), else one launch with its `__launch_bounds__` block or
-/// the default. The one place a kernel's block is decided.
+/// else its distinct launch sites (where a site's block is not known, the
+/// [`fallback_block`]), else one launch with the fallback block. The one
+/// place a kernel's block is decided.
 pub(super) fn launches_for(
     kernel: &Kernel,
     def: &FuncDef,
@@ -217,7 +228,7 @@ pub(super) fn launches_for(
         }
         let (block, origin) = match site_block {
             Some(b) => (b, LaunchOrigin::LaunchSite),
-            None => (default_block, LaunchOrigin::Default),
+            None => fallback_block(kernel, default_block),
         };
         let l = Launch {
             grid,
@@ -242,10 +253,7 @@ pub(super) fn launches_for(
         if let Some(ov) = ov {
             named(&ov.params, &mut params);
         }
-        let (block, origin) = match kernel.launch_bounds {
-            Some(n) => ([n, 1, 1], LaunchOrigin::LaunchBounds),
-            None => (default_block, LaunchOrigin::Default),
-        };
+        let (block, origin) = fallback_block(kernel, default_block);
         out.push(Launch {
             grid: ov.and_then(|o| o.grid),
             block,

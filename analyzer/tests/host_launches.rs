@@ -1,0 +1,131 @@
+//! Launches that host code builds: host function templates that launch
+//! kernels, instantiated explicitly (`template void reduce<float>(…);`, as
+//! cuda-samples' reduction does), each walked with its template arguments
+//! bound so the kernels it launches are instantiated with them; and
+//! `cudaLaunchKernelEx` with a configuration assigned field by field (as
+//! flashinfer's norm launches do).
+
+use warplint_analyzer::hardware::Modern;
+use warplint_analyzer::ir::{Op, Space};
+use warplint_analyzer::symbolic::Cost;
+use warplint_analyzer::{analyze, AccessReport, Options, Status};
+
+const SRC: &str = r#"
+template <class T> __global__ void spread(const T *in) {
+    __shared__ T s[64 * 8];
+    s[threadIdx.x * 8] = in[threadIdx.x];
+}
+
+template <class T> void launch(const T *in) {
+    spread<T><<<1, 64>>>(in);
+}
+
+template void launch<float>(const float *);
+template void launch<double>(const double *);
+"#;
+
+fn store<'a>(reports: &'a [AccessReport], kernel: &str) -> &'a AccessReport {
+    reports
+        .iter()
+        .find(|r| r.kernel_name == kernel && r.space == Space::Shared && r.op == Op::Store)
+        .unwrap_or_else(|| {
+            let names: Vec<_> = reports.iter().map(|r| &r.kernel_name).collect();
+            panic!("no shared store in `{kernel}`: {names:?}")
+        })
+}
+
+#[test]
+fn each_explicit_instantiation_of_a_launching_host_template_instantiates_its_kernels() {
+    let a = analyze(SRC.as_bytes(), &Modern, &Options::default());
+    // float: lane t writes word 8t, bank 8t % 32: four banks, eight lanes
+    // each with different words: 8-way.
+    let f = store(&a.reports, "spread<float>");
+    assert_eq!(f.status, Status::Exact, "{:?}", f.unknown_reason);
+    assert_eq!(f.block, [64, 1, 1]);
+    match &f.cost {
+        Some(Cost::Shared(s)) => assert_eq!(s.ways, 8.0),
+        other => panic!("{other:?}"),
+    }
+    // double: 8-byte words at a 64-byte stride; each half-warp (16 lanes)
+    // puts lanes on banks 16t % 32 and the next: two bank pairs, eight
+    // lanes each: 8 wavefronts per half-warp where 1 is ideal: 8-way.
+    let d = store(&a.reports, "spread<double>");
+    assert_eq!(d.status, Status::Exact, "{:?}", d.unknown_reason);
+    assert_eq!(d.width, 8);
+    match &d.cost {
+        Some(Cost::Shared(s)) => assert_eq!(s.ways, 8.0),
+        other => panic!("{other:?}"),
+    }
+    // Nothing is left with the template parameter unbound.
+    assert!(
+        a.reports.iter().all(|r| r.status != Status::Unknown),
+        "{:?}",
+        a.reports
+            .iter()
+            .map(|r| (&r.kernel_name, &r.unknown_reason))
+            .collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn launch_kernel_ex_takes_the_block_assigned_to_its_configuration() {
+    let src = r#"
+template <int VEC, typename T>
+__global__ void norm_kernel(T *x, int d) {
+  __shared__ T s[32 * 4];
+  s[threadIdx.x * 4] = x[threadIdx.x];
+}
+
+void launch(float *x, int d, cudaStream_t stream) {
+  cudaLaunchConfig_t config;
+  config.gridDim = 8;
+  config.blockDim = dim3(32, 4);
+  config.stream = stream;
+  auto kernel = norm_kernel<4, float>;
+  cudaLaunchKernelEx(&config, kernel, x, d);
+}
+"#;
+    let a = analyze(src.as_bytes(), &Modern, &Options::default());
+    // Block 32x4: a warp is one row of 32 threads; lane t writes word 4t,
+    // bank 4t % 32: eight banks, four lanes each: 4-way.
+    let r = store(&a.reports, "norm_kernel<4, float>");
+    assert_eq!(r.block, [32, 4, 1]);
+    assert_eq!(r.grid, [8, 1, 1]);
+    assert_eq!(r.status, Status::Exact, "{:?}", r.unknown_reason);
+    match &r.cost {
+        Some(Cost::Shared(s)) => assert_eq!(s.ways, 4.0),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_launch_whose_block_is_not_known_takes_the_launch_bounds_of_a_one_dimensional_kernel() {
+    // The block is a macro the build defines (flashinfer's kda decode):
+    // the kernel's __launch_bounds__(128) gives [128, 1, 1], not the 2-D
+    // default, since it reads only threadIdx.x. Lane l writes word
+    // 2(32w + l): lanes l and l + 16 share bank 2l % 32 with different
+    // words: 2-way.
+    let src = r#"
+__global__ void __launch_bounds__(128) k(float *x) {
+  __shared__ float s[2 * 128];
+  int t = threadIdx.x;
+  s[t * 2] = x[t];
+}
+void run(float *x) {
+  const dim3 block(LAUNCH_THREADS, 1, 1);
+  k<<<1, block>>>(x);
+}
+"#;
+    let a = analyze(src.as_bytes(), &Modern, &Options::default());
+    let r = store(&a.reports, "k");
+    assert_eq!(r.block, [128, 1, 1]);
+    let launch = &a.program.kernels[0].launches[0];
+    assert_eq!(
+        launch.origin,
+        warplint_analyzer::ir::LaunchOrigin::LaunchBounds
+    );
+    match &r.cost {
+        Some(Cost::Shared(s)) => assert_eq!(s.ways, 2.0),
+        other => panic!("{other:?}"),
+    }
+}
