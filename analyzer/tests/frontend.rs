@@ -1418,3 +1418,22 @@ fn one_resolver_decides_each_launch_block_and_says_why() {
         assert_eq!(says, assumed, "{name}: {:?}", r.assumptions);
     }
 }
+
+/// The system headers' `uint` and `clock_t` (64-bit Linux, where CUDA
+/// runs) and the runtime's object handles are sized without their
+/// headers: an array of each is costed, not unknown.
+#[test]
+fn system_typedefs_are_sized_without_their_headers() {
+    let a = run(
+        "__global__ void k(clock_t *t, uint *u, cudaTextureObject_t *o) {\n\
+                 t[threadIdx.x] = 0; u[threadIdx.x] = 0; o[threadIdx.x] = 0;\n}\n\
+                 void r() { k<<<1, 32>>>(0, 0, 0); }\n",
+    );
+    for (array, width, sectors_) in [("t", 8, 8.0), ("u", 4, 4.0), ("o", 8, 8.0)] {
+        let r = find(&a, array, Op::Store);
+        assert_eq!(r.status, Status::Exact, "{array}: {:?}", r.unknown_reason);
+        assert_eq!(r.width, width, "{array}");
+        // 32 lanes of `width` contiguous bytes: 32 * width / 32 sectors.
+        assert_eq!(sectors(r), sectors_, "{array}");
+    }
+}

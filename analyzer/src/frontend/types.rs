@@ -172,6 +172,20 @@ pub fn builtin(name: &str) -> Option<Ty> {
     Some(t)
 }
 
+/// The system headers' and the CUDA runtime's integer typedefs that the
+/// toolkit-free front end cannot read: `uint`/`ushort`/`ulong`, `clock_t`
+/// and `time_t` (64-bit Linux, where CUDA runs: `long` is 8 bytes), and the
+/// runtime's texture and surface object handles (`unsigned long long`).
+/// Asked last, after the file's own typedefs, structs and macros.
+pub fn system_typedef(name: &str) -> Option<Ty> {
+    Some(match name {
+        "ushort" => int(2),
+        "uint" => int(4),
+        "ulong" | "clock_t" | "time_t" | "cudaTextureObject_t" | "cudaSurfaceObject_t" => int(8),
+        _ => return None,
+    })
+}
+
 /// Offset and type of a component (`x`…`w`) or field.
 pub fn field(ty: &Ty, name: &str, structs: &[StructDef]) -> Option<(u64, Ty)> {
     match ty {

@@ -82,7 +82,9 @@ impl<'a, 't> Lowerer<'a, 't> {
                 return t;
             }
         }
-        cuda_types::named(&short).unwrap_or(Ty::Unknown(short))
+        cuda_types::named(&short)
+            .or_else(|| crate::frontend::types::system_typedef(&short))
+            .unwrap_or(Ty::Unknown(short))
     }
 
     /// A type named through a scope: an instance of a library template
