@@ -149,6 +149,19 @@ pub const MAX_FOLDER_DEPTH: usize = 64;
 /// is one analysis of one kernel's array). Past it, rules give advice only.
 pub const MAX_FIX_REANALYSES_PER_FILE: u32 = 48;
 
+/// Runs of one access over the combinations of representative values of
+/// the inputs no launch gives (integer parameters whose value matters, a
+/// default block shape; `symbolic/values.rs`). Past it each input is varied
+/// alone, the others at their first value, and an assumption says so.
+pub const MAX_VALUE_COMBINATIONS: usize = 16;
+
+/// Expression nodes the runs after the first of one access may evaluate,
+/// in all (each run under what is left): a kernel whose accesses are
+/// costly to run is analysed over fewer values, and an assumption says
+/// so. Set so that the corpus takes at most about twice as long as with
+/// one run per access.
+pub const MAX_VALUE_WORK: u64 = 100_000;
+
 /// Verdicts on whether an assumed value matters for a lane mask, kept per
 /// warp (`symbolic/assume.rs`). Past it a verdict is worked out again each
 /// time it is asked: the result is the same, only slower.
@@ -293,6 +306,16 @@ pub const FUNCTION_DECLARATOR_DEPTH: Budget = named(
     "MAX_FUNCTION_DECLARATOR_DEPTH",
     MAX_FUNCTION_DECLARATOR_DEPTH as u64,
     "levels",
+);
+pub const VALUE_COMBINATIONS: Budget = named(
+    "MAX_VALUE_COMBINATIONS",
+    MAX_VALUE_COMBINATIONS as u64,
+    "runs per access",
+);
+pub const VALUE_WORK: Budget = named(
+    "MAX_VALUE_WORK",
+    MAX_VALUE_WORK,
+    "expression nodes per access",
 );
 pub const FIX_REANALYSES_PER_FILE: Budget = named(
     "MAX_FIX_REANALYSES_PER_FILE",

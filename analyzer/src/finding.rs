@@ -276,6 +276,92 @@ pub enum Assumption {
     NoExit { line: u32 },
     /// A uniform unknown offset assumed to keep the warp's alignment.
     KeepsAligned { origin: Origin, bytes: u32 },
+    /// The cost holds when an integer parameter no launch gives meets
+    /// `when`: of the values `tried`, those the cost is the reported one
+    /// for (the others cost less, or could not be analysed).
+    ParamCondition {
+        name: String,
+        kernel: String,
+        when: Condition,
+        tried: Vec<i64>,
+        source: ValueSource,
+    },
+    /// The cost holds for the block shapes `when`, of the common shapes
+    /// `tried` for a kernel no launch gives a block.
+    BlockCondition {
+        kernel: String,
+        when: Vec<[u64; 3]>,
+        tried: Vec<[u64; 3]>,
+    },
+    /// Not every combination of the values tried was run (the budget ran
+    /// out): each input was varied alone, the others at their first value,
+    /// as far as the budget allowed.
+    SomeCombinations { budget: Budget },
+}
+
+/// Where the values tried for an integer parameter no launch gives come
+/// from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ValueSource {
+    /// The values the kernel's other launches give it.
+    Launches,
+    /// All the values of its type (a `bool`: 0 and 1).
+    Type,
+    /// A spread of sizes, small and large, even and odd.
+    Spread,
+}
+
+/// A set of integers, as simply as it can be said, among the values
+/// tried ([`Assumption::ParamCondition`]).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Condition {
+    /// A multiple of the number (a power of two, at least 2: "even").
+    MultipleOf(i64),
+    Odd,
+    AtLeast(i64),
+    AtMost(i64),
+    OneOf(Vec<i64>),
+}
+
+impl Condition {
+    /// Whether `v` meets the condition.
+    pub fn holds(&self, v: i64) -> bool {
+        match self {
+            Condition::MultipleOf(k) => *k != 0 && v % k == 0,
+            Condition::Odd => v % 2 != 0,
+            Condition::AtLeast(m) => v >= *m,
+            Condition::AtMost(m) => v <= *m,
+            Condition::OneOf(list) => list.contains(&v),
+        }
+    }
+}
+
+/// An input no launch gives for which the cost is the same for every value
+/// tried (`AccessReport::for_every`): the finding does not rest on it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ForEvery {
+    /// An integer parameter, and the values tried.
+    Param {
+        name: String,
+        kernel: String,
+        tried: Vec<i64>,
+        source: ValueSource,
+    },
+    /// The block shape, and the common shapes tried.
+    Block {
+        kernel: String,
+        tried: Vec<[u64; 3]>,
+    },
+}
+
+impl ForEvery {
+    /// The stable machine-readable name of this kind of input.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ForEvery::Param { .. } => "every-parameter-value",
+            ForEvery::Block { .. } => "every-block-shape",
+        }
+    }
 }
 
 impl Assumption {
@@ -285,7 +371,10 @@ impl Assumption {
             Assumption::LanesActive { origin }
             | Assumption::LoopTrips { origin, .. }
             | Assumption::KeepsAligned { origin, .. } => origin.budgets(),
-            Assumption::FirstIterations { budget, .. } => vec![*budget],
+            Assumption::FirstIterations { budget, .. }
+            | Assumption::SomeCombinations { budget } => {
+                vec![*budget]
+            }
             _ => Vec::new(),
         }
     }
@@ -303,6 +392,9 @@ impl Assumption {
             Assumption::FirstIterations { .. } => "first-iterations",
             Assumption::NoExit { .. } => "no-exit",
             Assumption::KeepsAligned { .. } => "alignment",
+            Assumption::ParamCondition { .. } => "parameter-condition",
+            Assumption::BlockCondition { .. } => "block-condition",
+            Assumption::SomeCombinations { .. } => "some-combinations",
         }
     }
 }

@@ -489,6 +489,9 @@ pub struct Param {
     /// Pointer parameters point to a global object.
     pub object: Option<usize>,
     pub is_integer: bool,
+    /// Every value the parameter's type has, when they are few (a `bool`:
+    /// 0 and 1): what the engine tries when no launch gives one.
+    pub values: Option<Vec<i64>>,
 }
 
 /// A launch configuration for a kernel.

@@ -180,8 +180,9 @@ proptest! {
 
 /// A parameter whose coefficient is a multiple of the period in the first
 /// block (`(0 + 8) * 4` bytes) and not in the second (`9 * 4`): the second
-/// block reads it where it matters, so it is stated, although the second
-/// block's addresses are the first's moved by `n * 4` bytes.
+/// block reads it where it matters, so it is stated (the second block is
+/// aligned only for `n` a multiple of 8: a condition on `n`), although the
+/// second block's addresses are the first's moved by `n * 4` bytes.
 #[test]
 fn an_assumption_only_a_later_block_needs_is_still_stated() {
     let src = "__global__ void k(float *g, int n)\n{\n    g[(blockIdx.y + 8) * n + threadIdx.x] = 0.0f;\n}\n\
@@ -191,7 +192,7 @@ fn an_assumption_only_a_later_block_needs_is_still_stated() {
         a.reports[0]
             .assumptions
             .iter()
-            .any(|s| matches!(s, Assumption::ParamValue { name, .. } if name == "n"))
+            .any(|s| matches!(s, Assumption::ParamCondition { name, .. } if name == "n"))
     };
     assert!(said(&slow), "{:?}", slow.reports[0].assumptions);
     assert!(said(&fast), "{:?}", fast.reports[0].assumptions);

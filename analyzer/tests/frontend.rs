@@ -257,8 +257,12 @@ int main() {
         .iter()
         .find(|r| r.kernel_name == "kd" && r.array == "s")
         .unwrap();
+    // No launch: `s[threadIdx.x * 2]` is 2-way in every warp under every
+    // common block size, so the answer holds for all of them (the
+    // configured default, 256, reported).
     assert_eq!(kd.block, [256, 1, 1]);
-    assert_eq!(kd.status, Status::Assumed);
+    assert_eq!(kd.status, Status::Exact);
+    assert_eq!(kd.for_every.len(), 1);
 }
 
 #[test]
@@ -813,12 +817,18 @@ fn dim3_fields_assigned_on_the_host_set_the_launch() {
     assert_eq!((r.block, r.grid), ([64, 1, 1], [4, 1, 1]));
     assert_eq!(r.status, Status::Exact);
     assert_eq!(ways(r), 2.0);
-    // They differ (one is only known at run time): the block is assumed,
-    // never the default-constructed 1x1x1.
+    // They differ (one is only known at run time): the block is not known,
+    // never the default-constructed 1x1x1; the store is 2-way in every warp
+    // under each common block size, so that holds for every one.
     let a = run(&src("n"));
     let r = find(&a, "s", Op::Store);
     assert_ne!(r.block, [1, 1, 1]);
-    assert_eq!(r.status, Status::Assumed);
+    assert_eq!(r.status, Status::Exact);
+    assert_eq!(ways(r), 2.0);
+    assert!(r
+        .for_every
+        .iter()
+        .any(|f| matches!(f, warplint_analyzer::finding::ForEvery::Block { .. })));
 }
 
 #[test]
@@ -1386,8 +1396,10 @@ fn one_resolver_decides_each_launch_block_and_says_why() {
     assert_eq!(launch("plain"), ([96, 1, 1], LaunchOrigin::Default));
     assert_eq!(launch("flat2d"), ([16, 4, 1], LaunchOrigin::Default));
     assert_eq!(launch("configured"), ([48, 1, 1], LaunchOrigin::Config));
-    // The engine runs each access under that block, and states the
-    // assumption exactly when the block rests on one.
+    // The engine runs each access under that block (a default one among
+    // the common shapes, which all cost the same here: the first tried is
+    // reported), and states the assumption, or that the answer holds for
+    // every common shape, exactly when the block rests on one.
     for (name, assumed) in [
         ("site", false),
         ("unknown_site", true),
@@ -1412,9 +1424,14 @@ fn one_resolver_decides_each_launch_block_and_says_why() {
         let says = r.assumptions.iter().any(|s| {
             matches!(
                 s,
-                Assumption::DefaultBlock { .. } | Assumption::LaunchBoundsBlock { .. }
+                Assumption::DefaultBlock { .. }
+                    | Assumption::LaunchBoundsBlock { .. }
+                    | Assumption::BlockCondition { .. }
             )
-        });
+        }) || r
+            .for_every
+            .iter()
+            .any(|f| matches!(f, warplint_analyzer::finding::ForEvery::Block { .. }));
         assert_eq!(says, assumed, "{name}: {:?}", r.assumptions);
     }
 }

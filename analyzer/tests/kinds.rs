@@ -1,7 +1,9 @@
 //! Every kind of finding (`finding.rs`), and of launch origin, is documented: one value of each
 //! variant, its `kind()` looked up in `docs/kinds.md`.
 
-use warplint_analyzer::finding::{Assumption, Budget, Cut, NoteKind, Origin, UnknownReason};
+use warplint_analyzer::finding::{
+    Assumption, Budget, Condition, Cut, ForEvery, NoteKind, Origin, UnknownReason, ValueSource,
+};
 
 const B: Budget = Budget::new("MAX_TEST", 1, "units");
 
@@ -127,6 +129,31 @@ fn kinds() -> Vec<&'static str> {
             origin: Origin::Arithmetic,
             bytes: 4,
         },
+        Assumption::ParamCondition {
+            name: s(),
+            kernel: s(),
+            when: Condition::Odd,
+            tried: vec![1, 2],
+            source: ValueSource::Spread,
+        },
+        Assumption::BlockCondition {
+            kernel: s(),
+            when: vec![[32, 8, 1]],
+            tried: vec![[16, 16, 1], [32, 8, 1]],
+        },
+        Assumption::SomeCombinations { budget: B },
+    ];
+    let for_every = [
+        ForEvery::Param {
+            name: s(),
+            kernel: s(),
+            tried: vec![1, 2],
+            source: ValueSource::Spread,
+        },
+        ForEvery::Block {
+            kernel: s(),
+            tried: vec![[16, 16, 1]],
+        },
     ];
     let cuts = [
         Cut::AccessPieces { ty: s(), count: 1 },
@@ -190,6 +217,7 @@ fn kinds() -> Vec<&'static str> {
     let mut out: Vec<&'static str> = origins().iter().map(Origin::kind).collect();
     out.extend(reasons.iter().map(UnknownReason::kind));
     out.extend(assumptions.iter().map(Assumption::kind));
+    out.extend(for_every.iter().map(ForEvery::kind));
     out.extend(notes.iter().map(NoteKind::kind));
     use warplint_analyzer::ir::LaunchOrigin;
     let origins = [

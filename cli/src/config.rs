@@ -204,9 +204,11 @@ impl Config {
         if let Some(g) = self.analysis.default_grid {
             o.default_grid = g;
         }
-        if let Some(p) = self.analysis.default_param {
-            o.default_param = p;
-        }
+        o.default_param = self.analysis.default_param;
+        // A block the user configured is used, and assumed; else a kernel
+        // no launch gives a block is analysed over the common shapes.
+        o.vary_default_block =
+            self.analysis.default_block.is_none() && self.analysis.default_block_2d.is_none();
         o
     }
 

@@ -83,8 +83,11 @@ fn temp_project(config: &str, source: &str) -> std::path::PathBuf {
 
 const NO_LAUNCH: &str = "__global__ void k(float *a, int pitch) {\n    __shared__ float t[32][32];\n    t[threadIdx.x][threadIdx.y] = a[threadIdx.y * pitch + threadIdx.x];\n}\n";
 
+/// The store `t[threadIdx.x][threadIdx.y]` is 32-way under 32x8 and 32x32
+/// (a warp's 32 lanes of one `y` are one column, one bank) and 16-way under
+/// 16x16 (two columns of 16): the worst is reported with its condition.
 #[test]
-fn without_a_launch_the_block_is_assumed_and_said() {
+fn without_a_launch_the_block_is_tried_over_common_shapes_and_said() {
     let dir = temp_project("", NO_LAUNCH);
     let cfg = dir.join("warplint.toml");
     let src = dir.join("k.cu");
@@ -101,7 +104,14 @@ fn without_a_launch_the_block_is_assumed_and_said() {
     assert_eq!(a["status"], "assumed");
     assert_eq!(a["block"], serde_json::json!([32, 8, 1]));
     let text = a["assumptions"].to_string();
-    assert!(text.contains("block [32, 8, 1] assumed"), "{text}");
+    assert!(
+        text.contains("the block is 32x8 or 32x32 (not 16x16)"),
+        "{text}"
+    );
+    assert_eq!(
+        a["assumption_kinds"],
+        serde_json::json!(["block-condition"])
+    );
 }
 
 #[test]
@@ -277,14 +287,16 @@ fn a_kernel_in_a_header_is_checked_through_the_file_that_launches_it() {
     // The folder's report has the header's kernel with the launch of
     // `main.cu` (and, as a record of the header on its own, the assumed one).
     assert!(blocks(&[dir.to_str().unwrap()]).contains(&serde_json::json!([8, 8, 1])));
-    // The header on its own has no launch: the block is assumed.
+    // The header on its own has no launch: the block is tried over the
+    // common shapes, and the most wasteful is reported (16x16: each row of
+    // 16 shorts of block x = 1 straddles two sectors).
     assert_eq!(
         blocks(&[dir.join("q.cuh").to_str().unwrap()]),
-        vec![serde_json::json!([32, 8, 1])]
+        vec![serde_json::json!([16, 16, 1])]
     );
     // `check` reports the kernel from the file that includes and launches
-    // it: the assumed 32-wide block straddles sectors (GM002), the launched
-    // 8x8 one does not, and the header's own analysis gives way.
+    // it: the launched 8x8 block does not straddle sectors, and the
+    // header's own analysis gives way.
     let codes = |path: &std::path::Path| -> Vec<String> {
         let out = warplint(&[
             "check",
@@ -300,7 +312,6 @@ fn a_kernel_in_a_header_is_checked_through_the_file_that_launches_it() {
             .map(|d| d["code"].as_str().unwrap().to_string())
             .collect()
     };
-    assert!(codes(&dir.join("q.cuh")).contains(&"GM002".to_string()));
     assert!(
         !codes(&dir).contains(&"GM002".to_string()),
         "{:?}",
@@ -363,8 +374,9 @@ fn debug_parse_only_counts_files_bytes_and_syntax_errors() {
 
 /// `report --format json` carries, beside each sentence, its kind from
 /// `docs/kinds.md`: an unknown access's `unknown_kind`, `assumption_kinds`
-/// parallel to `assumptions`, and each note's `kind` (on a file whose
-/// header is not found: the project's files are not searched).
+/// parallel to `assumptions`, `for_every_kinds` parallel to `for_every`,
+/// and each note's `kind` (on a file whose header is not found: the
+/// project's files are not searched).
 #[test]
 fn json_report_gives_the_kinds_of_reasons_assumptions_and_notes() {
     let out = warplint(&[
@@ -390,10 +402,16 @@ fn json_report_gives_the_kinds_of_reasons_assumptions_and_notes() {
         let texts = a["assumptions"].as_array().unwrap();
         let kinds = a["assumption_kinds"].as_array().unwrap();
         assert_eq!(texts.len(), kinds.len(), "{a}");
+        let every = a["for_every"].as_array().unwrap();
+        let kinds = a["for_every_kinds"].as_array().unwrap();
+        assert_eq!(every.len(), kinds.len(), "{a}");
+        // No block is made up: a kernel no launch gives one is analysed
+        // over the common shapes.
+        assert!(!a["assumption_kinds"]
+            .as_array()
+            .unwrap()
+            .contains(&serde_json::json!("default-block")));
     }
-    assert!(accesses
-        .iter()
-        .any(|a| a["assumption_kinds"] == serde_json::json!(["default-block"])));
     let notes = doc["notes"].as_array().unwrap();
     assert!(
         notes.iter().any(|n| n["kind"] == "array-dimension"),

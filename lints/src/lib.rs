@@ -14,6 +14,7 @@ pub mod wording;
 
 use std::collections::BTreeSet;
 
+use warplint_analyzer::finding::{Assumption, ValueSource};
 use warplint_analyzer::ir::{Access, Kernel, MemObject};
 use warplint_analyzer::{AccessReport, Arch, FileAnalysis, MemoryModel, Options, Status};
 
@@ -83,13 +84,38 @@ pub struct Context<'a> {
     pub thresholds: &'a Thresholds,
 }
 
+/// The size the rules take as what programs run at, for a parameter no
+/// launch gives (a large power of two, the value assumed before values
+/// were tried): a cost that holds only at other sizes of the spread is not
+/// reported.
+pub const REPORTED_SIZE: i64 = 1024;
+
+/// Whether a report's cost holds where programs usually run: where it rests
+/// on a parameter tried over the spread of sizes, at [`REPORTED_SIZE`];
+/// where it rests on a block no launch gives, in most of the common shapes
+/// tried. Values other launches give, and a `bool`'s two, are real.
+pub fn typical(r: &AccessReport) -> bool {
+    r.assumptions.iter().all(|a| match a {
+        Assumption::ParamCondition {
+            when,
+            tried,
+            source: ValueSource::Spread,
+            ..
+        } => !tried.contains(&REPORTED_SIZE) || when.holds(REPORTED_SIZE),
+        Assumption::BlockCondition { when, tried, .. } => 2 * when.len() > tried.len(),
+        _ => true,
+    })
+}
+
 impl Context<'_> {
-    /// Reports the lints may act on: never `unknown` ones.
+    /// Reports the lints may act on: never `unknown` ones, nor those whose
+    /// cost holds only for values or block shapes programs rarely run on
+    /// ([`typical`]).
     pub fn known_reports(&self) -> impl Iterator<Item = &AccessReport> {
         self.analysis
             .reports
             .iter()
-            .filter(|r| r.status != Status::Unknown)
+            .filter(|r| r.status != Status::Unknown && typical(r))
     }
 
     /// The kernel, access and array a report is about.
@@ -260,10 +286,14 @@ pub fn facts(ctx: &Context, r: &AccessReport) -> Facts {
     }
 }
 
-/// The assumptions line appended to a diagnostic's notes.
+/// The assumptions lines appended to a diagnostic's notes, and the inputs
+/// the finding holds for every value of.
 pub fn assumption_notes(r: &AccessReport) -> Vec<String> {
-    wording::assumptions(&r.assumptions)
+    let assumed = wording::assumptions(&r.assumptions)
         .into_iter()
-        .map(|(a, _)| format!("assumed: {a}"))
-        .collect()
+        .map(|(a, _)| format!("assumed: {a}"));
+    let every = wording::for_every_list(&r.for_every)
+        .into_iter()
+        .map(|(f, _)| format!("holds {f}"));
+    assumed.chain(every).collect()
 }

@@ -10,7 +10,9 @@ use std::fmt::Write;
 
 pub mod unknowns;
 
-use warplint_analyzer::finding::{Assumption, Budget, Cut, NoteKind, Origin, UnknownReason};
+use warplint_analyzer::finding::{
+    Assumption, Budget, Condition, Cut, ForEvery, NoteKind, Origin, UnknownReason, ValueSource,
+};
 
 /// "budget `MAX_SYNTAX_DEPTH` (256 levels)".
 pub fn budget(b: &Budget) -> String {
@@ -201,7 +203,153 @@ pub fn assumption(a: &Assumption) -> String {
             "the offset from {} is assumed to keep the warp {bytes}-byte aligned",
             origin(o)
         ),
+        Assumption::ParamCondition {
+            name,
+            kernel,
+            when,
+            tried,
+            source,
+        } => format!(
+            "{} (the cost differs between the values tried, {}; set \
+             `[kernel.{kernel}.params] {name}`)",
+            param_condition(name, when),
+            values_tried(tried, *source)
+        ),
+        Assumption::BlockCondition {
+            kernel,
+            when,
+            tried,
+        } => format!(
+            "{} (the cost differs between the common shapes tried; no launch of `{kernel}` \
+             gives a block: set `[kernel.{kernel}] block`)",
+            block_condition(when, tried)
+        ),
+        Assumption::SomeCombinations { budget: b } => format!(
+            "not every combination of the values tried was analysed: each input no launch \
+             gives was varied alone, the others at their first value, as far as the {} allowed",
+            budget(b)
+        ),
     }
+}
+
+/// "the values other launches give it: 64, 128".
+fn values_tried(tried: &[i64], source: ValueSource) -> String {
+    let list = list(tried.iter().map(i64::to_string));
+    match source {
+        ValueSource::Launches => format!("the values other launches give it: {list}"),
+        ValueSource::Type => format!("every value of its type: {list}"),
+        ValueSource::Spread => format!("{list}; no launch gives it a constant"),
+    }
+}
+
+fn list(items: impl Iterator<Item = String>) -> String {
+    items.collect::<Vec<_>>().join(", ")
+}
+
+/// "`stride` is even".
+fn param_condition(name: &str, c: &Condition) -> String {
+    match c {
+        Condition::MultipleOf(2) => format!("`{name}` is even"),
+        Condition::MultipleOf(k) => format!("`{name}` is a multiple of {k}"),
+        Condition::Odd => format!("`{name}` is odd"),
+        Condition::AtLeast(m) => format!("`{name}` is at least {m}"),
+        Condition::AtMost(m) => format!("`{name}` is at most {m}"),
+        Condition::OneOf(v) if v.len() == 1 => format!("`{name}` is {}", v[0]),
+        Condition::OneOf(v) => format!("`{name}` is one of {}", list(v.iter().map(i64::to_string))),
+    }
+}
+
+/// A block shape as people write it: "256" threads, "32x8".
+fn shape(s: &[u64; 3]) -> String {
+    match s {
+        [x, 1, 1] => x.to_string(),
+        [x, y, 1] => format!("{x}x{y}"),
+        [x, y, z] => format!("{x}x{y}x{z}"),
+    }
+}
+
+fn one_d(shapes: &[[u64; 3]]) -> bool {
+    shapes.iter().all(|s| s[1] == 1 && s[2] == 1)
+}
+
+/// "the block is 32x8 (not 16x16 or 32x32)".
+fn block_condition(when: &[[u64; 3]], tried: &[[u64; 3]]) -> String {
+    let or = |v: Vec<String>| match v.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => v.join(""),
+    };
+    let is: Vec<String> = when.iter().map(shape).collect();
+    let not: Vec<String> = tried
+        .iter()
+        .filter(|s| !when.contains(s))
+        .map(shape)
+        .collect();
+    if one_d(tried) {
+        format!("the block has {} threads (not {})", or(is), or(not))
+    } else {
+        format!("the block is {} (not {})", or(is), or(not))
+    }
+}
+
+/// The conditions among `list` under which a finding holds, as the end of
+/// its message: " when `stride` is even and the block is 32x8"; empty
+/// when there are none.
+pub fn when(list: &[Assumption]) -> String {
+    let mut parts: Vec<String> = list
+        .iter()
+        .filter_map(|a| match a {
+            Assumption::ParamCondition { name, when, .. } => Some(param_condition(name, when)),
+            Assumption::BlockCondition { when, tried, .. } => {
+                let b = block_condition(when, tried);
+                Some(b.split(" (").next().unwrap_or(&b).to_string())
+            }
+            _ => None,
+        })
+        .collect();
+    parts.sort_unstable();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" when {}", parts.join(" and "))
+    }
+}
+
+/// An input the cost does not depend on, as a sentence: "for every `n`
+/// (tried 1, 2, 7, 32, 100, 1024, 4099)".
+pub fn for_every(f: &ForEvery) -> String {
+    match f {
+        ForEvery::Param {
+            name,
+            tried,
+            source,
+            ..
+        } => {
+            let values = list(tried.iter().map(i64::to_string));
+            match source {
+                ValueSource::Launches => {
+                    format!("for every value of `{name}` other launches give ({values})")
+                }
+                _ => format!("for every `{name}` (tried {values})"),
+            }
+        }
+        ForEvery::Block { tried, .. } => {
+            let shapes = list(tried.iter().map(shape));
+            if one_d(tried) {
+                format!("for every common block size (tried {shapes} threads)")
+            } else {
+                format!("for every common block shape (tried {shapes})")
+            }
+        }
+    }
+}
+
+/// A report's inputs it holds for every value of, as every output lists
+/// them: worded, sorted, with their kinds.
+pub fn for_every_list(list: &[ForEvery]) -> Vec<(String, &'static str)> {
+    let mut out: Vec<_> = list.iter().map(|f| (for_every(f), f.kind())).collect();
+    out.sort_unstable();
+    out.dedup_by(|a, b| a.0 == b.0);
+    out
 }
 
 /// A report's assumptions as every output lists them: worded, sorted by
@@ -467,6 +615,79 @@ mod tests {
         ];
         for (got, want) in cases {
             assert_eq!(got, want);
+        }
+    }
+
+    #[test]
+    fn conditions_and_what_holds_for_every_value() {
+        let spread = vec![1, 2, 7, 32, 100, 1024, 4099];
+        let stride = Assumption::ParamCondition {
+            name: "stride".into(),
+            kernel: "k".into(),
+            when: Condition::MultipleOf(2),
+            tried: spread.clone(),
+            source: ValueSource::Spread,
+        };
+        let block = Assumption::BlockCondition {
+            kernel: "k".into(),
+            when: vec![[32, 8, 1], [32, 32, 1]],
+            tried: vec![[16, 16, 1], [32, 8, 1], [32, 32, 1]],
+        };
+        assert_eq!(
+            when(&[block.clone(), stride.clone()]),
+            " when `stride` is even and the block is 32x8 or 32x32"
+        );
+        assert_eq!(when(&[]), "");
+        assert_eq!(
+            assumption(&stride),
+            "`stride` is even (the cost differs between the values tried, 1, 2, 7, 32, 100, \
+             1024, 4099; no launch gives it a constant; set `[kernel.k.params] stride`)"
+        );
+        assert_eq!(
+            assumption(&block),
+            "the block is 32x8 or 32x32 (not 16x16) (the cost differs between the common \
+             shapes tried; no launch of `k` gives a block: set `[kernel.k] block`)"
+        );
+        let sizes = Assumption::BlockCondition {
+            kernel: "k".into(),
+            when: vec![[1024, 1, 1]],
+            tried: vec![[64, 1, 1], [256, 1, 1], [1024, 1, 1]],
+        };
+        assert_eq!(when(&[sizes]), " when the block has 1024 threads");
+        assert_eq!(
+            for_every(&ForEvery::Param {
+                name: "n".into(),
+                kernel: "k".into(),
+                tried: spread,
+                source: ValueSource::Spread,
+            }),
+            "for every `n` (tried 1, 2, 7, 32, 100, 1024, 4099)"
+        );
+        assert_eq!(
+            for_every(&ForEvery::Param {
+                name: "n".into(),
+                kernel: "k".into(),
+                tried: vec![64, 128],
+                source: ValueSource::Launches,
+            }),
+            "for every value of `n` other launches give (64, 128)"
+        );
+        assert_eq!(
+            for_every(&ForEvery::Block {
+                kernel: "k".into(),
+                tried: vec![[16, 16, 1], [32, 8, 1], [32, 32, 1]],
+            }),
+            "for every common block shape (tried 16x16, 32x8, 32x32)"
+        );
+        for (c, said) in [
+            (Condition::MultipleOf(32), "`n` is a multiple of 32"),
+            (Condition::Odd, "`n` is odd"),
+            (Condition::AtLeast(32), "`n` is at least 32"),
+            (Condition::AtMost(7), "`n` is at most 7"),
+            (Condition::OneOf(vec![1024]), "`n` is 1024"),
+            (Condition::OneOf(vec![1, 2, 7]), "`n` is one of 1, 2, 7"),
+        ] {
+            assert_eq!(param_condition("n", &c), said);
         }
     }
 }

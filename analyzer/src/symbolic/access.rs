@@ -1,9 +1,9 @@
-//! One access under one launch: what makes it `unknown` before anything
-//! runs, its run, and the report made of the run's totals (means per
+//! One run of an access under one launch: what makes it `unknown` before
+//! anything runs, its run, and the report made of the run's totals (means per
 //! executed warp-level instruction, maxima, the worst warp). An `unknown`
 //! report carries no cost and no worst warp.
 
-use super::run::Run;
+use super::run::{Compiled, Run};
 use super::setup::Setup;
 use super::{AccessReport, ConstantStats, Cost, EngineOptions, GlobalStats, SharedStats, Status};
 use crate::budget;
@@ -11,31 +11,43 @@ use crate::finding::UnknownReason;
 use crate::hardware::MemoryModel;
 use crate::ir::{Access, Kernel, Space};
 
-/// One access under one launch; `kernel_work` is what the kernel's
-/// accesses evaluated so far (past `max_kernel_work` the access is
-/// `unknown` without being run). Also says whether the fix search's limit
-/// stopped it ([`EngineOptions::stop_above_ways`]).
-pub(super) fn analyze_access(
+/// One run of an access under one launch (one value of each input
+/// `values.rs` varies); `kernel_work` is what the kernel's accesses
+/// evaluated so far (past `max_kernel_work` the access is `unknown`
+/// without being run). Also says whether the fix search's limit stopped
+/// it ([`EngineOptions::stop_above_ways`]), and which parameters analysed
+/// over representative values the cost depends on ([`Run::matters`]).
+pub(super) fn run_access(
     k: &Kernel,
     (ki, ai, li): (usize, usize, usize),
     setup: &Setup,
     model: &dyn MemoryModel,
     opts: &EngineOptions,
     kernel_work: &mut u64,
-) -> (AccessReport, bool) {
+    compiled: &mut Compiled,
+) -> (AccessReport, bool, Vec<u32>) {
     let a = &k.accesses[ai];
     let unknown = unknown_up_front(a, opts, *kernel_work);
-    let mut run = Run::new(k, a, setup, model, opts, unknown);
+    let mut run = Run::new((k, a), setup, model, opts, unknown, compiled);
     let nblocks = run.all_warps();
     let unknown_reason = run.unknown_reason();
     let stopped = run.stopped;
+    let matters = std::mem::take(&mut run.matters);
     *kernel_work = kernel_work.saturating_add(run.work);
-    (report(run, (ki, ai, li), nblocks, unknown_reason), stopped)
+    (
+        report(run, (ki, ai, li), nblocks, unknown_reason),
+        stopped,
+        matters,
+    )
 }
 
 /// Unknown up front: the access's own reason, or the kernel's work budget
 /// spent.
-fn unknown_up_front(a: &Access, opts: &EngineOptions, kernel_work: u64) -> Option<UnknownReason> {
+pub(super) fn unknown_up_front(
+    a: &Access,
+    opts: &EngineOptions,
+    kernel_work: u64,
+) -> Option<UnknownReason> {
     a.unknown.clone().or_else(|| {
         (kernel_work >= opts.max_kernel_work).then(|| {
             UnknownReason::KernelBudgetSpent(budget::work_per_kernel(opts.max_kernel_work))
@@ -126,6 +138,7 @@ fn report(
         executions: run.totals.executions as f64 / nblocks,
         status,
         assumptions: run.assumptions,
+        for_every: Vec::new(),
         unknown_reason,
         cost,
         worst: if status == Status::Unknown {

@@ -50,8 +50,25 @@ impl Run<'_> {
     /// Records the assumed values `reads` names (each once).
     pub(super) fn note_reads(&mut self, reads: &Reads) {
         for r in reads.iter() {
-            self.say(Said::Read(r), |run| run.assumed(r));
+            self.read_matters(r);
         }
+    }
+
+    /// Records, once, that the cost depends on the value `r` read: the
+    /// assumption that it has its value, or, for a parameter analysed over
+    /// representative values ([`super::setup::Setup::quantified`]), the
+    /// parameter in [`Run::matters`].
+    pub(super) fn read_matters(&mut self, r: Assumed) {
+        if let Assumed::Param(i) = r {
+            if self.setup.quantified.get(i as usize) == Some(&true) {
+                if !self.noted.contains(&Said::Read(r)) {
+                    self.noted.push(Said::Read(r));
+                    self.matters.push(i);
+                }
+                return;
+            }
+        }
+        self.say(Said::Read(r), |run| run.assumed(r));
     }
 
     /// Records an assumption once; `made` runs only the first time.
@@ -82,7 +99,7 @@ impl Run<'_> {
                     .unwrap_or_else(|| "?".into());
                 Assumption::ParamValue {
                     name,
-                    value: self.opts.default_param,
+                    value: self.setup.params.get(i as usize).copied().unwrap_or(0),
                     kernel: self.k.name.clone(),
                 }
             }

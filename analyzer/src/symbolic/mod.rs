@@ -2,16 +2,20 @@
 //! representative block, each warp and each enumerated loop iteration, the
 //! 32 lane addresses and the active mask, costed by a hardware model.
 //!
-//! Results are three-valued ([`Status`]): `exact` for the given launch,
-//! `assumed` when they rest on stated assumptions (a default block shape, a
-//! parameter's value, a sampled loop), `unknown` when the address depends
-//! on data or a budget ran out; unknown results carry no cost.
+//! Results are three-valued ([`Status`]): `exact` for the given launch
+//! (and for every value tried of what it does not give), `assumed` when
+//! they rest on stated assumptions (a condition on a parameter or the block
+//! shape, a sampled loop), `unknown` when the address depends on data or a
+//! budget ran out; unknown results carry no cost.
 //!
 //! The room:
 //! - `report.rs`: the public answer ([`AccessReport`], [`Status`], [`Cost`])
 //!   and [`EngineOptions`];
 //! - `setup.rs`: a launch resolved to numbers, and the blocks an access runs in;
-//! - `access.rs`: one access under one launch, from its run to its report;
+//! - `values.rs`: one access under one launch, over representative values
+//!   of what no launch gives (integer parameters, the block shape), and
+//!   for which of them the answer holds;
+//! - `access.rs`: one run of an access, from its run to its report;
 //! - `run.rs`: the run's state, the warps of every block, warp-wide
 //!   evaluation and the cost of one execution;
 //! - `loops.rs`: loop iterations, and which loops cost the same every time;
@@ -32,6 +36,7 @@ mod report;
 mod run;
 mod setup;
 mod unknowns;
+mod values;
 
 pub use report::{
     AccessReport, ConstantStats, Cost, EngineOptions, GlobalStats, SharedStats, Status, WarpSample,
@@ -39,8 +44,8 @@ pub use report::{
 
 use crate::hardware::MemoryModel;
 use crate::ir::Program;
-use access::analyze_access;
 use setup::Setup;
+use values::analyze_access;
 
 /// Analyses every access of every kernel under each of its launches.
 pub fn analyze_program(

@@ -3,7 +3,7 @@
 //! A report whose status is `unknown` carries no cost and no worst warp.
 
 use crate::budget;
-use crate::finding::{Assumption, UnknownReason};
+use crate::finding::{Assumption, ForEvery, UnknownReason};
 use crate::hardware::Lanes;
 use crate::ir::{Op, Space, Span};
 
@@ -12,8 +12,14 @@ use crate::ir::{Op, Space, Span};
 pub struct EngineOptions {
     /// Grid when nothing says.
     pub default_grid: [u64; 3],
-    /// Value assumed for an integer parameter nothing gives a value to.
-    pub default_param: i64,
+    /// Value assumed for an integer parameter nothing gives a value to;
+    /// `None` (the default): the access is analysed over representative
+    /// values (`values.rs`) and the answer says for which it holds.
+    pub default_param: Option<i64>,
+    /// Analyse a kernel no launch gives a block over the common block
+    /// shapes for its dimensions (the default); false: under the front
+    /// end's default block alone, assumed.
+    pub vary_default_block: bool,
     pub max_loop_iterations: u64,
     pub max_executions: u64,
     pub max_blocks: u64,
@@ -37,7 +43,8 @@ impl Default for EngineOptions {
     fn default() -> Self {
         EngineOptions {
             default_grid: [2, 2, 1],
-            default_param: 1024,
+            default_param: None,
+            vary_default_block: true,
             max_loop_iterations: budget::MAX_LOOP_ITERATIONS,
             max_executions: budget::MAX_EXECUTIONS_PER_ACCESS,
             max_blocks: budget::MAX_BLOCKS_SAMPLED,
@@ -141,6 +148,9 @@ pub struct AccessReport {
     /// What the cost rests on, each once (in the order met; outputs word
     /// and sort them).
     pub assumptions: Vec<Assumption>,
+    /// Inputs no launch gives over whose every tried value the cost is the
+    /// same: the answer does not rest on them.
+    pub for_every: Vec<ForEvery>,
     pub unknown_reason: Option<UnknownReason>,
     pub cost: Option<Cost>,
     pub worst: Option<WarpSample>,

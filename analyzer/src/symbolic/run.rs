@@ -52,6 +52,9 @@ pub(super) struct Run<'a> {
     /// Which assumptions are already recorded: each is worded once per
     /// access, not once per warp and iteration.
     pub(super) noted: Vec<Said>,
+    /// The parameters analysed over representative values whose value the
+    /// cost depends on, in the order met (see [`Run::read_matters`]).
+    pub(super) matters: Vec<u32>,
     pub(super) unknown: Option<UnknownReason>,
     pub(super) budget_hit: bool,
     /// [`EngineOptions::stop_above_ways`]'s limit, when it names this
@@ -72,9 +75,36 @@ pub(super) struct Run<'a> {
     /// Scratch for the linear form's coefficients, reused from warp to warp.
     pub(super) coeff_vals: Vec<Vals>,
     /// The access's expressions, compiled ([`graph`]), and what is
-    /// remembered of them.
+    /// remembered of them (shared by the access's runs: [`Compiled`]).
+    graph: &'a graph::Graph,
+    pub(super) memo: &'a mut graph::Memo,
+}
+
+/// What the runs of one access share: its expressions compiled, their
+/// memo (stale from the start of each warp), the loops that cannot change
+/// it. Built once per access, not per run.
+pub(super) struct Compiled {
     graph: graph::Graph,
-    pub(super) memo: graph::Memo,
+    memo: graph::Memo,
+    invariant: Vec<bool>,
+}
+
+impl Compiled {
+    /// Access `a` of `k`; nothing is compiled when it is `unknown` before
+    /// any warp runs (`skip`).
+    pub(super) fn of(k: &Kernel, a: &Access, skip: bool) -> Compiled {
+        let graph = if skip {
+            graph::Graph::new(&[], |_| 0)
+        } else {
+            compile(k, a)
+        };
+        let memo = graph::Memo::new(&graph, a.loops.len());
+        Compiled {
+            graph,
+            memo,
+            invariant: invariant_loops(k, a),
+        }
+    }
 }
 
 /// The sums over executions a warp's run adds to.
@@ -126,7 +156,7 @@ impl Run<'_> {
         let v = match self.graph.root(e) {
             Some(id) => self
                 .memo
-                .eval(&self.graph, id, &env, &mut reads, &mut self.work),
+                .eval(self.graph, id, &env, &mut reads, &mut self.work),
             None => eval32(e, &env, &mut reads, &mut self.work),
         };
         if self.work > self.opts.max_work {
@@ -220,7 +250,7 @@ impl Run<'_> {
                 continue;
             }
             if self.relevant(r, active) {
-                self.say(Said::Read(r), |run| run.assumed(r));
+                self.read_matters(r);
             }
         }
         if self.space == Space::Local {
@@ -288,21 +318,17 @@ impl<'a> Run<'a> {
     /// The run of access `a` under `setup`; `unknown` when the access is
     /// known to be unknown before any warp runs (then nothing is compiled).
     pub(super) fn new(
-        k: &'a Kernel,
-        a: &'a Access,
+        (k, a): (&'a Kernel, &'a Access),
         setup: &'a Setup,
         model: &'a dyn MemoryModel,
         opts: &'a EngineOptions,
         unknown: Option<UnknownReason>,
+        compiled: &'a mut Compiled,
     ) -> Run<'a> {
         let obj = &k.objects[a.obj];
         let space = obj.space;
-        // Nothing is evaluated for such an access: nothing to compile.
-        let graph = match unknown {
-            None => compile(k, a),
-            Some(_) => graph::Graph::new(&[], |_| 0),
-        };
-        let memo = graph::Memo::new(&graph, a.loops.len());
+        // What an earlier run remembered is stale.
+        compiled.memo.touch(0);
         let mut run = Run {
             k,
             a,
@@ -316,7 +342,7 @@ impl<'a> Run<'a> {
             tid: [[0; WARP]; 3],
             loop_vals: Vec::new(),
             iters: Vec::new(),
-            invariant: invariant_loops(k, a),
+            invariant: compiled.invariant.clone(),
             weight: 1,
             evaluated: 0,
             work: 0,
@@ -328,6 +354,7 @@ impl<'a> Run<'a> {
             min_offset: None,
             assumptions: setup.assumptions.clone(),
             noted: Vec::new(),
+            matters: Vec::new(),
             unknown,
             budget_hit: false,
             stop_above: opts
@@ -340,8 +367,8 @@ impl<'a> Run<'a> {
             relevance: Vec::new(),
             linear_form: None,
             coeff_vals: Vec::new(),
-            graph,
-            memo,
+            graph: &compiled.graph,
+            memo: &mut compiled.memo,
         };
         if space == Space::Local {
             run.assume(Assumption::LocalMemory {

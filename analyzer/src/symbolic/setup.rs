@@ -4,53 +4,65 @@
 //! run in (all of a small grid, else evenly spaced ones; only block 0 when
 //! the access reads neither `blockIdx` nor `gridDim`).
 
-use super::EngineOptions;
+use super::{values, EngineOptions};
 use crate::finding::Assumption;
 use crate::ir::{Access, Atom, Builtin, Expr, Kernel, LaunchOrigin};
 
 /// The launch configuration, resolved to numbers.
+#[derive(Clone)]
 pub(super) struct Setup {
     pub(super) block: [i64; 3],
     pub(super) grid: [i64; 3],
     pub(super) params: Vec<i64>,
     pub(super) params_assumed: Vec<bool>,
+    /// Per parameter: no launch gives it and the access is analysed over
+    /// its representative values (`values.rs`), so a read of it that
+    /// matters is recorded ([`super::run::Run::matters`]), not assumed.
+    pub(super) quantified: Vec<bool>,
+    /// No launch gives the block: the access is analysed over the common
+    /// shapes (`values.rs`), and no block is assumed.
+    pub(super) block_varied: bool,
     pub(super) grid_assumed: bool,
     pub(super) assumptions: Vec<Assumption>,
 }
 
 impl Setup {
-    /// Launch `li` of `k`, with the defaults of `opts` where it says nothing.
+    /// Launch `li` of `k`, with the defaults of `opts` where it says
+    /// nothing; a parameter no launch gives takes its first representative
+    /// value ([`values::first`]) unless `opts` sets one.
     pub(super) fn new(k: &Kernel, li: usize, opts: &EngineOptions) -> Setup {
         let l = &k.launches[li];
         let mut assumptions = Vec::new();
         // The front end decided the block (`Launch::origin` says why);
         // what rests on an assumption is stated here.
         let block = l.block;
+        let block_varied = l.origin == LaunchOrigin::Default && opts.vary_default_block;
         match l.origin {
             LaunchOrigin::LaunchBounds => {
                 assumptions.push(Assumption::LaunchBoundsBlock { threads: block[0] })
             }
-            LaunchOrigin::Default => assumptions.push(Assumption::DefaultBlock {
+            LaunchOrigin::Default if !block_varied => assumptions.push(Assumption::DefaultBlock {
                 block,
                 kernel: k.name.clone(),
             }),
-            LaunchOrigin::LaunchSite | LaunchOrigin::Config => {}
+            _ => {}
         }
         let (grid, grid_assumed) = match l.grid {
             Some(g) => (g, false),
             None => (opts.default_grid, true),
         };
+        let given = |i: usize| l.params.get(i).copied().flatten();
         let params: Vec<i64> = (0..k.params.len())
             .map(|i| {
-                l.params
-                    .get(i)
-                    .copied()
-                    .flatten()
-                    .unwrap_or(opts.default_param)
+                given(i)
+                    .or(opts.default_param)
+                    .unwrap_or_else(|| values::first(k, i))
             })
             .collect();
-        let params_assumed = (0..k.params.len())
-            .map(|i| l.params.get(i).copied().flatten().is_none())
+        let params_assumed: Vec<bool> = (0..k.params.len()).map(|i| given(i).is_none()).collect();
+        let quantified = params_assumed
+            .iter()
+            .map(|a| *a && opts.default_param.is_none())
             .collect();
         let c = |v: [u64; 3]| [v[0] as i64, v[1] as i64, v[2] as i64];
         Setup {
@@ -58,6 +70,8 @@ impl Setup {
             grid: c(grid),
             params,
             params_assumed,
+            quantified,
+            block_varied,
             grid_assumed,
             assumptions,
         }

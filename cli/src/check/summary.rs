@@ -221,7 +221,11 @@ pub(super) fn show_settings(s: &Settings, selected: &Selected) -> String {
     out.push_str(&format!("default-block: {:?}\n", b.one_d));
     out.push_str(&format!("default-block-2d: {:?}\n", b.two_d));
     out.push_str(&format!("default-grid: {:?}\n", e.default_grid));
-    out.push_str(&format!("default-param: {}\n", e.default_param));
+    out.push_str(&format!(
+        "default-param: {}\n",
+        e.default_param
+            .map_or_else(|| "(representative values)".into(), |p| p.to_string())
+    ));
     let t = &s.thresholds;
     out.push_str(&format!(
         "thresholds: shared-ways-warning = {}, shared-ways-error = {}, global-efficiency-warning = {}, global-efficiency-error = {}\n",

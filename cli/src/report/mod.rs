@@ -162,6 +162,10 @@ pub fn access_json(path: &str, run: &ArchRun, r: &AccessReport) -> Value {
         wording::assumptions(&r.assumptions).into_iter().unzip();
     m.insert("assumptions".into(), json!(assumptions));
     m.insert("assumption_kinds".into(), json!(kinds));
+    let (every, kinds): (Vec<_>, Vec<_>) =
+        wording::for_every_list(&r.for_every).into_iter().unzip();
+    m.insert("for_every".into(), json!(every));
+    m.insert("for_every_kinds".into(), json!(kinds));
     if let Some(u) = &r.unknown_reason {
         m.insert("unknown_reason".into(), json!(wording::unknown_reason(u)));
         m.insert("unknown_kind".into(), json!(u.kind()));
@@ -480,7 +484,7 @@ pub fn table(files: &[FileResult]) -> String {
     let mut seen = std::collections::HashSet::new();
     for f in files {
         for (_, r) in f.records() {
-            if r.assumptions.is_empty() && r.unknown_reason.is_none() {
+            if r.assumptions.is_empty() && r.unknown_reason.is_none() && r.for_every.is_empty() {
                 continue;
             }
             let mut block = String::new();
@@ -500,6 +504,9 @@ pub fn table(files: &[FileResult]) -> String {
             }
             if seen.insert(block.clone()) {
                 details.push_str(&block);
+            }
+            for (f, _) in wording::for_every_list(&r.for_every) {
+                details.push_str(&format!("  holds {f}\n"));
             }
         }
     }

@@ -4,6 +4,7 @@ use warplint_analyzer::ir::Space;
 use warplint_analyzer::symbolic::Cost;
 
 use super::{unit_stride_misaligned, waste};
+use crate::wording;
 use crate::{
     assumption_notes, facts, fmt_num, sites, Context, Diagnostic, Label, Lint, Rule, Severity,
 };
@@ -90,11 +91,12 @@ impl Lint for MisalignedGlobalAccess {
             let sector = ctx.model.sector_bytes();
             let message = format!(
                 "misaligned {} of `{}`: the warp starts {off} bytes into a {sector}-byte sector \
-                 ({} sectors per request instead of {})",
+                 ({} sectors per request instead of {}){}",
                 site.ops,
                 r.array,
                 fmt_num(g.sectors),
-                fmt_num(g.ideal_sectors)
+                fmt_num(g.ideal_sectors),
+                wording::when(&r.assumptions)
             );
             let mut notes = vec![format!(
                 "{}, block {}x{}x{}; allocations are assumed 256-byte aligned",

@@ -101,7 +101,7 @@ impl Lint for SharedBankConflict {
                 String::new()
             };
             let message = format!(
-                "{ways}-way bank conflict on `{}` ({} of {} byte{}{mean}; {}, block {}x{}x{})",
+                "{ways}-way bank conflict on `{}` ({} of {} byte{}{mean}; {}, block {}x{}x{}){}",
                 r.array,
                 site.ops,
                 r.width,
@@ -109,7 +109,8 @@ impl Lint for SharedBankConflict {
                 ctx.arch,
                 r.block[0],
                 r.block[1],
-                r.block[2]
+                r.block[2],
+                wording::when(&r.assumptions)
             );
             let mut notes = Vec::new();
             let mut label = format!("the worst warp needs {} wavefronts", s.max_wavefronts);

@@ -5,6 +5,7 @@ use warplint_analyzer::ir::{Atom, Builtin, Dim, Space};
 use warplint_analyzer::symbolic::{linear, Cost};
 
 use super::{unit_stride_misaligned, waste};
+use crate::wording;
 use crate::{
     assumption_notes, facts, fmt_num, sites, Context, Diagnostic, Label, Lint, Rule, Severity,
 };
@@ -126,12 +127,13 @@ impl Lint for UncoalescedGlobalAccess {
                 }
             };
             let message = format!(
-                "uncoalesced {} of `{}`: {} sectors per request, {} needed ({}% efficiency)",
+                "uncoalesced {} of `{}`: {} sectors per request, {} needed ({}% efficiency){}",
                 site.ops,
                 r.array,
                 fmt_num(g.sectors),
                 fmt_num(g.ideal_sectors),
-                fmt_num(efficiency * 100.0)
+                fmt_num(efficiency * 100.0),
+                wording::when(&r.assumptions)
             );
             // A field of a wider element that is not a CUDA vector type.
             let aos = obj.elem_size > r.width as u64

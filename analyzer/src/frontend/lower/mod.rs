@@ -489,6 +489,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                         name: name.clone(),
                         object: Some(obj),
                         is_integer: false,
+                        values: None,
                     });
                     self.bind(
                         name,
@@ -504,6 +505,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                         name: name.clone(),
                         object: None,
                         is_integer: true,
+                        values: (elem_text.trim() == "bool").then(|| vec![0, 1]),
                     });
                     self.bind(name, Val::Int(Expr::atom(Atom::Param(idx))));
                 }
@@ -512,6 +514,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                         name: name.clone(),
                         object: None,
                         is_integer: false,
+                        values: None,
                     });
                     let u = self.unknown(
                         Origin::Parameter { name: name.clone() },
