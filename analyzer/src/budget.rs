@@ -95,8 +95,10 @@ pub const MAX_INSTANTIATIONS: usize = 64;
 pub const MAX_LAUNCHES_PER_KERNEL: usize = 16;
 
 /// Accesses looked at after a field access for neighbours nvcc would merge
-/// with it (`nvcc/fuse.rs`); past this window it stands alone. nvcc's
-/// vectorizer also looks only at nearby instructions.
+/// with it (`nvcc/fuse.rs`; nvcc's vectorizer also looks only at nearby
+/// instructions). When another access to the same element lies past it in
+/// the same straight-line region, whether they merge is not known: the
+/// accesses are `unknown`, naming this budget.
 pub const MAX_FUSE_WINDOW: usize = 64;
 
 /// Iterations enumerated per loop, per entry into that loop. 128 covers
@@ -129,7 +131,10 @@ pub const MAX_WORK_PER_KERNEL: u64 = 1_000_000_000;
 pub const MAX_COLLAPSE_ADDRESS_NODES: u32 = 2048;
 
 /// Blocks of the grid enumerated as representatives when the address
-/// depends on `blockIdx`.
+/// depends on `blockIdx` (evenly spaced, the first and the last among
+/// them). Where a launch's grid has more and the blocks run differ in cost,
+/// the result says it rests on the sample (`Assumption::BlocksSampled`); a
+/// cost the same in every block run is taken as the grid's.
 pub const MAX_BLOCKS_SAMPLED: u64 = 8;
 
 /// Largest block the analyzer accepts (the CUDA limit).
@@ -249,10 +254,21 @@ pub const MACRO_EXPANSIONS: Budget = named(
     MAX_MACRO_EXPANSIONS as u64,
     "expansions per kernel",
 );
+pub const HEADERS: Budget = named("MAX_HEADERS", MAX_HEADERS as u64, "headers per file");
 pub const INCLUDE_DEPTH: Budget = named(
     "MAX_INCLUDE_DEPTH",
     MAX_INCLUDE_DEPTH as u64,
     "nested includes",
+);
+pub const BLOCKS_SAMPLED: Budget = named(
+    "MAX_BLOCKS_SAMPLED",
+    MAX_BLOCKS_SAMPLED,
+    "blocks per access and launch",
+);
+pub const FUSE_WINDOW: Budget = named(
+    "MAX_FUSE_WINDOW",
+    MAX_FUSE_WINDOW as u64,
+    "accesses after a field access",
 );
 pub const INSTANTIATIONS: Budget = named(
     "MAX_INSTANTIATIONS",

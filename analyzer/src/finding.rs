@@ -260,6 +260,10 @@ pub enum Assumption {
     },
     /// The grid, when no launch gives one.
     Grid { grid: [u64; 3] },
+    /// The grid a launch gives has more blocks than are run
+    /// (`MAX_BLOCKS_SAMPLED`), and the blocks run differ in cost: the cost
+    /// is their mean, `sampled` evenly spaced blocks of `blocks`.
+    BlocksSampled { sampled: u64, blocks: u64 },
     /// The configured default block, when no launch gives one.
     DefaultBlock { block: [u64; 3], kernel: String },
     /// The block taken from `__launch_bounds__(threads)`.
@@ -375,6 +379,7 @@ impl Assumption {
             | Assumption::SomeCombinations { budget } => {
                 vec![*budget]
             }
+            Assumption::BlocksSampled { .. } => vec![crate::budget::BLOCKS_SAMPLED],
             _ => Vec::new(),
         }
     }
@@ -384,6 +389,7 @@ impl Assumption {
         match self {
             Assumption::ParamValue { .. } => "parameter-value",
             Assumption::Grid { .. } => "grid",
+            Assumption::BlocksSampled { .. } => "blocks-sampled",
             Assumption::DefaultBlock { .. } => "default-block",
             Assumption::LaunchBoundsBlock { .. } => "launch-bounds-block",
             Assumption::LocalMemory { .. } => "local-memory",
@@ -534,6 +540,8 @@ pub enum Cut {
     TypenameName,
     /// An attribute whose arguments run on: not read.
     AttributeArguments { key: String },
+    /// More headers given than are read: those past the budget are not.
+    Headers { given: u64 },
 }
 
 impl Cut {
@@ -550,6 +558,7 @@ impl Cut {
             Cut::SpecifierMacro { .. } => "specifier-macro-not-read",
             Cut::TypenameName => "typename-not-read",
             Cut::AttributeArguments { .. } => "attribute-not-read",
+            Cut::Headers { .. } => "headers-not-read",
         }
     }
 }

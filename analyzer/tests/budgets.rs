@@ -1,8 +1,9 @@
 //! Every named budget of `budget.rs`, run out on purpose: the analysis
 //! ends, and what it could not finish is `unknown` or a note that names
 //! the budget (so a user can tell a limit of warplint from a limit of the
-//! code). The one budget not here, `MAX_FILE_BYTES`, is exercised by the
-//! CLI's robustness tests (a 17 MiB file).
+//! code). The budgets the CLI applies are exercised through it:
+//! `MAX_FILE_BYTES` by its robustness tests (a 17 MiB file), `MAX_HEADERS`,
+//! `MAX_HEADER_BYTES` and `MAX_INDEXED_FILES` by `cli/tests/check.rs`.
 
 use warplint_analyzer::finding::Budget;
 use warplint_analyzer::hardware::Modern;
@@ -320,4 +321,64 @@ fn a_launching_function_past_the_scan_budget_says_so() {
     assert_names(&run(&src), "MAX_SCAN_NODES");
     let src = "__global__ void k(float *a) { a[threadIdx.x] = 0; }\nvoid host(float *p) { int small[] = { 0, 0 }; k<<<1, 32>>>(p); }\n";
     assert!(!run(src).contains("MAX_SCAN_NODES"));
+}
+
+/// `MAX_FUSE_WINDOW`: `.x` and `.y` of one `float4` with more loads of
+/// another array between them than the window holds: whether nvcc merges
+/// them is not known, and both say so; with fewer between, they merge.
+#[test]
+fn fields_of_one_element_past_the_fuse_window() {
+    let kernel = |between: usize| {
+        let loads: String = (0..between)
+            .map(|i| format!("    acc += t[threadIdx.x + {i}];\n"))
+            .collect();
+        format!(
+            "__global__ void k(const float4 *in, float *out, const float *t) {{\n\
+             \x20   float acc = in[threadIdx.x].x;\n{loads}\
+             \x20   acc += in[threadIdx.x].y;\n    out[threadIdx.x] = acc;\n}}\n\
+             void r() {{ k<<<1, 32>>>(0, 0, 0); }}\n"
+        )
+    };
+    let past = run(&kernel(budget::MAX_FUSE_WINDOW + 1));
+    assert_names(&past, "MAX_FUSE_WINDOW");
+    let within = run(&kernel(budget::MAX_FUSE_WINDOW - 2));
+    assert!(!within.contains("MAX_FUSE_WINDOW"), "{within}");
+}
+
+/// `MAX_BLOCKS_SAMPLED`: a launch of 64 blocks, more than are run. Where
+/// the block index shifts the warp by 12 bytes (not a whole number of
+/// sectors), the cost rests on the blocks sampled and says so; by 1,024
+/// bytes it does not depend on the block, and nothing is said.
+#[test]
+fn blocks_past_the_sample_where_the_block_index_matters() {
+    let kernel = |stride: u32| {
+        format!(
+            "__global__ void k(float *a) {{ a[blockIdx.x * {stride} + threadIdx.x] = 0; }}\n\
+             void r(float *a) {{ k<<<64, 32>>>(a); }}\n"
+        )
+    };
+    assert_names(&run(&kernel(3)), "MAX_BLOCKS_SAMPLED");
+    let aligned = run(&kernel(256));
+    assert!(!aligned.contains("MAX_BLOCKS_SAMPLED"), "{aligned}");
+}
+
+/// `MAX_HEADERS`, for a caller that gives the analyzer more headers than
+/// it reads (the CLI never does): a note names the budget, and the file is
+/// still analysed.
+#[test]
+fn more_headers_than_are_read() {
+    let headers: Vec<Header> = (0..budget::MAX_HEADERS + 1)
+        .map(|i| Header {
+            name: format!("h{i}.cuh"),
+            path: format!("h{i}.cuh"),
+            text: Vec::new(),
+        })
+        .collect();
+    let mut options = Options::default();
+    options.frontend.headers = headers;
+    let src = "__global__ void k(float *a) { a[threadIdx.x] = 0; }\n";
+    let a = analyze(src.as_bytes(), &Modern, &options);
+    assert_names(&said(&a), "MAX_HEADERS");
+    assert!(a.program.notes.iter().all(|n| n.span.line >= 1));
+    assert_eq!(a.reports.len(), 1);
 }

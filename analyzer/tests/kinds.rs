@@ -110,6 +110,10 @@ fn kinds() -> Vec<&'static str> {
             kernel: s(),
         },
         Assumption::Grid { grid: [1, 1, 1] },
+        Assumption::BlocksSampled {
+            sampled: 1,
+            blocks: 2,
+        },
         Assumption::DefaultBlock {
             block: [1, 1, 1],
             kernel: s(),
@@ -166,6 +170,7 @@ fn kinds() -> Vec<&'static str> {
         Cut::SpecifierMacro { word: s() },
         Cut::TypenameName,
         Cut::AttributeArguments { key: s() },
+        Cut::Headers { given: 1 },
     ];
     let mut notes = vec![
         NoteKind::FileTooLarge { budget: B },

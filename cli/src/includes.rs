@@ -54,6 +54,35 @@ pub struct Reached {
     /// found on no searched path, each once, in the order met. Angle
     /// includes are system headers, read nowhere, so never missing.
     pub missing: Vec<String>,
+    /// The budget that stopped the reading of headers, if one did.
+    pub cut: Option<HeaderCut>,
+}
+
+/// A budget that stopped the reading of a file's headers (the headers past
+/// it are not read, as if not found).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HeaderCut {
+    /// `MAX_HEADERS` headers were read.
+    Count,
+    /// `MAX_HEADER_BYTES` bytes of header text were read.
+    Bytes,
+}
+
+impl std::fmt::Display for HeaderCut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HeaderCut::Count => write!(
+                f,
+                "includes more than {} headers (MAX_HEADERS); the rest were not read",
+                budget::MAX_HEADERS
+            ),
+            HeaderCut::Bytes => write!(
+                f,
+                "includes more than {} MiB of headers (MAX_HEADER_BYTES); the rest were not read",
+                budget::MAX_HEADER_BYTES >> 20
+            ),
+        }
+    }
 }
 
 /// Every header reachable from `file` through `#include`, breadth first,
@@ -83,6 +112,7 @@ pub fn headers_for(
                     headers: out,
                     canonical: keys,
                     missing,
+                    cut: Some(HeaderCut::Count),
                 };
             }
             let mut candidates = Vec::new();
@@ -121,6 +151,7 @@ pub fn headers_for(
                     headers: out,
                     canonical: keys,
                     missing,
+                    cut: Some(HeaderCut::Bytes),
                 };
             }
             let next_dir = found.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -145,6 +176,7 @@ pub fn headers_for(
         headers: out,
         canonical: keys,
         missing,
+        cut: None,
     }
 }
 
@@ -213,6 +245,25 @@ impl ProjectHeaders {
     }
 
     /// The index of `file`'s project, if it has one.
+    /// Says on stderr which projects had more files than their index
+    /// holds (`MAX_INDEXED_FILES`): a header past it is not found by name.
+    pub fn warn_if_truncated(&self) {
+        let Ok(m) = self.indexes.lock() else { return };
+        let mut roots: Vec<&PathBuf> = m
+            .iter()
+            .filter(|(_, cell)| cell.get().is_some_and(|i| i.truncated))
+            .map(|(root, _)| root)
+            .collect();
+        roots.sort();
+        for root in roots {
+            eprintln!(
+                "warplint: warning: {} has more than {} files (MAX_INDEXED_FILES); headers past them are not found by name",
+                root.display(),
+                budget::MAX_INDEXED_FILES
+            );
+        }
+    }
+
     fn index_for(&self, file: &Path) -> Option<Arc<Index>> {
         let dir = absolute(&self.cwd, file.parent()?);
         let root = self.root_of(&dir)?;
@@ -297,17 +348,21 @@ pub struct Index {
     /// The current folder, which relative folders are read from.
     cwd: PathBuf,
     by_name: HashMap<OsString, Vec<PathBuf>>,
+    /// Whether the walk stopped at `MAX_INDEXED_FILES`.
+    truncated: bool,
 }
 
 impl Index {
     fn build(root: &Path, shown: PathBuf, cwd: &Path) -> Index {
         let mut by_name: HashMap<OsString, Vec<PathBuf>> = HashMap::new();
         let mut count = 0usize;
+        let mut truncated = false;
         let walk = crate::discover::walker(root)
             .sort_by_file_name(|a, b| a.cmp(b))
             .build();
         for entry in walk.flatten() {
             if count >= budget::MAX_INDEXED_FILES {
+                truncated = true;
                 break;
             }
             if !entry.file_type().is_some_and(|t| t.is_file()) {
@@ -327,6 +382,7 @@ impl Index {
             root: root.to_path_buf(),
             cwd: cwd.to_path_buf(),
             by_name,
+            truncated,
         }
     }
 

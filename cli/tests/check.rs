@@ -873,19 +873,63 @@ fn header_text_past_its_budget_is_not_read() {
     let notes = |includes: &str| {
         let f = dir.join("k.cu");
         std::fs::write(&f, format!("{includes}{kernel}")).unwrap();
-        let doc = json(&warplint(&[
+        let out = warplint(&[
             "report",
             "--isolated",
             "--format",
             "json",
             f.to_str().unwrap(),
-        ]));
-        doc["summary"]["kernels_with_notes"].as_u64().unwrap()
+        ]);
+        let warned = stderr(&out).contains("(MAX_HEADER_BYTES); the rest were not read");
+        let doc = json(&out);
+        (
+            doc["summary"]["kernels_with_notes"].as_u64().unwrap(),
+            warned,
+        )
     };
-    // `tile.cuh` first: read, PITCH known.
-    assert_eq!(notes("#include \"tile.cuh\"\n#include \"big.cuh\"\n"), 0);
+    // `tile.cuh` first: read, PITCH known; the budget still stops the
+    // reading (of nothing else), and the run says so.
+    assert_eq!(
+        notes("#include \"tile.cuh\"\n#include \"big.cuh\"\n"),
+        (0, true)
+    );
     // After the header that passes the budget: not read, PITCH unknown.
-    assert_eq!(notes("#include \"big.cuh\"\n#include \"tile.cuh\"\n"), 1);
+    assert_eq!(
+        notes("#include \"big.cuh\"\n#include \"tile.cuh\"\n"),
+        (1, true)
+    );
+    // Without the big header nothing is cut, and nothing is said.
+    assert_eq!(notes("#include \"tile.cuh\"\n"), (0, false));
+}
+
+/// `MAX_HEADERS`: a chain of more headers than the budget; the run says
+/// that the rest were not read (check and report alike).
+#[test]
+fn headers_past_their_count_are_not_read_and_the_run_says_so() {
+    let dir = temp_dir("header-count");
+    let n = warplint_analyzer::budget::MAX_HEADERS + 2;
+    for i in 0..n {
+        let next = if i + 1 < n {
+            format!("#include \"h{}.cuh\"\n", i + 1)
+        } else {
+            String::new()
+        };
+        std::fs::write(dir.join(format!("h{i}.cuh")), next).unwrap();
+    }
+    let f = dir.join("k.cu");
+    std::fs::write(
+        &f,
+        "#include \"h0.cuh\"\n__global__ void k(float *o) { o[threadIdx.x] = 0; }\n",
+    )
+    .unwrap();
+    for cmd in ["check", "report"] {
+        let out = warplint(&[cmd, "--isolated", f.to_str().unwrap()]);
+        let said = format!(
+            "includes more than {} headers (MAX_HEADERS)",
+            warplint_analyzer::budget::MAX_HEADERS
+        );
+        assert!(stderr(&out).contains(&said), "{cmd}: {}", stderr(&out));
+    }
 }
 
 #[test]
@@ -1023,4 +1067,32 @@ fn a_fix_search_past_its_budget_says_so() {
     assert!(says(last), "{last:#}");
     // Every diagnostic either has a fix or says why not.
     assert!(sm.iter().all(|d| !d["fix"].is_null() || says(d)));
+}
+
+/// `MAX_INDEXED_FILES`: a project with more files than its index holds;
+/// a quoted include not found beside the file makes the run index the
+/// project, and it says that the index was cut.
+#[test]
+fn a_project_past_the_index_budget_is_said_to_be_cut() {
+    let dir = temp_dir("index-budget");
+    std::fs::write(dir.join("warplint.toml"), "").unwrap();
+    let many = dir.join("many");
+    std::fs::create_dir_all(&many).unwrap();
+    for i in 0..=warplint_analyzer::budget::MAX_INDEXED_FILES {
+        std::fs::write(many.join(format!("f{i}")), "").unwrap();
+    }
+    let f = dir.join("k.cu");
+    std::fs::write(
+        &f,
+        "#include \"nowhere.cuh\"\n__global__ void k(float *o) { o[threadIdx.x] = 0; }\n",
+    )
+    .unwrap();
+    let out = warplint(&["check", f.to_str().unwrap()]);
+    // The many files go (they would slow every later walk of the folder).
+    let _ = std::fs::remove_dir_all(&many);
+    assert!(
+        stderr(&out).contains("(MAX_INDEXED_FILES); headers past them are not found by name"),
+        "{}",
+        stderr(&out)
+    );
 }

@@ -166,6 +166,11 @@ pub fn assumption(a: &Assumption) -> String {
             "`{name}` assumed {value} (no launch gives it a constant; set \
              `[kernel.{kernel}.params] {name}`)"
         ),
+        Assumption::BlocksSampled { sampled, blocks } => format!(
+            "the cost differs between blocks: its mean over {sampled} evenly spaced blocks of the \
+             grid's {blocks} ({})",
+            budget(&warplint_analyzer::budget::BLOCKS_SAMPLED)
+        ),
         Assumption::Grid { grid: g } => format!(
             "grid [{}, {}, {}] assumed: no launch found gives one",
             g[0], g[1], g[2]
@@ -484,6 +489,9 @@ fn cut(what: &Cut, b: &Budget) -> String {
             "a pointer moved past that point is taken as aligned",
         ),
         Cut::SyntaxErrors => format!("more syntax errors follow, not listed (the {b} ran out)"),
+        Cut::Headers { given } => {
+            format!("{given} headers were given; those past the {b} are not read")
+        }
         Cut::FunctionDeclarator => {
             format!("a function whose declarators nest past the {b} is not read")
         }

@@ -152,6 +152,8 @@ struct Chain {
     members: Vec<(usize, u64)>,
     /// Why merging is not known (a call lies between two members).
     unsure: Option<UnknownReason>,
+    /// `MAX_FUSE_WINDOW` ended the search with a possible member past it.
+    cut: bool,
 }
 
 /// Later accesses of the same element as access `i`, up to whatever keeps
@@ -179,8 +181,14 @@ fn chain(k: &Kernel, i: usize, done: &[bool]) -> Option<Chain> {
     let mut written: Vec<(i64, i64)> = Vec::new();
     let overlaps = |x: (i64, i64), y: (i64, i64)| x.0 < y.1 && y.0 < x.1;
     let window = k.accesses.iter().enumerate().skip(i + 1);
+    // Whether the search ended before the window did (a region's end, an
+    // access that keeps the members apart).
+    let mut ended = false;
+    let mut looked = 0;
     for (j, b) in window.take(crate::budget::MAX_FUSE_WINDOW) {
+        looked += 1;
         if b.region != a.region {
+            ended = true;
             break;
         }
         let other = &k.objects[b.obj];
@@ -190,6 +198,7 @@ fn chain(k: &Kernel, i: usize, done: &[bool]) -> Option<Chain> {
             b.obj == a.obj && r.same(&rest) && bytes.0 >= base && bytes.1 <= base + e as i64;
         if in_element && !done[j] && b.op == a.op && b.unknown.is_none() && same_place(a, b) {
             if written.iter().any(|w| overlaps(*w, bytes)) {
+                ended = true;
                 break;
             }
             if b.undecided != last_calls && unsure.is_none() {
@@ -225,6 +234,7 @@ fn chain(k: &Kernel, i: usize, done: &[bool]) -> Option<Chain> {
                 overlaps((lo, lo + k.accesses[m].width as i64), bytes)
             });
             if clash {
+                ended = true;
                 break;
             }
             continue;
@@ -235,9 +245,26 @@ fn chain(k: &Kernel, i: usize, done: &[bool]) -> Option<Chain> {
         if elsewhere || (b.obj != a.obj && restrict(obj) && restrict(other)) {
             continue;
         }
+        ended = true;
         break;
     }
-    (members.len() > 1).then_some(Chain { members, unsure })
+    // Past the window, an access to the same element in the same region
+    // might have merged: whether it does is not known.
+    let cut = !ended
+        && looked == crate::budget::MAX_FUSE_WINDOW
+        && k.accesses
+            .iter()
+            .skip(i + 1 + crate::budget::MAX_FUSE_WINDOW)
+            .take_while(|b| b.region == a.region)
+            .any(|b| {
+                let (r, d) = split_const(&b.offset);
+                b.obj == a.obj && b.op == a.op && r.same(&rest) && d >= base && d < base + e as i64
+            });
+    (members.len() > 1 || cut).then_some(Chain {
+        members,
+        unsure,
+        cut,
+    })
 }
 
 /// Merges the field accesses nvcc merges (see the module doc).
@@ -254,6 +281,13 @@ pub fn fuse_fields(k: &mut Kernel) {
         };
         for &(m, _) in &ch.members {
             done[m] = true;
+        }
+        if ch.cut {
+            for &(m, _) in &ch.members {
+                let why = UnknownReason::OutOfBudget(crate::budget::FUSE_WINDOW);
+                k.accesses[m].unknown = Some(why);
+            }
+            continue;
         }
         let a = &k.accesses[i];
         let obj = &k.objects[a.obj];

@@ -403,13 +403,32 @@ impl<'a> Run<'a> {
         } else {
             None
         };
+        // Each sampled block's cost per ideal, when the grid has more
+        // blocks than are run: where they differ, the mean rests on the
+        // sample, and the result says so.
+        let mut per_block: Vec<(u64, u64)> = Vec::new();
         for bid in block_list {
             self.bid = bid;
+            let before = self.totals;
             for w in 0..nwarps {
                 if !self.one_warp(w, threads, collapse.as_mut()) {
                     return nblocks;
                 }
             }
+            let t = self.totals.since(before);
+            if t.executions > 0 {
+                per_block.push((t.cost, t.ideal.max(1)));
+            }
+        }
+        let differ = per_block
+            .windows(2)
+            .any(|p| p[0].0 as u128 * p[1].1 as u128 != p[1].0 as u128 * p[0].1 as u128);
+        if self.setup.blocks_sampled && differ {
+            let g = self.setup.grid;
+            self.assume(Assumption::BlocksSampled {
+                sampled: self.opts.max_blocks,
+                blocks: super::setup::blocks_in([g[0] as u64, g[1] as u64, g[2] as u64]),
+            });
         }
         nblocks
     }

@@ -23,6 +23,10 @@ pub(super) struct Setup {
     /// shapes (`values.rs`), and no block is assumed.
     pub(super) block_varied: bool,
     pub(super) grid_assumed: bool,
+    /// The grid (given) has more blocks than are run
+    /// (`EngineOptions::max_blocks`, `MAX_BLOCKS_SAMPLED`): where the block
+    /// index matters, the cost rests on the blocks sampled.
+    pub(super) blocks_sampled: bool,
     pub(super) assumptions: Vec<Assumption>,
 }
 
@@ -73,9 +77,15 @@ impl Setup {
             quantified,
             block_varied,
             grid_assumed,
+            blocks_sampled: !grid_assumed && blocks_in(grid) > opts.max_blocks,
             assumptions,
         }
     }
+}
+
+/// The number of blocks of `grid` (each dimension at least 1).
+pub(super) fn blocks_in(grid: [u64; 3]) -> u64 {
+    grid.iter().fold(1u64, |n, d| n.saturating_mul((*d).max(1)))
 }
 
 /// Whether the access reads `blockIdx` or `gridDim` (in its address, its

@@ -37,6 +37,9 @@ pub(super) struct Outcome {
     /// Fixed source of stdin, printed instead of written.
     pub(super) stdin_fixed: Option<Vec<u8>>,
     pub(super) errors: Vec<String>,
+    /// What the run says of this file on stderr as warnings (a budget that
+    /// stopped the reading of its headers).
+    pub(super) warnings: Vec<String>,
     /// Each kernel instantiation's accesses, by status and reason.
     pub(super) kernels: Vec<KernelTally>,
     /// Diagnostics in headers the file includes.
@@ -222,6 +225,11 @@ fn check_one(
     };
     let mut o = Outcome {
         unit: PathBuf::from(&abs),
+        warnings: reached
+            .cut
+            .map(|c| format!("{}: {c}", unit.path))
+            .into_iter()
+            .collect(),
         ..Outcome::default()
     };
     let (analysis, mut diagnostics) = unit.lint(&bytes);

@@ -102,6 +102,7 @@ fn check(args: &CheckArgs) -> Result<ExitCode, ExitCode> {
     inputs.extend(contexts);
     let mut outcomes = check_all(args, inputs, &table, which, &pool, &project, &index);
     report_kernels_once(&mut outcomes, &index);
+    project.warn_if_truncated();
     let merged = merge(outcomes);
     if args.diff {
         return Ok(summary::print_diff(&merged));
@@ -210,6 +211,9 @@ fn merge(outcomes: Vec<Outcome>) -> Merged {
         }
         for e in &o.errors {
             eprintln!("warplint: error: {e}");
+        }
+        for w in &o.warnings {
+            eprintln!("warplint: warning: {w}");
         }
         m.had_error |= !o.errors.is_empty();
         if let Some(b) = &o.stdin_fixed {

@@ -239,7 +239,8 @@ pub fn report_cmd(args: ReportArgs) -> ExitCode {
         .collect();
     // For JSON, each file becomes its text where it was analysed: a run
     // holds the report's text, not every access record.
-    let outcomes: Vec<Result<Option<(bool, Reported)>, String>> = pool.install(|| {
+    type Outcome = Option<(bool, Option<String>, Reported)>;
+    let outcomes: Vec<Result<Outcome, String>> = pool.install(|| {
         use rayon::prelude::*;
         jobs.par_iter()
             .map(|(f, i, context_of)| {
@@ -256,6 +257,11 @@ pub fn report_cmd(args: ReportArgs) -> ExitCode {
                     b.settings.project_includes.then_some(&project),
                 );
                 let sites = index.for_unit(f, &bytes, &reached.headers);
+                // A budget that stopped the reading of a run file's headers.
+                let warning = match (reached.cut, context_of) {
+                    (Some(c), None) => Some(format!("{}: {c}", f.display())),
+                    _ => None,
+                };
                 let unit = Unit {
                     path: f,
                     bytes: &bytes,
@@ -268,9 +274,9 @@ pub fn report_cmd(args: ReportArgs) -> ExitCode {
                 };
                 let file_note = !r.context && r.notes.iter().any(|n| n.line == 0);
                 Ok(Some(if json {
-                    (file_note, Reported::Json(super::json_parts(&r)))
+                    (file_note, warning, Reported::Json(super::json_parts(&r)))
                 } else {
-                    (file_note, Reported::Records(r))
+                    (file_note, warning, Reported::Records(r))
                 }))
             })
             .collect()
@@ -280,8 +286,11 @@ pub fn report_cmd(args: ReportArgs) -> ExitCode {
     for o in outcomes {
         match o {
             Ok(None) => {}
-            Ok(Some((file_note, r))) => {
+            Ok(Some((file_note, warning, r))) => {
                 had_error |= file_note;
+                if let Some(w) = warning {
+                    eprintln!("warplint: warning: {w}");
+                }
                 match r {
                     Reported::Json(p) => parts.push(p),
                     Reported::Records(r) => results.push(r),
@@ -293,24 +302,36 @@ pub fn report_cmd(args: ReportArgs) -> ExitCode {
             }
         }
     }
+    project.warn_if_truncated();
     super::settle(&mut parts, &index);
     super::settle_records(&mut results, &index);
-    if json {
-        let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
-        if super::write_json(&mut stdout, arch, &parts)
-            .and_then(|_| stdout.flush())
-            .is_err()
-        {
-            return ExitCode::from(2);
-        }
-        return if had_error {
-            ExitCode::from(2)
-        } else {
-            ExitCode::SUCCESS
-        };
+    let printed = if json {
+        print_json(arch, &parts)
+    } else {
+        print_table(&results)
+    };
+    if !printed {
+        return ExitCode::from(2);
     }
-    // The table.
-    for f in &results {
+    if had_error {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// The JSON document on stdout; false when it could not be written.
+fn print_json(arch: warplint_analyzer::Arch, parts: &[super::JsonParts]) -> bool {
+    let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
+    super::write_json(&mut stdout, arch, parts)
+        .and_then(|_| stdout.flush())
+        .is_ok()
+}
+
+/// The notes on stderr and the table on stdout; false when it could not
+/// be written.
+fn print_table(results: &[FileResult]) -> bool {
+    for f in results {
         for n in &f.notes {
             if n.line == 0 {
                 eprintln!("{}: note: {}", f.path, n.message);
@@ -325,18 +346,10 @@ pub fn report_cmd(args: ReportArgs) -> ExitCode {
             }
         }
     }
-    let out = super::table(&results);
+    let out = super::table(results);
     let mut stdout = std::io::stdout().lock();
-    if stdout
+    stdout
         .write_all(out.as_bytes())
         .and_then(|_| stdout.flush())
-        .is_err()
-    {
-        return ExitCode::from(2);
-    }
-    if had_error {
-        ExitCode::from(2)
-    } else {
-        ExitCode::SUCCESS
-    }
+        .is_ok()
 }

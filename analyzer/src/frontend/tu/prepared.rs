@@ -9,6 +9,7 @@ use super::super::source::Source;
 use super::super::{Options, Reparse};
 use super::LaunchSite;
 use crate::budget;
+use crate::finding::{Cut, NoteKind};
 use crate::ir::{Note, Span};
 
 /// What one analysis of a file worked out before lowering that an edit
@@ -203,7 +204,7 @@ fn fresh(input: &[u8], defines: preprocess::Defines, options: &Options) -> Prepr
         .zip(headers.iter_mut())
         .collect();
     // #if/#ifdef/#else/#endif resolved before parsing (offsets unchanged).
-    let (entered, notes, skipped) =
+    let (entered, mut notes, skipped) =
         match preprocess::Conditionals::new(defines, hs, options.parse_cache.as_deref()) {
             Some(mut c) => {
                 c.run(&mut source, 0);
@@ -211,6 +212,17 @@ fn fresh(input: &[u8], defines: preprocess::Defines, options: &Options) -> Prepr
             }
             None => (vec![true; headers.len()], Vec::new(), Vec::new()),
         };
+    if options.headers.len() > budget::MAX_HEADERS {
+        notes.push(Note {
+            span: source.span(0, 0),
+            kind: NoteKind::OutOfBudget {
+                what: Cut::Headers {
+                    given: options.headers.len() as u64,
+                },
+                budget: budget::HEADERS,
+            },
+        });
+    }
     for h in &mut headers {
         h.close_open_braces();
         h.split_template_closers();
