@@ -1096,3 +1096,27 @@ fn a_project_past_the_index_budget_is_said_to_be_cut() {
         stderr(&out)
     );
 }
+
+/// `--show-unknown` places an access of a header's kernel in that header.
+#[test]
+fn show_unknown_places_a_header_access_in_the_header() {
+    let dir = temp_dir("unknown-header");
+    std::fs::write(
+        dir.join("gather.cuh"),
+        "__global__ void g(const float *in, const int *idx, float *out) {\n    out[threadIdx.x] = in[idx[threadIdx.x]];\n}\n",
+    )
+    .unwrap();
+    let f = dir.join("k.cu");
+    std::fs::write(
+        &f,
+        "#include \"gather.cuh\"\nvoid r() { g<<<1, 32>>>(0, 0, 0); }\n",
+    )
+    .unwrap();
+    let out = warplint(&["check", "--isolated", "--show-unknown", f.to_str().unwrap()]);
+    let text = stdout(&out);
+    let line = text
+        .lines()
+        .find(|l| l.contains("load of `in`"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(line.contains("gather.cuh:2:"), "{line}");
+}

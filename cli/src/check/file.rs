@@ -248,7 +248,7 @@ fn check_one(
         return o;
     }
     if args.show_unknown {
-        o.unknowns = unknown_notes(&analysis, &unit.path);
+        o.unknowns = unknown_notes(&analysis, &unit.path, &unit.options.frontend.headers);
     }
     drop(analysis);
     if args.fix || args.diff {
@@ -297,14 +297,20 @@ fn headers_analysed(analysis: &FileAnalysis, headers: &[Header], o: &mut Outcome
     }
 }
 
-/// `--show-unknown`: the accesses the engine could not cost, and why.
-fn unknown_notes(analysis: &FileAnalysis, path: &str) -> Vec<UnknownNote> {
+/// `--show-unknown`: the accesses the engine could not cost, and why, each
+/// at the file it is in (`path`, or one of its `headers`).
+fn unknown_notes(analysis: &FileAnalysis, path: &str, headers: &[Header]) -> Vec<UnknownNote> {
     analysis
         .reports
         .iter()
         .filter(|r| r.status == Status::Unknown)
         .map(|r| UnknownNote {
-            path: path.to_string(),
+            path: match r.span.file {
+                0 => path.to_string(),
+                n => headers
+                    .get(n as usize - 1)
+                    .map_or_else(|| path.to_string(), |h| h.path.clone()),
+            },
             line: r.span.line,
             column: r.span.column,
             text: format!(
