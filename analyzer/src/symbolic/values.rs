@@ -52,22 +52,25 @@ const BLOCKS_1D: [[u64; 3]; 5] = [
 const BLOCKS_2D: [[u64; 3]; 3] = [[16, 16, 1], [32, 8, 1], [32, 32, 1]];
 
 /// The values tried for parameter `i` of `k` when a launch does not give
-/// it, ascending, and where they come from.
+/// it, ascending, and where they come from: every value of its type (a
+/// `bool`), else the spread with the values the kernel's other launches
+/// give it (a launch that gives none may pass anything: another launch's
+/// constant is one more representative value, not the only one).
 pub(super) fn tried(k: &Kernel, i: usize) -> (Vec<i64>, ValueSource) {
-    let mut given: Vec<i64> = k
+    if let Some(v) = k.params.get(i).and_then(|p| p.values.clone()) {
+        if !v.is_empty() {
+            return (v, ValueSource::Type);
+        }
+    }
+    let mut values: Vec<i64> = k
         .launches
         .iter()
         .filter_map(|l| l.params.get(i).copied().flatten())
+        .chain(SPREAD)
         .collect();
-    given.sort_unstable();
-    given.dedup();
-    if !given.is_empty() {
-        return (given, ValueSource::Launches);
-    }
-    match k.params.get(i).and_then(|p| p.values.clone()) {
-        Some(v) if !v.is_empty() => (v, ValueSource::Type),
-        _ => (SPREAD.to_vec(), ValueSource::Spread),
-    }
+    values.sort_unstable();
+    values.dedup();
+    (values, ValueSource::Spread)
 }
 
 /// The value parameter `i` of `k` takes in the first run: the spread's
