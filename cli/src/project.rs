@@ -20,7 +20,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use warplint_analyzer::ir::{ProjectLaunch, SiteAt, SiteRecord};
+use warplint_analyzer::ir::{Kernel, ProjectLaunch, SiteAt, SiteRecord};
 use warplint_analyzer::{budget, Header};
 
 use crate::includes::{canonical, headers_for, ProjectHeaders};
@@ -223,6 +223,19 @@ impl LaunchIndex {
 /// path and the kernel's byte extent there.
 pub type Extent = (PathBuf, usize, usize);
 
+/// The kernels of `kernels` lowered from headers, each header by its
+/// canonical path (`canonical`, by file id less one).
+pub fn header_extents(kernels: &[Kernel], canonical: &[PathBuf]) -> Vec<Extent> {
+    kernels
+        .iter()
+        .filter(|k| k.extent.file != 0)
+        .filter_map(|k| {
+            let c = canonical.get(k.extent.file as usize - 1)?;
+            Some((c.clone(), k.extent.start, k.extent.end))
+        })
+        .collect()
+}
+
 /// The kernels each unit's analysis lowered from headers, by header. A
 /// kernel gives way to another unit's analysis of it made with more of the
 /// build's context: a file's own kernel to a unit that includes the file
@@ -257,19 +270,16 @@ impl Covered {
         own_at: Option<usize>,
         from: Option<&(PathBuf, usize)>,
     ) -> bool {
-        let hit = |file: &Path, at: usize, by: &dyn Fn(&Path) -> bool| {
-            self.0.get(file).is_some_and(|r| {
-                r.iter()
-                    .any(|(a, b, u)| *a <= at && at < *b && u != unit && by(u))
-            })
-        };
         if let Some(at) = own_at {
-            return hit(unit, at, &|_| true);
+            return self.covers(unit, at);
         }
         let Some((header, at)) = from else {
             return false;
         };
-        !including.is_empty() && hit(header, *at, &|u| including.iter().any(|i| i == u))
+        self.0.get(header).is_some_and(|r| {
+            r.iter()
+                .any(|(a, b, u)| *a <= *at && *at < *b && including.contains(u))
+        })
     }
 
     /// Whether byte `at` of `file` (canonical) lies in a kernel that a unit
@@ -349,6 +359,7 @@ fn sites_of(s: &Source, project: &ProjectHeaders) -> (PathBuf, Vec<PathBuf>, Vec
         settings.project_includes.then_some(project),
     );
     let (headers, reached) = (reached.headers, reached.canonical);
+
     if !may_launch(&bytes) && !headers.iter().any(|h| may_launch(&h.text)) {
         return (unit, reached, Vec::new());
     }
@@ -365,11 +376,19 @@ fn sites_of(s: &Source, project: &ProjectHeaders) -> (PathBuf, Vec<PathBuf>, Vec
                 .unwrap_or_default(),
         }
     };
+    // A file id's canonical path, as the reading of the headers found it.
+    let canon = |file: u32| match file {
+        0 => unit.clone(),
+        n => reached
+            .get(n as usize - 1)
+            .cloned()
+            .unwrap_or_else(|| canonical(Path::new(&path_of(n)))),
+    };
     let entries = records
         .into_iter()
         .map(|site: SiteRecord| Entry {
-            defined_in: site.kernel_file.map(|f| canonical(Path::new(&path_of(f)))),
-            site_file: canonical(Path::new(&path_of(site.span.file))),
+            defined_in: site.kernel_file.map(&canon),
+            site_file: canon(site.span.file),
             launch: ProjectLaunch {
                 at: SiteAt {
                     path: path_of(site.span.file),

@@ -125,7 +125,7 @@ fn check_context(
         return o;
     }
     o.kernels = super::tally::per_kernel(&analysis, &reached.canonical, &reached.missing);
-    headers_analysed(&analysis, &options.frontend.headers, &mut o);
+    o.covered = crate::project::header_extents(&analysis.program.kernels, &reached.canonical);
     let mut diagnostics = if s.archs.len() > 1 {
         across_archs(bytes, &options, s, &cfg.selected, diagnostics)
     } else {
@@ -234,7 +234,7 @@ fn check_one(
     };
     let (analysis, mut diagnostics) = unit.lint(&bytes);
     o.kernels = super::tally::per_kernel(&analysis, &reached.canonical, &reached.missing);
-    headers_analysed(&analysis, &unit.options.frontend.headers, &mut o);
+    o.covered = crate::project::header_extents(&analysis.program.kernels, &reached.canonical);
     if settings.archs.len() > 1 {
         diagnostics = across_archs(&bytes, &unit.options, settings, &cfg.selected, diagnostics);
     }
@@ -277,24 +277,6 @@ fn check_one(
         diagnostics: mine,
     });
     o
-}
-
-/// Records the kernels lowered from headers (by canonical header path and
-/// extent).
-fn headers_analysed(analysis: &FileAnalysis, headers: &[Header], o: &mut Outcome) {
-    // Each header's canonical path once (a file system call), not per kernel.
-    let mut canonical: Vec<Option<PathBuf>> = vec![None; headers.len()];
-    for k in &analysis.program.kernels {
-        if k.extent.file == 0 {
-            continue;
-        }
-        let i = k.extent.file as usize - 1;
-        let (Some(h), Some(slot)) = (headers.get(i), canonical.get_mut(i)) else {
-            continue;
-        };
-        let path = slot.get_or_insert_with(|| crate::includes::canonical(Path::new(&h.path)));
-        o.covered.push((path.clone(), k.extent.start, k.extent.end));
-    }
 }
 
 /// `--show-unknown`: the accesses the engine could not cost, and why, each

@@ -84,16 +84,8 @@ fn report_file(unit: Unit, build: &ReportBuild) -> Option<FileResult> {
             if only.is_none() {
                 result.skipped_lines = analysis.program.skipped_lines.clone();
             }
-            result.covered = analysis
-                .program
-                .kernels
-                .iter()
-                .filter(|k| k.extent.file != 0)
-                .filter_map(|k| {
-                    let c = unit.reached.canonical.get(k.extent.file as usize - 1)?;
-                    Some((c.clone(), k.extent.start, k.extent.end))
-                })
-                .collect();
+            result.covered =
+                project::header_extents(&analysis.program.kernels, &unit.reached.canonical);
             result.kernels = analysis
                 .program
                 .kernels
