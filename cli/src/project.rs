@@ -259,11 +259,26 @@ impl Covered {
         Covered(map)
     }
 
+    /// For each kernel `unit` analysed (at `own_at` in the unit's file, or
+    /// at `from` in one of its headers), whether another unit's analysis
+    /// of it is reported instead ([`Covered::supersedes`]).
+    pub fn superseded<'k>(
+        &self,
+        index: &LaunchIndex,
+        unit: &Path,
+        kernels: impl Iterator<Item = (Option<usize>, Option<&'k (PathBuf, usize)>)>,
+    ) -> Vec<bool> {
+        let including = index.includers_of(unit);
+        kernels
+            .map(|(own_at, from)| self.supersedes(unit, &including, own_at, from))
+            .collect()
+    }
+
     /// Whether the kernel that `unit` analysed (at `own_at` in the unit's
     /// file, or at `from` in one of its headers) is reported from another
     /// unit's analysis (see [`Covered`]); `including` are the units that
     /// include `unit` ([`LaunchIndex::includers_of`]).
-    pub fn supersedes(
+    fn supersedes(
         &self,
         unit: &Path,
         including: &[PathBuf],

@@ -169,18 +169,20 @@ fn report_kernels_once(outcomes: &mut [Outcome], index: &LaunchIndex) {
         crate::project::Covered::new(outcomes.iter().map(|o| (&o.unit, o.covered.as_slice())));
     for o in outcomes {
         let Some(f) = o.file.as_mut() else { continue };
-        let own = o.unit.clone();
-        let including = index.includers_of(&own);
-        let covers = |k: &tally::KernelTally| {
-            covered.supersedes(&own, &including, k.own_at, k.from.as_ref())
-        };
+        let kernels = o.kernels.iter().map(|k| (k.own_at, k.from.as_ref()));
+        let superseded = covered.superseded(index, &o.unit, kernels);
         let gone: Vec<String> = o
             .kernels
             .iter()
-            .filter(|k| covers(k))
-            .map(|k| k.name.clone())
+            .zip(&superseded)
+            .filter(|(_, s)| **s)
+            .map(|(k, _)| k.name.clone())
             .collect();
-        o.kernels.retain(|k| !covers(k));
+        let mut i = 0;
+        o.kernels.retain(|_| {
+            i += 1;
+            !superseded[i - 1]
+        });
         let keep = |d: &Diagnostic| !gone.contains(&d.facts.kernel);
         f.diagnostics.retain(keep);
         for h in &mut o.headers {

@@ -285,12 +285,8 @@ pub fn settle(parts: &mut [JsonParts], index: &crate::project::LaunchIndex) {
     let (mut kernels, mut accesses, mut notes) = (HashSet::new(), HashSet::new(), HashSet::new());
     for p in parts.iter_mut() {
         let own = &p.canonical;
-        let including = index.includers_of(own);
-        let gone: Vec<bool> = p
-            .kernels
-            .iter()
-            .map(|k| covered.supersedes(own, &including, k.own_at, k.from.as_ref()))
-            .collect();
+        let defined = p.kernels.iter().map(|k| (k.own_at, k.from.as_ref()));
+        let gone = covered.superseded(index, own, defined);
         p.accesses.retain(|(text, k, _)| {
             !gone.get(*k).copied().unwrap_or(false) && accesses.insert(fingerprint(text))
         });
@@ -319,12 +315,8 @@ pub fn settle_records(results: &mut [FileResult], index: &crate::project::Launch
         crate::project::Covered::new(results.iter().map(|r| (&r.canonical, r.covered.as_slice())));
     for f in results.iter_mut() {
         let own = f.canonical.clone();
-        let including = index.includers_of(&own);
-        let gone: Vec<bool> = f
-            .kernels
-            .iter()
-            .map(|k| covered.supersedes(&own, &including, k.own_at, k.from.as_ref()))
-            .collect();
+        let kernels = f.kernels.iter().map(|k| (k.own_at, k.from.as_ref()));
+        let gone = covered.superseded(index, &own, kernels);
         for run in &mut f.runs {
             run.reports
                 .retain(|r| !gone.get(r.kernel).copied().unwrap_or(false));
