@@ -355,6 +355,9 @@ pub enum ForEvery {
     Block {
         kernel: String,
         tried: Vec<[u64; 3]>,
+        /// The kernel's `__launch_bounds__`, when the sizes tried are
+        /// those up to it.
+        bound: Option<u64>,
     },
 }
 

@@ -157,6 +157,7 @@ fn kinds() -> Vec<&'static str> {
         ForEvery::Block {
             kernel: s(),
             tried: vec![[16, 16, 1]],
+            bound: None,
         },
     ];
     let cuts = [

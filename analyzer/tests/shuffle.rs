@@ -198,3 +198,31 @@ void run() { k<<<1, 32>>>(0); }
     let kind = r.unknown_reason.as_ref().map(|u| u.kind());
     assert_eq!(kind, Some("inline-asm"));
 }
+
+/// A shuffle reads only the thread dimensions of the value it moves: a
+/// 1-D kernel with no launch that shuffles keeps its 1-D reading, so its
+/// `__launch_bounds__(128)` gives the block (not the 2-D default 32x8).
+/// Lane `l` of warp `w` stores at word 2(32w + (l ^ 1)): lanes `l` and
+/// `l + 16` share a bank with different words, 2-way.
+#[test]
+fn a_shuffle_keeps_a_one_dimensional_kernel_one_dimensional() {
+    let src = r#"
+__global__ void __launch_bounds__(128) k(float *x) {
+  __shared__ float s[2 * 128];
+  int t = threadIdx.x;
+  int u = __shfl_xor_sync(0xffffffff, t, 1);
+  s[u * 2] = x[t];
+}
+"#;
+    let a = analyze(src.as_bytes(), &Modern, &Options::default());
+    let r = a
+        .reports
+        .iter()
+        .find(|r| r.space == Space::Shared && r.op == Op::Store)
+        .expect("a shared store");
+    assert_eq!(r.block, [128, 1, 1]);
+    match &r.cost {
+        Some(Cost::Shared(s)) => assert_eq!(s.ways, 2.0),
+        other => panic!("{other:?}"),
+    }
+}

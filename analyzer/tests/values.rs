@@ -222,7 +222,8 @@ fn a_block_no_launch_gives_is_analysed_over_common_shapes() {
         s.for_every,
         vec![ForEvery::Block {
             kernel: "k".into(),
-            tried: shapes.clone()
+            tried: shapes.clone(),
+            bound: None,
         }]
     );
     let block_condition = |r: &AccessReport| {
@@ -271,6 +272,7 @@ fn a_one_dimensional_block_takes_the_common_sizes() {
         r.for_every,
         vec![ForEvery::Block {
             kernel: "k".into(),
+            bound: None,
             tried: vec![
                 [64, 1, 1],
                 [128, 1, 1],
@@ -280,6 +282,45 @@ fn a_one_dimensional_block_takes_the_common_sizes() {
             ],
         }]
     );
+}
+
+/// A 1-D kernel with `__launch_bounds__(384)` and no launch runs under at
+/// most 384 threads: the common sizes below it and 384 itself are tried.
+/// `s[threadIdx.x]` is 1-way under each (for every size, not assumed);
+/// `s[threadIdx.x * (blockDim.x / 64)]` depends on the size (384 threads:
+/// stride 6, 2-way; 128: stride 2, 2-way; 256: stride 4, 4-way), so it
+/// is reported at the bound, assumed from it.
+#[test]
+fn a_block_within_launch_bounds_is_tried_up_to_the_bound() {
+    let src = "__global__ void __launch_bounds__(384) k(float *out) {\n\
+               __shared__ float s[384 * 6];\n\
+               out[threadIdx.x] = s[threadIdx.x];\n\
+               out[threadIdx.x + 384] = s[threadIdx.x * (blockDim.x / 64)];\n}\n";
+    let all = reports(src);
+    let s_at = |text: &str| {
+        all.iter()
+            .find(|r| r.array == "s" && r.text.contains(text))
+            .unwrap()
+    };
+    let free = s_at("s[threadIdx.x]");
+    assert_eq!(free.status, Status::Exact, "{:?}", free.assumptions);
+    assert_eq!(free.block, [384, 1, 1]);
+    assert_eq!(
+        free.for_every,
+        vec![ForEvery::Block {
+            kernel: "k".into(),
+            bound: Some(384),
+            tried: vec![[64, 1, 1], [128, 1, 1], [256, 1, 1], [384, 1, 1]],
+        }]
+    );
+    let strided = s_at("blockDim");
+    assert_eq!(strided.status, Status::Assumed);
+    assert_eq!(strided.block, [384, 1, 1]);
+    assert_eq!(ways(strided), 2.0);
+    assert!(strided.for_every.is_empty());
+    assert!(strided
+        .assumptions
+        .contains(&warplint_analyzer::finding::Assumption::LaunchBoundsBlock { threads: 384 }));
 }
 
 /// Three stride parameters: 7 × 7 × 7 = 343 combinations, past

@@ -337,9 +337,14 @@ pub fn for_every(f: &ForEvery) -> String {
                 _ => format!("for every `{name}` (tried {values})"),
             }
         }
-        ForEvery::Block { tried, .. } => {
+        ForEvery::Block { tried, bound, .. } => {
             let shapes = list(tried.iter().map(shape));
-            if one_d(tried) {
+            if let Some(n) = bound {
+                format!(
+                    "for every common block size up to its __launch_bounds__({n}) (tried \
+                     {shapes} threads)"
+                )
+            } else if one_d(tried) {
                 format!("for every common block size (tried {shapes} threads)")
             } else {
                 format!("for every common block shape (tried {shapes})")
@@ -684,8 +689,18 @@ mod tests {
             for_every(&ForEvery::Block {
                 kernel: "k".into(),
                 tried: vec![[16, 16, 1], [32, 8, 1], [32, 32, 1]],
+                bound: None,
             }),
             "for every common block shape (tried 16x16, 32x8, 32x32)"
+        );
+        assert_eq!(
+            for_every(&ForEvery::Block {
+                kernel: "k".into(),
+                tried: vec![[64, 1, 1], [128, 1, 1], [192, 1, 1]],
+                bound: Some(192),
+            }),
+            "for every common block size up to its __launch_bounds__(192) (tried 64, 128, 192 \
+             threads)"
         );
         for (c, said) in [
             (Condition::MultipleOf(32), "`n` is a multiple of 32"),

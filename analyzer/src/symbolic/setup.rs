@@ -22,6 +22,9 @@ pub(super) struct Setup {
     /// No launch gives the block: the access is analysed over the common
     /// shapes (`values.rs`), and no block is assumed.
     pub(super) block_varied: bool,
+    /// Whether the block is the kernel's `__launch_bounds__` (varied, it
+    /// is varied up to the bound and reported at it).
+    pub(super) block_bound: bool,
     pub(super) grid_assumed: bool,
     /// The grid (given) has more blocks than are run
     /// (`EngineOptions::max_blocks`, `MAX_BLOCKS_SAMPLED`): where the block
@@ -40,9 +43,13 @@ impl Setup {
         // The front end decided the block (`Launch::origin` says why);
         // what rests on an assumption is stated here.
         let block = l.block;
-        let block_varied = l.origin == LaunchOrigin::Default && opts.vary_default_block;
+        // A default block is varied over common shapes, a block from
+        // launch bounds over the common sizes up to the bound.
+        let block_bound = l.origin == LaunchOrigin::LaunchBounds && values::below_bound(block[0]);
+        let block_varied =
+            (block_bound || l.origin == LaunchOrigin::Default) && opts.vary_default_block;
         match l.origin {
-            LaunchOrigin::LaunchBounds => {
+            LaunchOrigin::LaunchBounds if !block_varied => {
                 assumptions.push(Assumption::LaunchBoundsBlock { threads: block[0] })
             }
             LaunchOrigin::Default if !block_varied => assumptions.push(Assumption::DefaultBlock {
@@ -76,6 +83,7 @@ impl Setup {
             params_assumed,
             quantified,
             block_varied,
+            block_bound,
             grid_assumed,
             blocks_sampled: !grid_assumed && blocks_in(grid) > opts.max_blocks,
             assumptions,

@@ -48,6 +48,12 @@ const BLOCKS_1D: [[u64; 3]; 5] = [
     [512, 1, 1],
     [1024, 1, 1],
 ];
+/// Whether some common 1-D block is smaller than `__launch_bounds__(n)`:
+/// else the bound is the only size to try.
+pub(super) fn below_bound(n: u64) -> bool {
+    BLOCKS_1D.iter().any(|s| s[0] < n)
+}
+
 /// Common shapes of a block that uses `threadIdx.y` or `threadIdx.z`.
 const BLOCKS_2D: [[u64; 3]; 3] = [[16, 16, 1], [32, 8, 1], [32, 32, 1]];
 
@@ -90,8 +96,12 @@ enum Which {
         values: Vec<i64>,
         source: ValueSource,
     },
-    /// The block, over common shapes.
-    Block(Vec<[u64; 3]>),
+    /// The block, over common shapes (those up to `bound` threads, and
+    /// `bound` itself, when the kernel's `__launch_bounds__` gives it).
+    Block {
+        shapes: Vec<[u64; 3]>,
+        bound: Option<u64>,
+    },
 }
 
 /// An input and the index of its value in the first run.
@@ -104,7 +114,7 @@ impl Input {
     fn len(&self) -> usize {
         match &self.which {
             Which::Param { values, .. } => values.len(),
-            Which::Block(shapes) => shapes.len(),
+            Which::Block { shapes, .. } => shapes.len(),
         }
     }
 
@@ -121,9 +131,10 @@ impl Input {
                 tried: values.clone(),
                 source: *source,
             },
-            Which::Block(shapes) => ForEvery::Block {
+            Which::Block { shapes, bound } => ForEvery::Block {
                 kernel: k.name.clone(),
                 tried: shapes.clone(),
+                bound: *bound,
             },
         }
     }
@@ -146,7 +157,12 @@ impl Input {
                     source: *source,
                 }
             }
-            Which::Block(shapes) => Assumption::BlockCondition {
+            // A block within launch bounds is reported at the bound.
+            Which::Block {
+                bound: Some(threads),
+                ..
+            } => Assumption::LaunchBoundsBlock { threads: *threads },
+            Which::Block { shapes, .. } => Assumption::BlockCondition {
                 kernel: k.name.clone(),
                 when: holds.iter().map(|h| shapes[*h]).collect(),
                 tried: shapes.clone(),
@@ -163,7 +179,11 @@ impl Input {
                 value: values[self.first],
                 kernel: k.name.clone(),
             },
-            Which::Block(shapes) => Assumption::DefaultBlock {
+            Which::Block {
+                bound: Some(threads),
+                ..
+            } => Assumption::LaunchBoundsBlock { threads: *threads },
+            Which::Block { shapes, .. } => Assumption::DefaultBlock {
                 block: shapes.get(self.first).copied().unwrap_or([
                     setup.block[0] as u64,
                     setup.block[1] as u64,
@@ -188,20 +208,21 @@ fn inputs(k: &Kernel, setup: &Setup, matters: &[u32]) -> Vec<Input> {
     let mut out = Vec::new();
     if setup.block_varied {
         let two_d = k.uses_thread_dims[1] || k.uses_thread_dims[2];
-        let mut shapes = if two_d {
-            BLOCKS_2D.to_vec()
-        } else {
-            BLOCKS_1D.to_vec()
-        };
         let b = setup.block;
         let configured = [b[0] as u64, b[1] as u64, b[2] as u64];
+        let bound = setup.block_bound.then_some(configured[0]);
+        let mut shapes = match bound {
+            Some(n) => BLOCKS_1D.iter().copied().filter(|s| s[0] < n).collect(),
+            None if two_d => BLOCKS_2D.to_vec(),
+            None => BLOCKS_1D.to_vec(),
+        };
         if !shapes.contains(&configured) {
             shapes.push(configured);
             shapes.sort_by_key(|s| (s[0] * s[1] * s[2], s[0]));
         }
         let first = shapes.iter().position(|s| *s == configured).unwrap_or(0);
         out.push(Input {
-            which: Which::Block(shapes),
+            which: Which::Block { shapes, bound },
             first,
         });
     }
@@ -287,7 +308,7 @@ fn setup_for(first: &Setup, inputs: &[Input], combo: &[usize]) -> Setup {
                     *q = true;
                 }
             }
-            Which::Block(shapes) => {
+            Which::Block { shapes, .. } => {
                 let b = shapes[c];
                 s.block = [b[0] as i64, b[1] as i64, b[2] as i64];
             }
@@ -407,6 +428,7 @@ fn combine(
                 source: ValueSource::Spread,
                 ..
             } => TYPICAL.contains(&values[v]),
+            Which::Block { bound: Some(_), .. } => v == x.first,
             _ => true,
         })
     };

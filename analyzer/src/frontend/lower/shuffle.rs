@@ -172,11 +172,10 @@ impl<'a, 't> Lowerer<'a, 't> {
             .filter(|w| (1..=32).contains(w) && (*w as u64).is_power_of_two())
             .and_then(|w| at_lane(v, &source_tid(source, w)));
         match moved {
-            Some(e) => {
-                // The substitution reads every thread dimension.
-                self.k.uses_thread_dims = [true; 3];
-                Val::Int(e)
-            }
+            // The lane's linear id reads threadIdx.y and .z, which are 0
+            // in the blocks a kernel that reads only threadIdx.x is given:
+            // the value's own reads say which dimensions the kernel uses.
+            Some(e) => Val::Int(e),
             None => self.unknown_val(Origin::CallResult {
                 callee: format!("{callee}()"),
             }),
