@@ -301,6 +301,15 @@ pub enum Assumption {
     /// out): each input was varied alone, the others at their first value,
     /// as far as the budget allowed.
     SomeCombinations { budget: Budget },
+    /// The cost holds when the type parameters `params` of a template
+    /// kernel no instantiation gives a known type are one of `when`, of the
+    /// representative types `tried`.
+    TypeCondition {
+        params: Vec<String>,
+        kernel: String,
+        when: Vec<String>,
+        tried: Vec<String>,
+    },
 }
 
 /// Where the values tried for an integer parameter no launch gives come
@@ -359,6 +368,13 @@ pub enum ForEvery {
         /// those up to it.
         bound: Option<u64>,
     },
+    /// The type parameters `params` of a template kernel nothing
+    /// instantiates, over the representative types `tried`.
+    Type {
+        params: Vec<String>,
+        kernel: String,
+        tried: Vec<String>,
+    },
 }
 
 impl ForEvery {
@@ -367,6 +383,7 @@ impl ForEvery {
         match self {
             ForEvery::Param { .. } => "every-parameter-value",
             ForEvery::Block { .. } => "every-block-shape",
+            ForEvery::Type { .. } => "every-representative-type",
         }
     }
 }
@@ -404,6 +421,7 @@ impl Assumption {
             Assumption::ParamCondition { .. } => "parameter-condition",
             Assumption::BlockCondition { .. } => "block-condition",
             Assumption::SomeCombinations { .. } => "some-combinations",
+            Assumption::TypeCondition { .. } => "type-condition",
         }
     }
 }

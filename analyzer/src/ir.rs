@@ -621,6 +621,21 @@ pub struct Kernel {
     /// `Program::notes`): one instantiation's unknown type does not mark
     /// its siblings.
     pub lowering_notes: Vec<Note>,
+    /// Set on an instantiation that gives a type parameter no known type,
+    /// lowered with a representative type for it: the engine puts the
+    /// answers of the representative types together.
+    pub representative: Option<Representative>,
+}
+
+/// The representative type (`frontend::types::REPRESENTATIVE_TYPES`, one
+/// lowering each) an instantiation was lowered with for the type
+/// parameters it gives no known type and whose members it does not name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Representative {
+    /// The type parameters bound to it.
+    pub params: Vec<String>,
+    /// The type, spelled.
+    pub ty: String,
 }
 
 impl Kernel {

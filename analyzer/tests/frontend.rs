@@ -737,7 +737,7 @@ fn lone_macro_lines_do_not_derail_the_kernel() {
 
 #[test]
 fn dimensions_through_aliases_sizeof_and_template_calls_are_dependent() {
-    let src = "template <typename T> __device__ constexpr int elemPerCopy() { return 16 / sizeof(T); }\ntemplate <typename MT, typename T>\n__global__ void k(float *a) {\n    using KV = typename MT::KV;\n    static constexpr int N_V = KV::D_NOPE / KV::TILE;\n    constexpr int E = sizeof(T) * 2;\n    constexpr int C = elemPerCopy<T>();\n    __shared__ float s[N_V][32];\n    __shared__ float t[E][33];\n    __shared__ float w[C][C];\n    __shared__ float u[NOT_HERE];\n    __shared__ float v[cosize_v<MT>];\n    __shared__ float x[detail::STAGES_v<MT>];\n    a[threadIdx.x] = s[threadIdx.x][0] + t[threadIdx.x][1] + u[threadIdx.x] + w[0][threadIdx.x] + v[threadIdx.x];\n}\n";
+    let src = "template <typename T> __device__ constexpr int elemPerCopy() { return 16 / sizeof(T); }\ntemplate <typename MT, typename T>\n__global__ void k(float *a) {\n    using KV = typename MT::KV;\n    static constexpr int N_V = KV::D_NOPE / KV::TILE;\n    constexpr int E = sizeof(T) * 2;\n    constexpr int C = elemPerCopy<typename MT::KV>();\n    __shared__ float s[N_V][32];\n    __shared__ float t[E][33];\n    __shared__ float w[C][C];\n    __shared__ float u[NOT_HERE];\n    __shared__ float v[cosize_v<MT>];\n    __shared__ float x[detail::STAGES_v<MT>];\n    a[threadIdx.x] = s[threadIdx.x][0] + t[threadIdx.x][1] + u[threadIdx.x] + w[0][threadIdx.x] + v[threadIdx.x];\n}\n";
     let a = run(src);
     let lines: Vec<u32> = a.program.notes.iter().map(|n| n.span.line).collect();
     assert_eq!(lines, vec![11], "{:?}", a.program.notes);

@@ -146,6 +146,12 @@ fn kinds() -> Vec<&'static str> {
             tried: vec![[16, 16, 1], [32, 8, 1]],
         },
         Assumption::SomeCombinations { budget: B },
+        Assumption::TypeCondition {
+            params: vec![s()],
+            kernel: s(),
+            when: vec![s()],
+            tried: vec![s(), s()],
+        },
     ];
     let for_every = [
         ForEvery::Param {
@@ -158,6 +164,11 @@ fn kinds() -> Vec<&'static str> {
             kernel: s(),
             tried: vec![[16, 16, 1]],
             bound: None,
+        },
+        ForEvery::Type {
+            params: vec![s()],
+            kernel: s(),
+            tried: vec![s()],
         },
     ];
     let cuts = [

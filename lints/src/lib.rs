@@ -93,7 +93,9 @@ pub const REPORTED_SIZE: i64 = 1024;
 /// Whether a report's cost holds where programs usually run: where it rests
 /// on a parameter tried over the spread of sizes, at [`REPORTED_SIZE`];
 /// where it rests on a block no launch gives, in most of the common shapes
-/// tried. Values other launches give, and a `bool`'s two, are real.
+/// tried; where it rests on the types of a template kernel nothing
+/// instantiates, for most of the representative types. Values other
+/// launches give, and a `bool`'s two, are real.
 pub fn typical(r: &AccessReport) -> bool {
     r.assumptions.iter().all(|a| match a {
         Assumption::ParamCondition {
@@ -103,6 +105,7 @@ pub fn typical(r: &AccessReport) -> bool {
             ..
         } => !tried.contains(&REPORTED_SIZE) || when.holds(REPORTED_SIZE),
         Assumption::BlockCondition { when, tried, .. } => 2 * when.len() > tried.len(),
+        Assumption::TypeCondition { when, tried, .. } => 2 * when.len() > tried.len(),
         _ => true,
     })
 }

@@ -229,6 +229,18 @@ pub fn assumption(a: &Assumption) -> String {
              gives a block: set `[kernel.{kernel}] block`)",
             block_condition(when, tried)
         ),
+        Assumption::TypeCondition {
+            params,
+            kernel,
+            when,
+            tried,
+        } => format!(
+            "{} (the cost differs between the types tried, {}: no instantiation of `{kernel}` \
+             gives {} a type)",
+            type_condition(params, when),
+            list(tried.iter().cloned()),
+            if params.len() == 1 { "it" } else { "them" }
+        ),
         Assumption::SomeCombinations { budget: b } => format!(
             "not every combination of the values tried was analysed: each input no launch \
              gives was varied alone, the others at their first value, as far as the {} allowed",
@@ -273,16 +285,21 @@ fn shape(s: &[u64; 3]) -> String {
     }
 }
 
+/// "a, b or c".
+fn or(items: impl Iterator<Item = String>) -> String {
+    let v: Vec<String> = items.collect();
+    match v.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => v.join(""),
+    }
+}
+
 fn one_d(shapes: &[[u64; 3]]) -> bool {
     shapes.iter().all(|s| s[1] == 1 && s[2] == 1)
 }
 
 /// "the block is 32x8 (not 16x16 or 32x32)".
 fn block_condition(when: &[[u64; 3]], tried: &[[u64; 3]]) -> String {
-    let or = |v: Vec<String>| match v.split_last() {
-        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
-        _ => v.join(""),
-    };
     let is: Vec<String> = when.iter().map(shape).collect();
     let not: Vec<String> = tried
         .iter()
@@ -290,10 +307,29 @@ fn block_condition(when: &[[u64; 3]], tried: &[[u64; 3]]) -> String {
         .map(shape)
         .collect();
     if one_d(tried) {
-        format!("the block has {} threads (not {})", or(is), or(not))
+        format!(
+            "the block has {} threads (not {})",
+            or(is.into_iter()),
+            or(not.into_iter())
+        )
     } else {
-        format!("the block is {} (not {})", or(is), or(not))
+        format!(
+            "the block is {} (not {})",
+            or(is.into_iter()),
+            or(not.into_iter())
+        )
     }
+}
+
+/// "`T` is __half or double"; "`T` and `U` are double".
+fn type_condition(params: &[String], when: &[String]) -> String {
+    let names = params.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>();
+    let verb = if names.len() == 1 { "is" } else { "are" };
+    format!(
+        "{} {verb} {}",
+        names.join(" and "),
+        or(when.iter().cloned())
+    )
 }
 
 /// The conditions among `list` under which a finding holds, as the end of
@@ -308,6 +344,7 @@ pub fn when(list: &[Assumption]) -> String {
                 let b = block_condition(when, tried);
                 Some(b.split(" (").next().unwrap_or(&b).to_string())
             }
+            Assumption::TypeCondition { params, when, .. } => Some(type_condition(params, when)),
             _ => None,
         })
         .collect();
@@ -336,6 +373,19 @@ pub fn for_every(f: &ForEvery) -> String {
                 }
                 _ => format!("for every `{name}` (tried {values})"),
             }
+        }
+        ForEvery::Type { params, tried, .. } => {
+            let names = params.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>();
+            let (each, it) = if names.len() == 1 {
+                ("", "it")
+            } else {
+                (", the same for each", "them")
+            };
+            format!(
+                "for every type tried for {} ({}{each}: no instantiation gives {it} a type)",
+                names.join(" and "),
+                list(tried.iter().cloned())
+            )
         }
         ForEvery::Block { tried, bound, .. } => {
             let shapes = list(tried.iter().map(shape));
@@ -651,6 +701,35 @@ mod tests {
             " when `stride` is even and the block is 32x8 or 32x32"
         );
         assert_eq!(when(&[]), "");
+        let types = |params: &[&str], when: &[&str]| Assumption::TypeCondition {
+            params: params.iter().map(|p| p.to_string()).collect(),
+            kernel: "k".into(),
+            when: when.iter().map(|t| t.to_string()).collect(),
+            tried: vec!["float".into(), "__half".into(), "double".into()],
+        };
+        assert_eq!(
+            when(&[types(&["T"], &["float", "double"])]),
+            " when `T` is float or double"
+        );
+        assert_eq!(
+            assumption(&types(&["T", "U"], &["double"])),
+            "`T` and `U` are double (the cost differs between the types tried, float, __half, \
+             double: no instantiation of `k` gives them a type)"
+        );
+        let every_type = |params: Vec<String>| ForEvery::Type {
+            params,
+            kernel: "k".into(),
+            tried: vec!["float".into(), "__half".into()],
+        };
+        assert_eq!(
+            for_every(&every_type(vec!["T".into()])),
+            "for every type tried for `T` (float, __half: no instantiation gives it a type)"
+        );
+        assert_eq!(
+            for_every(&every_type(vec!["T".into(), "U".into()])),
+            "for every type tried for `T` and `U` (float, __half, the same for each: no \
+             instantiation gives them a type)"
+        );
         assert_eq!(
             assumption(&stride),
             "`stride` is even (the cost differs between the values tried, 1, 2, 7, 32, 100, \

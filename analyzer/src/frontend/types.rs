@@ -172,6 +172,16 @@ pub fn builtin(name: &str) -> Option<Ty> {
     Some(t)
 }
 
+/// The types a kernel instantiation is lowered with, one lowering each, for
+/// the type parameters it gives no known type: the element sizes kernels
+/// mostly run on (4, 2 and 8 bytes); the first is said when they agree.
+pub const REPRESENTATIVE_TYPES: [&str; 3] = ["float", "__half", "double"];
+
+/// A representative type ([`REPRESENTATIVE_TYPES`]) resolved.
+pub fn representative(name: &str) -> Option<Ty> {
+    builtin(name).or_else(|| super::cuda_types::named(name))
+}
+
 /// The system headers' and the CUDA runtime's integer typedefs that the
 /// toolkit-free front end cannot read: `uint`/`ushort`/`ulong`, `clock_t`
 /// and `time_t` (64-bit Linux, where CUDA runs: `long` is 8 bytes), and the

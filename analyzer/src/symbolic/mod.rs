@@ -15,6 +15,8 @@
 //! - `values.rs`: one access under one launch, over representative values
 //!   of what no launch gives (integer parameters, the block shape), and
 //!   for which of them the answer holds;
+//! - `types.rs`: the instantiations of a template kernel nothing
+//!   instantiates, one per representative type, put together;
 //! - `access.rs`: one run of an access, from its run to its report;
 //! - `run.rs`: the run's state, the warps of every block, warp-wide
 //!   evaluation and the cost of one execution;
@@ -35,6 +37,7 @@ mod loops;
 mod report;
 mod run;
 mod setup;
+mod types;
 mod unknowns;
 mod values;
 
@@ -74,6 +77,7 @@ pub fn analyze_program(
             }
         }
     }
+    let mut out = types::put_together(p, out);
     out.sort_by(|a, b| {
         (a.span.start, a.kernel, a.launch, a.access).cmp(&(
             b.span.start,

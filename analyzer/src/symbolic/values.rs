@@ -387,7 +387,7 @@ pub(super) fn analyze_access(
 
 /// How wasteful a run is, by the measure the rules judge; `None` when it
 /// is unknown.
-fn waste(r: &AccessReport) -> Option<f64> {
+pub(super) fn waste(r: &AccessReport) -> Option<f64> {
     if r.status == Status::Unknown {
         return None;
     }

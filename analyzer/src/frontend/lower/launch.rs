@@ -269,7 +269,24 @@ impl<'a, 't> Lowerer<'a, 't> {
 
     /// Walks a host function and returns its kernel launches.
     pub fn host_launches(&mut self, f: Node, source: &Source) -> Vec<LaunchSite> {
-        self.host_launches_in(f, &Src::of(source))
+        let src = Src::of(source);
+        // A host function template walked as written: its own type
+        // parameters are no known type.
+        if let Some(t) = f
+            .parent()
+            .filter(|p| p.node_kind() == "template_declaration")
+        {
+            self.open_type_params = crate::frontend::tu::template_params(t, &src)
+                .into_iter()
+                .filter_map(|p| match p {
+                    crate::frontend::tu::TParam::Type(name) => Some(name),
+                    crate::frontend::tu::TParam::Value(_) => None,
+                })
+                .collect();
+        }
+        let out = self.host_launches_in(f, &src);
+        self.open_type_params.clear();
+        out
     }
 
     /// Walks a host function template under one instantiation's template

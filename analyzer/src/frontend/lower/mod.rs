@@ -165,6 +165,14 @@ pub(crate) struct Lowerer<'a, 't> {
     /// `using K = Name<args>;` in the function being lowered, innermost
     /// last (see `scope_struct`).
     local_aliases: Vec<HashMap<String, (String, Vec<TArg>)>>,
+    /// The representative type (spelled, and resolved) that a type
+    /// parameter with no argument is bound to, and the parameters bound
+    /// to it so far (`Kernel::representative`).
+    representative: Option<(String, Ty)>,
+    represented: Vec<String>,
+    /// In the walk of a host function template that nothing instantiates,
+    /// its type parameters: a launch passing one gives no known type.
+    open_type_params: Vec<String>,
     /// Struct template instances that template parameters are bound to,
     /// by the type's text (see `instance`).
     instances: HashMap<String, (String, Vec<TArg>)>,
@@ -233,6 +241,9 @@ impl<'a, 't> Lowerer<'a, 't> {
             launch_cfgs: HashMap::new(),
             local_aliases: vec![HashMap::new()],
             instances: HashMap::new(),
+            representative: None,
+            represented: Vec::new(),
+            open_type_params: Vec::new(),
             moved: None,
             region: 0,
             undecided: 0,
@@ -426,14 +437,42 @@ impl<'a, 't> Lowerer<'a, 't> {
                     );
                     self.bind(name.clone(), Val::Int(u));
                 }
+                // No argument, or one not known here (a launch from a
+                // host template, with the host's own parameter).
                 (TParam::Type(name), _) => {
+                    let unknown = Ty::Unknown(name.clone());
                     shown.push(name.clone());
-                    tscope.insert(name.clone(), Ty::Unknown(name.clone()));
+                    let ty = match &self.representative {
+                        Some((_, t)) if !names_members(&main.text(def.node), name) => {
+                            self.represented.push(name.clone());
+                            t.clone()
+                        }
+                        _ => unknown,
+                    };
+                    tscope.insert(name.clone(), ty);
                 }
             }
         }
         self.tscopes.push(tscope);
         shown
+    }
+
+    /// Lowers an instantiation with the representative type `ty` (spelled)
+    /// for each type parameter it gives no known type and whose members
+    /// the kernel does not name.
+    pub fn lower_kernel_representing(
+        &mut self,
+        def: &FuncDef<'t>,
+        targs: &[TArg],
+        ty: &str,
+    ) -> Kernel {
+        self.representative = types::representative(ty).map(|t| (ty.to_string(), t));
+        let mut k = self.lower_kernel(def, targs);
+        let params = std::mem::take(&mut self.represented);
+        if let (false, Some((ty, _))) = (params.is_empty(), self.representative.take()) {
+            k.representative = Some(crate::ir::Representative { params, ty });
+        }
+        k
     }
 
     /// Lowers one instantiation of a kernel.
@@ -530,4 +569,16 @@ impl<'a, 't> Lowerer<'a, 't> {
         }
         std::mem::take(&mut self.k)
     }
+}
+
+/// Whether `text` names a member of `name` (`name::x`, `typename
+/// name::type`): such a parameter stands for a traits or policy type, not
+/// an element type a representative could stand for.
+fn names_members(text: &str, name: &str) -> bool {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    text.match_indices(name).any(|(i, _)| {
+        let before = text[..i].chars().next_back();
+        let after = &text[i + name.len()..];
+        !before.is_some_and(ident) && after.trim_start().starts_with("::")
+    })
 }

@@ -329,7 +329,9 @@ impl<'a, 't> Lowerer<'a, 't> {
                         .map(|m| m.params.is_none())
                         .unwrap_or(false)
                     || self.lookup(&text).is_some();
-                if is_value {
+                if self.open_type_params.contains(&text) {
+                    out.push(TArg::Unknown(text));
+                } else if is_value {
                     let v = self.ident(&text, a, src);
                     let e = self.as_int(v);
                     out.push(match e.as_const() {

@@ -285,7 +285,7 @@ pub(super) fn template_defaults(n: Node) -> Vec<Option<Node>> {
 }
 
 /// The parameters of a template declaration, by name.
-pub(super) fn template_params(n: Node, src: &Src) -> Vec<TParam> {
+pub(crate) fn template_params(n: Node, src: &Src) -> Vec<TParam> {
     let mut out = Vec::new();
     let Some(list) = n.field("parameters") else {
         return out;

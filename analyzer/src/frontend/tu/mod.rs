@@ -35,9 +35,10 @@ use super::types::{StructDef, Ty};
 use super::Options;
 use crate::budget;
 use crate::finding::{Cut, NoteKind};
-use crate::ir::{Kernel, Note, Program, Space, Span};
+use crate::ir::{Kernel, Note, Program, ProjectLaunch, Space, Span};
 pub(crate) use items::qualifiers;
-use items::{template_defaults, template_params};
+use items::template_defaults;
+pub(crate) use items::template_params;
 use launch_sites::launches_for;
 pub(crate) use macro_sites::joined_chevrons;
 pub(crate) use prepared::Prepared;
@@ -598,6 +599,14 @@ impl<'t> Tu<'t> {
                     .unwrap_or_default();
                 insts.push(configured);
             }
+            // A type parameter that an instantiation gives no known type
+            // takes each representative type in turn.
+            let representing: &[&str] = if def.tparams.iter().any(|p| matches!(p, TParam::Type(_)))
+            {
+                &super::types::REPRESENTATIVE_TYPES
+            } else {
+                &[]
+            };
             if insts.len() > budget::MAX_INSTANTIATIONS {
                 let kind = NoteKind::TooManyInstantiations {
                     kernel: def.name.clone(),
@@ -608,27 +617,72 @@ impl<'t> Tu<'t> {
                 insts.truncate(budget::MAX_INSTANTIATIONS);
             }
             for targs in insts {
-                let (mut kernel, notes) = {
-                    let mut lw = Lowerer::new(self);
-                    let mut k = lw.lower_kernel(def, &targs);
-                    crate::nvcc::fuse::fuse_fields(&mut k);
-                    (k, lw.notes)
+                let kernel = self.lower_instance(def, &targs, None, launches, &project, options);
+                // The instantiation's notes are those of its own lowering:
+                // a representative type does not make a dependent array
+                // dimension a missing constant.
+                self.notes.extend(kernel.lowering_notes.iter().cloned());
+                let mut types = representing.iter();
+                let first = types.next().map(|ty| {
+                    self.lower_instance(def, &targs, Some(ty), launches, &project, options)
+                });
+                // A parameter took the type: the representatives replace it.
+                let Some(first) = first.filter(|k| k.representative.is_some()) else {
+                    out.push(kernel);
+                    continue;
                 };
-                kernel.lowering_notes = notes.clone();
-                self.notes.extend(notes);
-                kernel.launches = launches_for(&kernel, def, &targs, launches, &project, options);
-                if kernel.launches.len() > budget::MAX_LAUNCHES_PER_KERNEL {
-                    let kind = NoteKind::TooManyLaunches {
-                        kernel: kernel.display_name.clone(),
-                        count: kernel.launches.len(),
-                        budget: budget::LAUNCHES_PER_KERNEL,
-                    };
-                    self.note(def.node, kind);
-                    kernel.launches.truncate(budget::MAX_LAUNCHES_PER_KERNEL);
+                let mut reps = vec![first];
+                for ty in types {
+                    reps.push(self.lower_instance(
+                        def,
+                        &targs,
+                        Some(ty),
+                        launches,
+                        &project,
+                        options,
+                    ));
                 }
-                out.push(kernel);
+                for mut k in reps {
+                    k.lowering_notes = kernel.lowering_notes.clone();
+                    out.push(k);
+                }
             }
         }
         out
+    }
+
+    /// One instantiation of `def` lowered (with `representing` for its
+    /// type parameters of no known type, when given), with its launches
+    /// and the notes its lowering raised.
+    fn lower_instance(
+        &mut self,
+        def: &FuncDef<'t>,
+        targs: &[TArg],
+        representing: Option<&str>,
+        launches: &[LaunchSite],
+        project: &[(&ProjectLaunch, Vec<TArg>)],
+        options: &Options,
+    ) -> Kernel {
+        let (mut kernel, notes) = {
+            let mut lw = Lowerer::new(self);
+            let mut k = match representing {
+                Some(ty) => lw.lower_kernel_representing(def, targs, ty),
+                None => lw.lower_kernel(def, targs),
+            };
+            crate::nvcc::fuse::fuse_fields(&mut k);
+            (k, lw.notes)
+        };
+        kernel.lowering_notes = notes;
+        kernel.launches = launches_for(&kernel, def, targs, launches, project, options);
+        if kernel.launches.len() > budget::MAX_LAUNCHES_PER_KERNEL {
+            let kind = NoteKind::TooManyLaunches {
+                kernel: kernel.display_name.clone(),
+                count: kernel.launches.len(),
+                budget: budget::LAUNCHES_PER_KERNEL,
+            };
+            self.note(def.node, kind);
+            kernel.launches.truncate(budget::MAX_LAUNCHES_PER_KERNEL);
+        }
+        kernel
     }
 }
