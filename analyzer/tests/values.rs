@@ -323,6 +323,30 @@ fn a_block_within_launch_bounds_is_tried_up_to_the_bound() {
         .contains(&warplint_analyzer::finding::Assumption::LaunchBoundsBlock { threads: 384 }));
 }
 
+/// A value under which the access never executes does not contradict the
+/// answer: with `t` of 1024 or 4099 the kernel returns before the store,
+/// and under every other value tried the store is 2-way (lanes `l` and
+/// `l + 16` share a bank), so it holds for every `t` (rather than "when
+/// `t` is at most 100", which the rules would not report since programs
+/// run at 1024).
+#[test]
+fn a_value_where_the_access_never_executes_does_not_contradict_it() {
+    let src = "__global__ void k(int t) {\n\
+               __shared__ float s[64 + 2];\n\
+               if (t >= 1000) return;\n\
+               s[threadIdx.x * 2 + t % 2] = 0.0f;\n}\n";
+    let r = report(src, "s", 0);
+    assert_eq!(ways(&r), 2.0);
+    assert!(
+        r.for_every
+            .iter()
+            .any(|f| matches!(f, ForEvery::Param { name, .. } if name == "t")),
+        "{:?} {:?}",
+        r.for_every,
+        r.assumptions
+    );
+}
+
 /// Three stride parameters: 7 × 7 × 7 = 343 combinations, past
 /// `MAX_VALUE_COMBINATIONS` (16), so each is varied alone, the others at
 /// 1024, as far as the budget goes: the first run and `a`'s 6 other values

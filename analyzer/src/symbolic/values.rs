@@ -18,7 +18,9 @@
 //! Invariants: run 0 is the first run, under the values of [`Setup::new`];
 //! a parameter that run finds irrelevant is not varied; an unknown run is
 //! never the reported one while another is known, and a value whose run is
-//! unknown does not meet the condition.
+//! unknown does not meet the condition; a value under which the access
+//! never executes meets it (it holds there vacuously: `i < n - 1 - t` with
+//! `t` = `n` is no reason to think programs do not run the access).
 
 use super::access::{run_access, unknown_up_front};
 use super::run::Compiled;
@@ -451,10 +453,13 @@ fn combine(
         .filter_map(|(x, _)| *x)
         .reduce(f64::max)
         .unwrap_or(0.0);
-    // The runs as wasteful as the answer (the condition says which).
+    // The runs as wasteful as the answer (the condition says which); a
+    // known run whose access does not execute (`i < n - t` with `t = n`)
+    // does not contradict it.
     let worst: Vec<bool> = m
         .iter()
-        .map(|x| x.is_some_and(|x| (x - max).abs() <= 1e-9 * max.abs().max(1.0)))
+        .zip(&executes)
+        .map(|(x, runs)| x.is_some_and(|x| !*runs || (x - max).abs() <= 1e-9 * max.abs().max(1.0)))
         .collect();
     // The first run is known (else the caller returned it).
     let pick = (0..m.len())
