@@ -166,3 +166,37 @@ void run(T *data) { fill<T, mode><<<4, 256>>>(data); }
         .iter()
         .any(|a| matches!(a, Assumption::TypeCondition { .. })));
 }
+
+/// A device function template called without template arguments takes `T`
+/// from its `T *` parameter's argument, a shared array passed as the
+/// pointer it decays to (cuda-samples' eigenvalues `compactIntervals`):
+/// `s[2 * t]` costs 2-way on 4-byte floats (word `2t`: lanes `l` and
+/// `l + 16` share a bank) and nothing on 2-byte shorts (byte `4t`, word
+/// `t`: one lane a bank); the `T s[]` spelling deduces the same.
+#[test]
+fn a_device_template_takes_its_type_from_an_array_argument() {
+    let src = r#"
+template <class T> __device__ void put(T *s) { s[threadIdx.x * 2] = 0; }
+template <class T> __device__ void put_arr(T s[]) { s[threadIdx.x * 2] = 0; }
+__global__ void k() {
+  __shared__ float f[256];
+  __shared__ short h[256];
+  put(f);
+  put(h);
+  put_arr(f);
+}
+void run() { k<<<1, 128>>>(); }
+"#;
+    let rs = reports(src);
+    let ways = |array: &str, line: u32| {
+        let r = rs
+            .iter()
+            .find(|r| r.array == array && r.span.line == line)
+            .unwrap_or_else(|| panic!("no store to `{array}` at line {line}"));
+        assert_eq!(r.status, Status::Exact, "{:?}", r.unknown_reason);
+        waste(r)
+    };
+    assert_eq!(ways("f", 2), 2.0);
+    assert_eq!(ways("h", 2), 1.0);
+    assert_eq!(ways("f", 3), 2.0);
+}

@@ -466,13 +466,6 @@ impl<'a, 't> Lowerer<'a, 't> {
         let mut converted = Vec::new();
         for (i, (p, v)) in params.iter().zip(vals).enumerate() {
             let tn = p.field("type");
-            // Deduce `T` from `T *` arguments.
-            if let (Some(tn), Val::Ptr(ptr)) = (tn, &v) {
-                let tname = main.text(tn);
-                if tnames.contains(&tname) && !tscope.contains_key(&tname) {
-                    tscope.insert(tname, ptr.pointee.clone());
-                }
-            }
             let is_ref = p
                 .field("declarator")
                 .map(|d| d.node_kind() == "reference_declarator")
@@ -483,6 +476,17 @@ impl<'a, 't> Lowerer<'a, 't> {
                 let an = arg_nodes.get(i).copied().unwrap_or(n);
                 self.rvalue_of(v, an, src)
             };
+            // Deduce `T` from `T *` arguments (an array argument as the
+            // pointer it decays to).
+            let pointer_param = p.field("declarator").is_some_and(|d| {
+                matches!(d.node_kind(), "pointer_declarator" | "array_declarator")
+            });
+            if let (Some(tn), Val::Ptr(ptr), true) = (tn, &v, pointer_param) {
+                let tname = main.text(tn);
+                if tnames.contains(&tname) && !tscope.contains_key(&tname) {
+                    tscope.insert(tname, ptr.pointee.clone());
+                }
+            }
             converted.push((*p, v));
         }
         self.tscopes.push(tscope);
