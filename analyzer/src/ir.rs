@@ -441,6 +441,11 @@ pub struct Access {
     /// Set when the cost cannot be known for a reason found before the
     /// engine runs (whether nvcc merges it with a neighbour).
     pub unknown: Option<UnknownReason>,
+    /// Iterations of an unrolled loop nvcc merges into this access
+    /// (`nvcc/unroll.rs`; 1 when none): the source moves `width /
+    /// unrolled` bytes, and the merge holds only while the address stays
+    /// aligned to `width`.
+    pub unrolled: u32,
 }
 
 /// A loop with its carried variables: at iteration `k` every lane's state
@@ -461,6 +466,9 @@ pub struct Loop {
     /// A lane leaves the loop after an iteration in which all the guards
     /// of one of these lists held (`break`, `return`).
     pub breaks: Vec<Vec<Guard>>,
+    /// The body ends a straight-line region (a barrier, a fence, a
+    /// branching math call: [`Access::region`]) somewhere.
+    pub splits_regions: bool,
     pub span: Span,
 }
 

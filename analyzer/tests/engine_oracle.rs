@@ -2,7 +2,9 @@
 //! and not: `%`, `/`, `^`, `&`, `>>`, `<<`) are written into a CUDA kernel,
 //! analysed by warplint (front end, engine with its shortcuts, fast cost
 //! model), and compared with a direct enumeration of every lane of every
-//! warp and loop iteration costed by the byte-level oracle.
+//! warp and loop iteration costed by the byte-level oracle. A barrier in
+//! the loop keeps nvcc from merging its iterations (`nvcc/unroll.rs`): the
+//! oracle costs each source access as its own instruction.
 
 use proptest::prelude::*;
 use warplint_analyzer::hardware::{oracle, Lanes, Modern, WARP};
@@ -140,7 +142,7 @@ fn source(c: &Case) -> String {
         None => String::new(),
     };
     format!(
-        "__global__ void k({t} *g)\n{{\n    __shared__ {t} s[64];\n    int tx = threadIdx.x;\n    int ty = threadIdx.y;\n    for (int i = 0; i < {iters}; i++) {guard} {{\n        {t} v = s[{si}];\n        g[{gi}] = v;\n    }}\n}}\nint main() {{ k<<<1, dim3({bx}, {by})>>>(0); return 0; }}\n",
+        "__global__ void k({t} *g)\n{{\n    __shared__ {t} s[64];\n    int tx = threadIdx.x;\n    int ty = threadIdx.y;\n    for (int i = 0; i < {iters}; i++) {{\n        __syncthreads();\n        {guard} {{\n        {t} v = s[{si}];\n        g[{gi}] = v;\n    }}\n    }}\n}}\nint main() {{ k<<<1, dim3({bx}, {by})>>>(0); return 0; }}\n",
         iters = c.iters,
         si = c.shared_idx.c(),
         gi = c.global_idx.c(),

@@ -389,7 +389,10 @@ fn pragmas_between_a_loop_header_and_its_body() {
     assert!(a.program.notes.is_empty(), "{:?}", a.program.notes);
     let store = find(&a, "s", Op::Store);
     assert_eq!((store.span.line, store.span.column), (6, 33));
-    assert_eq!(ways(store), 2.0);
+    // The two stores of `j` are one 8-byte store (`nvcc/unroll.rs`), each
+    // lane's 8 bytes beside the next: no conflict.
+    assert_eq!(store.width, 8);
+    assert_eq!(ways(store), 1.0);
     let load = find(&a, "s", Op::Load);
     assert_eq!((load.span.line, load.span.column), (7, 20));
 }
@@ -725,7 +728,11 @@ fn lone_macro_lines_do_not_derail_the_kernel() {
     let store = find(&a, "tile", Op::Store);
     assert_eq!(store.block, [64, 1, 1]);
     assert_eq!((store.span.line, store.span.column), (13, 5));
-    assert_eq!(ways(store), 32.0);
+    // nvcc unrolls the four stores of a row into one 16-byte store
+    // (`nvcc/unroll.rs`): rows 128 bytes apart put each quarter-warp's 8
+    // lanes on banks 0-3, 8-way (measured: `unrolled_shared.cu`).
+    assert_eq!(store.width, 16);
+    assert_eq!(ways(store), 8.0);
     let load = find(&a, "tile", Op::Load);
     assert_eq!((load.span.line, load.span.column), (16, 20));
     // A line that continues an expression is left alone.

@@ -1,5 +1,5 @@
 //! warplint against the hardware: every measured case in
-//! fixtures/groundtruth/sm_90 (NVIDIA H200, Nsight Compute) within 5%, as
+//! fixtures/groundtruth/sm_90 (NVIDIA H200 or H100, Nsight Compute) within 5%, as
 //! shared/groundtruth/check.py compares them: mean wavefronts (and the
 //! ideal, where measured) for shared memory, mean sectors for global.
 

@@ -88,7 +88,7 @@ pub const MERGES: &[&str] = &[
 ];
 
 /// `e` as `rest + c`, peeling constant addends off the top.
-fn split_const(e: &Expr) -> (Expr, i64) {
+pub(super) fn split_const(e: &Expr) -> (Expr, i64) {
     let mut rest = e.clone();
     let mut c: i64 = 0;
     loop {

@@ -94,8 +94,10 @@ impl<'a, 't> Lowerer<'a, 't> {
             post_cond: None,
             entry_guards: self.current_guards(),
             breaks: Vec::new(),
+            splits_regions: false,
             span,
         });
+        let region = self.region;
         let carried = self.carry(assigned, id);
         self.open_loops.push(id);
         self.frame().loops.push(LoopCtx {
@@ -129,6 +131,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             self.k.loops[id].post_cond = post;
         }
         self.k.loops[id].next = self.next_values(&carried);
+        self.k.loops[id].splits_regions = self.region != region;
         self.open_loops.pop();
         let ctx = self.frame().loops.pop().unwrap_or_default();
         if ctx.returned {

@@ -85,6 +85,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 region: self.region,
                 undecided: self.undecided,
                 unknown: None,
+                unrolled: 1,
             });
         }
     }

@@ -670,6 +670,7 @@ impl<'t> Tu<'t> {
                 None => lw.lower_kernel(def, targs),
             };
             crate::nvcc::fuse::fuse_fields(&mut k);
+            crate::nvcc::unroll::vectorise_unrolled(&mut k);
             (k, lw.notes)
         };
         kernel.lowering_notes = notes;

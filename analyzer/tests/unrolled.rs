@@ -1,0 +1,47 @@
+//! Loops nvcc unrolls over consecutive shared-memory elements become vector
+//! accesses (`nvcc/unroll.rs`; measured in
+//! `fixtures/groundtruth/sm_90/unrolled_shared.cu`, which the calibration
+//! test compares line by line). Here: what keeps them apart.
+
+use warplint_analyzer::hardware::Modern;
+use warplint_analyzer::ir::{Op, Space};
+use warplint_analyzer::{analyze, AccessReport, Options};
+
+fn store(src: &str) -> AccessReport {
+    analyze(src.as_bytes(), &Modern, &Options::default())
+        .reports
+        .into_iter()
+        .find(|r| r.space == Space::Shared && r.op == Op::Store)
+        .expect("a shared store")
+}
+
+const MERGED: &str = "__global__ void k(const float *in) {\n\
+    __shared__ float s[1024];\n\
+    for (int k = 0; k < 8; k++) {\n\
+      s[threadIdx.x * 8 + k] = in[k];\n\
+    }\n}\n\
+    void run(const float *in) { k<<<1, 128>>>(in); }\n";
+
+/// Eight floats per thread: two 16-byte stores a warp, in the first and
+/// fifth iterations.
+#[test]
+fn eight_consecutive_floats_are_two_16_byte_stores() {
+    let r = store(MERGED);
+    assert_eq!(r.width, 16);
+    assert_eq!(r.executions, 4.0 * 2.0, "4 warps, 2 stores each");
+}
+
+/// A barrier in the body, a trip count not a multiple of the vector, or a
+/// start the vector is not aligned to keep the 4-byte stores.
+#[test]
+fn a_barrier_an_odd_trip_count_or_a_misaligned_start_keeps_them_apart() {
+    let barrier = MERGED.replace("in[k];\n", "in[k];\n__syncthreads();\n");
+    assert_eq!(store(&barrier).width, 4);
+    let odd = MERGED.replace("k < 8", "k < 3");
+    assert_eq!(store(&odd).width, 4);
+    let shifted = MERGED.replace("threadIdx.x * 8 + k", "threadIdx.x * 8 + 1 + k");
+    assert_eq!(store(&shifted).width, 4);
+    // Two elements in, the start is 8-byte aligned: 8-byte stores.
+    let half = MERGED.replace("threadIdx.x * 8 + k", "threadIdx.x * 8 + 2 + k");
+    assert_eq!(store(&half).width, 8);
+}
