@@ -669,6 +669,7 @@ impl<'t> Tu<'t> {
                 Some(ty) => lw.lower_kernel_representing(def, targs, ty),
                 None => lw.lower_kernel(def, targs),
             };
+            crate::nvcc::reload::drop_reloads(&mut k);
             crate::nvcc::fuse::fuse_fields(&mut k);
             crate::nvcc::unroll::vectorise_unrolled(&mut k);
             (k, lw.notes)

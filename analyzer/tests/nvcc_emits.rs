@@ -1,7 +1,8 @@
-//! Loops nvcc unrolls over consecutive shared-memory elements become vector
-//! accesses (`nvcc/unroll.rs`; measured in
-//! `fixtures/groundtruth/sm_90/unrolled_shared.cu`, which the calibration
-//! test compares line by line). Here: what keeps them apart.
+//! What nvcc emits for source accesses: loops it unrolls over consecutive
+//! shared-memory elements become vector accesses (`nvcc/unroll.rs`), and a
+//! load of an address already loaded is not emitted (`nvcc/reload.rs`);
+//! both measured in `fixtures/groundtruth/sm_90/`, which the calibration
+//! test compares line by line. Here: what keeps them from happening.
 
 use warplint_analyzer::hardware::Modern;
 use warplint_analyzer::ir::{Op, Space};
@@ -44,4 +45,40 @@ fn a_barrier_an_odd_trip_count_or_a_misaligned_start_keeps_them_apart() {
     // Two elements in, the start is 8-byte aligned: 8-byte stores.
     let half = MERGED.replace("threadIdx.x * 8 + k", "threadIdx.x * 8 + 2 + k");
     assert_eq!(store(&half).width, 8);
+}
+
+/// A load of an address already loaded is not emitted again
+/// (`nvcc/reload.rs`, measured in `fixtures/groundtruth/sm_90/reload.cu`):
+/// unless a store that may write it, or a barrier, lies between.
+#[test]
+fn a_reload_is_dropped_unless_a_store_or_barrier_lies_between() {
+    let loads = |body: &str| {
+        let src = format!(
+            "__global__ void k(const float *a, float *b, float *o) {{\n\
+             int t = threadIdx.x;\n{body}\n}}\n\
+             void run(const float *a, float *b, float *o) {{ k<<<1, 64>>>(a, b, o); }}\n"
+        );
+        analyze(src.as_bytes(), &Modern, &Options::default())
+            .reports
+            .iter()
+            .filter(|r| r.array == "a" && r.op == Op::Load)
+            .count()
+    };
+    assert_eq!(
+        loads("float x = a[2 * t];\nfloat z = a[2 * t];\no[t] = x + z;"),
+        1
+    );
+    assert_eq!(
+        loads("float x = a[2 * t];\nb[t] = x;\nfloat z = a[2 * t];\no[t] = x + z;"),
+        2
+    );
+    assert_eq!(
+        loads("float x = a[2 * t];\n__syncthreads();\nfloat z = a[2 * t];\no[t] = x + z;"),
+        2
+    );
+    // Another address is another load.
+    assert_eq!(
+        loads("float x = a[2 * t];\nfloat z = a[2 * t + 1];\no[t] = x + z;"),
+        2
+    );
 }
