@@ -85,25 +85,9 @@ fn origins() -> Vec<Origin> {
     ]
 }
 
-/// The kind of one value of each variant of every finding.
-fn kinds() -> Vec<&'static str> {
-    let reasons = [
-        UnknownReason::DependsOn {
-            origin: Origin::Arithmetic,
-            differs: true,
-        },
-        UnknownReason::MergeUndecided {
-            first: s(),
-            second: s(),
-        },
-        UnknownReason::OutOfBudget(B),
-        UnknownReason::KernelBudgetSpent(B),
-        UnknownReason::FixSearchStopped {
-            ways: 2.0,
-            limit: 1.0,
-        },
-    ];
-    let assumptions = [
+/// One value of each variant of [`Assumption`].
+fn assumptions() -> Vec<Assumption> {
+    vec![
         Assumption::ParamValue {
             name: s(),
             value: 1,
@@ -152,7 +136,28 @@ fn kinds() -> Vec<&'static str> {
             when: vec![s()],
             tried: vec![s(), s()],
         },
+    ]
+}
+
+/// The kind of one value of each variant of every finding.
+fn kinds() -> Vec<&'static str> {
+    let reasons = [
+        UnknownReason::DependsOn {
+            origin: Origin::Arithmetic,
+            differs: true,
+        },
+        UnknownReason::MergeUndecided {
+            first: s(),
+            second: s(),
+        },
+        UnknownReason::OutOfBudget(B),
+        UnknownReason::KernelBudgetSpent(B),
+        UnknownReason::FixSearchStopped {
+            ways: 2.0,
+            limit: 1.0,
+        },
     ];
+    let assumptions = assumptions();
     let for_every = [
         ForEvery::Param {
             name: s(),
