@@ -1,12 +1,14 @@
 //! What nvcc does that the analysis must do the same way: the macros it
 //! defines before the first line of a translation unit ([`predefined`]),
 //! and the code it generates for neighbouring field accesses, which it
-//! merges into one wider access (`fuse`), for loops it unrolls over
+//! merges into one wider access (`fuse`), for neighbouring shared elements
+//! (`neighbours`), for loops it unrolls over
 //! consecutive shared-memory elements (`unroll`), and the loads it does
 //! not emit again (`reload`). Every fact here is nvcc's, for
 //! the CUDA release warplint stands in for (see [`predefined::CUDA_VERSION`]).
 
 pub(crate) mod fuse;
+pub(crate) mod neighbours;
 pub mod predefined;
 pub(crate) mod reload;
 pub(crate) mod unroll;

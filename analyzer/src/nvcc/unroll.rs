@@ -34,7 +34,7 @@ const SHARED_BASE_ALIGN: u64 = 16;
 /// The largest power of two (up to 2^62) that `e` is known to be a
 /// multiple of for every lane, with loop variable `var` taken as 0; `0`
 /// when `e` is known to be 0.
-fn multiple_of(e: &Expr, var: u32) -> u64 {
+pub(super) fn multiple_of(e: &Expr, var: u32) -> u64 {
     const ANY: u64 = 1 << 62;
     let pow2 = |v: i64| -> u64 {
         if v == 0 {

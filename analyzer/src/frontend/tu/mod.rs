@@ -671,6 +671,7 @@ impl<'t> Tu<'t> {
             };
             crate::nvcc::reload::drop_reloads(&mut k);
             crate::nvcc::fuse::fuse_fields(&mut k);
+            crate::nvcc::neighbours::merge_neighbours(&mut k);
             crate::nvcc::unroll::vectorise_unrolled(&mut k);
             (k, lw.notes)
         };
