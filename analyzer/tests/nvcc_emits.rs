@@ -82,3 +82,26 @@ fn a_reload_is_dropped_unless_a_store_or_barrier_lies_between() {
         2
     );
 }
+
+/// A load of what the thread just stored is forwarded (no load), unless
+/// the store is under an `if` the load is not, or a store that may alias
+/// lies between (`nvcc/reload.rs`, measured in
+/// `fixtures/groundtruth/sm_90/forward.cu`).
+#[test]
+fn a_stored_value_is_forwarded_to_a_later_load() {
+    let loads = |body: &str| {
+        let src = format!(
+            "__global__ void k(float *a, float *b, float *o, int n) {{\n\
+             int t = threadIdx.x;\n{body}\n}}\n\
+             void run(float *a, float *b, float *o) {{ k<<<1, 64>>>(a, b, o, 9); }}\n"
+        );
+        analyze(src.as_bytes(), &Modern, &Options::default())
+            .reports
+            .iter()
+            .filter(|r| r.array == "a" && r.op == Op::Load)
+            .count()
+    };
+    assert_eq!(loads("a[2 * t] = 1.0f;\no[t] = a[2 * t];"), 0);
+    assert_eq!(loads("a[2 * t] = 1.0f;\nb[t] = 2.0f;\no[t] = a[2 * t];"), 1);
+    assert_eq!(loads("if (t < n) a[2 * t] = 1.0f;\no[t] = a[2 * t];"), 1);
+}

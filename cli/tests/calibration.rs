@@ -124,7 +124,13 @@ fn sm_90_ground_truth_matches_the_h200() {
 /// that field access into a neighbour's, or did not load a value again.
 #[test]
 fn merged_fields_leave_no_access_without_an_instruction() {
-    for name in ["fields_of_vectors", "shared_fields", "reload", "neighbours"] {
+    for name in [
+        "fields_of_vectors",
+        "shared_fields",
+        "reload",
+        "neighbours",
+        "forward",
+    ] {
         let truth: serde_json::Value = serde_json::from_str(
             &std::fs::read_to_string(
                 root().join(format!("fixtures/groundtruth/sm_90/{name}.truth.json")),

@@ -1,5 +1,6 @@
-//! What nvcc does with a load of an address it has already loaded: it
-//! keeps the value in a register and emits no second instruction.
+//! What nvcc does with a load of an address it has already loaded, or
+//! that the same thread has just stored: it keeps the value in a register
+//! and emits no load.
 //!
 //! Measured (nvcc 13.0, `-O3 -arch=sm_90`, SASS and Nsight Compute;
 //! `fixtures/groundtruth/sm_90/reload.cu`):
@@ -8,7 +9,11 @@
 //!   the first is not;
 //! - a store through another global pointer between them keeps both
 //!   (unless both pointers are `__restrict__`), and so does a barrier; a
-//!   store to another `__shared__` array does not.
+//!   store to another `__shared__` array does not;
+//! - the same for a load of what the thread stored (forwarded:
+//!   `fixtures/groundtruth/sm_90/forward.cu`; `a[2t] += b[t]` twice then
+//!   `out[t] = a[2t]` loads `a` never), unless the store is under an `if`
+//!   the load is not.
 //!
 //! The later load is dropped: the hardware runs no instruction for it.
 
@@ -29,10 +34,11 @@ fn may_write(k: &Kernel, load: &Access, b: &Access) -> bool {
     }
 }
 
-/// Whether the earlier load `a` leaves `b`'s value in a register: the same
-/// bytes, in the same loop iteration, on every path that reaches `b`.
+/// Whether the earlier load or store `a` leaves `b`'s value in a
+/// register: the same bytes, in the same loop iteration, on every path
+/// that reaches `b`.
 fn same_load(a: &Access, b: &Access) -> bool {
-    a.op == Op::Load
+    matches!(a.op, Op::Load | Op::Store)
         && a.obj == b.obj
         && a.width == b.width
         && a.loops == b.loops
