@@ -366,11 +366,7 @@ pub fn fuse_fields(k: &mut Kernel) {
             }
         }
     }
-    let mut i = 0;
-    k.accesses.retain(|_| {
-        i += 1;
-        !drop[i - 1]
-    });
+    super::drop_marked(k, &drop);
 }
 
 #[cfg(test)]

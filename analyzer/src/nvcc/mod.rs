@@ -14,3 +14,13 @@ pub(crate) mod reload;
 pub(crate) mod unroll;
 
 pub use predefined::predefined_macros;
+
+/// Removes the accesses `drop` marks: the hardware runs no instruction for
+/// them (merged into a neighbour, or a value already in a register).
+fn drop_marked(k: &mut crate::ir::Kernel, drop: &[bool]) {
+    let mut i = 0;
+    k.accesses.retain(|_| {
+        i += 1;
+        !drop.get(i - 1).copied().unwrap_or(false)
+    });
+}

@@ -182,11 +182,7 @@ pub fn merge_neighbours(k: &mut Kernel) {
         l.width = (count as u64 * w) as u32;
         l.offset = offset;
     }
-    let mut i = 0;
-    k.accesses.retain(|_| {
-        i += 1;
-        !drop[i - 1]
-    });
+    super::drop_marked(k, &drop);
 }
 
 #[cfg(test)]

@@ -82,9 +82,5 @@ pub fn drop_reloads(k: &mut Kernel) {
             }
         }
     }
-    let mut i = 0;
-    k.accesses.retain(|_| {
-        i += 1;
-        !drop[i - 1]
-    });
+    super::drop_marked(k, &drop);
 }
