@@ -18,13 +18,10 @@
 
 use crate::ir::{Access, BinOp, Expr, ExprKind, Kernel, Op, Space};
 
-/// The most bytes one access moves.
-const MAX_BYTES: u64 = 16;
+use super::unroll::{const_align, MAX_BYTES, SHARED_BASE_ALIGN};
+
 /// The most elements one vector access holds (`.v4`).
-const MAX_ELEMENTS: usize = 4;
-/// The alignment nvcc gives a `__shared__` buffer it places (measured in
-/// `unroll.rs`'s fixture).
-const SHARED_BASE_ALIGN: u64 = 16;
+const MAX_ELEMENTS: usize = super::unroll::MAX_ELEMENTS as usize;
 
 /// `e` as `rest + c` with constants gathered through sums and through
 /// products by a constant (`(2t + 1) * 4` is `(2t) * 4 + 4`), `rest` `None`
@@ -77,16 +74,6 @@ fn alike(a: &Access, b: &Access) -> bool {
             .iter()
             .zip(&b.guards)
             .all(|(x, y)| x.expect == y.expect && x.cond.same(&y.cond))
-}
-
-/// The largest power of two that the constant `c` is a multiple of, at
-/// most the buffer's alignment.
-fn const_align(c: i64) -> u64 {
-    if c == 0 {
-        SHARED_BASE_ALIGN
-    } else {
-        (1u64 << c.unsigned_abs().trailing_zeros().min(62)).min(SHARED_BASE_ALIGN)
-    }
 }
 
 /// Merges neighbouring shared elements (see the module doc).

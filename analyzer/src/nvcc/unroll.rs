@@ -24,12 +24,22 @@ use crate::ir::{Access, Atom, BinOp, Expr, ExprKind, Guard, Kernel, Op, Space};
 use crate::symbolic::linear::coefficient;
 
 /// The most elements a PTX vector access holds (`.v4`).
-const MAX_ELEMENTS: u64 = 4;
+pub(super) const MAX_ELEMENTS: u64 = 4;
 /// The widest access, in bytes.
-const MAX_BYTES: u64 = 16;
+pub(super) const MAX_BYTES: u64 = 16;
 /// The alignment nvcc gives a `__shared__` buffer it places (measured:
 /// 16-byte accesses at offset 0 of static and `extern` arrays).
-const SHARED_BASE_ALIGN: u64 = 16;
+pub(super) const SHARED_BASE_ALIGN: u64 = 16;
+
+/// The largest power of two that the constant `c` is a multiple of, at
+/// most the buffer's alignment.
+pub(super) fn const_align(c: i64) -> u64 {
+    if c == 0 {
+        SHARED_BASE_ALIGN
+    } else {
+        (1u64 << c.unsigned_abs().trailing_zeros().min(62)).min(SHARED_BASE_ALIGN)
+    }
+}
 
 /// The largest power of two (up to 2^62) that `e` is known to be a
 /// multiple of for every lane, with loop variable `var` taken as 0; `0`
@@ -159,10 +169,7 @@ pub fn vectorise_unrolled(k: &mut Kernel) {
             0 => SHARED_BASE_ALIGN,
             m => m.min(SHARED_BASE_ALIGN),
         };
-        let align = match first {
-            0 => align,
-            f => align.min(1 << f.unsigned_abs().trailing_zeros().min(62)),
-        };
+        let align = align.min(const_align(first));
         let mut n = MAX_ELEMENTS.min(MAX_BYTES / w);
         while n >= 2 && (!(trips as u64).is_multiple_of(n) || !align.is_multiple_of(n * w)) {
             n /= 2;
