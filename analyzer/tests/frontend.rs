@@ -1471,3 +1471,44 @@ fn system_typedefs_are_sized_without_their_headers() {
         assert_eq!(sectors(r), sectors_, "{array}");
     }
 }
+
+/// Macros are read once, by the preprocessor, and the translation-unit
+/// pass applies its `#define`s and `#undef`s where its walk meets them
+/// (kernels are lowered after the walk, under the table it left): the
+/// header's `PITCH 32` replaced through `#undef` by 33 (conflict-free),
+/// its `WIDTH 32` kept (32-way), whether the header was processed or
+/// replayed from the run's cache; a variadic macro's `...` is no
+/// parameter, so `__VA_ARGS__` takes the arguments after the named ones
+/// (the launch in them gives `n` its value).
+#[test]
+fn macros_are_read_once_and_met_in_source_order() {
+    use std::sync::Arc;
+    use warplint_analyzer::frontend::cache::ParseCache;
+    use warplint_analyzer::Header;
+    let header = Header {
+        name: "pitch.cuh".into(),
+        path: "pitch.cuh".into(),
+        text: b"#define PITCH 32\n#define WIDTH 32\n#define WITH(name, ...) { constexpr int name = 2; __VA_ARGS__ }\n".to_vec(),
+    };
+    let src = "#include \"pitch.cuh\"\n\
+#undef PITCH\n\
+#define PITCH 33\n\
+__global__ void k(float *x, int n) {\n\
+    __shared__ float t[64 * 64]; t[threadIdx.x * WIDTH] = 0;\n\
+    __shared__ float u[64 * 64]; u[threadIdx.x * PITCH] = x[threadIdx.x * n];\n\
+}\n\
+int main() { WITH(two, k<<<1, 32>>>(0, two);); }\n";
+    let cache = Arc::new(ParseCache::new());
+    for cached in [None, Some(&cache), Some(&cache)] {
+        let mut o = Options::default();
+        o.frontend.headers = vec![header.clone()];
+        o.frontend.parse_cache = cached.cloned();
+        let a = analyze(src.as_bytes(), &Modern, &o);
+        assert_eq!(ways(find(&a, "t", Op::Store)), 32.0);
+        assert_eq!(ways(find(&a, "u", Op::Store)), 1.0);
+        // `n` is 2 at the launch: a stride-2 float load, 8 sectors.
+        let x = find(&a, "x", Op::Load);
+        assert_eq!(sectors(x), 8.0, "{:?}", x.assumptions);
+    }
+    assert!(cache.preprocessed_len() >= 1);
+}

@@ -9,7 +9,7 @@
 //! applied), else processes it.
 
 use super::super::source::Source;
-use super::{Conditionals, Macro};
+use super::{Conditionals, DirectiveAt, Macro};
 use crate::ir::Note;
 
 /// A 128-bit fingerprint (two SipHash-1-3 with fixed, different keys:
@@ -69,8 +69,11 @@ pub(super) enum Event {
     Probe(String, Option<Fp>),
     /// A header's text once resolved.
     Text(Fp, std::sync::Arc<[u8]>),
-    Define(String, Macro),
-    Undef(String),
+    /// `#define` on this line of the header being entered (the innermost
+    /// `Enter` not yet closed by its `Text`).
+    Define(String, Macro, u32),
+    /// `#undef` on this line, as `Define`.
+    Undef(String, u32),
     /// A note in a header.
     Note(Fp, Note),
 }
@@ -108,13 +111,15 @@ impl Conditionals<'_> {
         }
     }
 
-    pub(super) fn set_macro(&mut self, name: String, m: Macro) {
-        self.record(|| Event::Define(name.clone(), m.clone()));
+    pub(super) fn set_macro(&mut self, name: String, m: Macro, at: DirectiveAt) {
+        self.record(|| Event::Define(name.clone(), m.clone(), at.1));
+        self.directives.insert(at, (name.clone(), Some(m.clone())));
         self.define_as(name, m);
     }
 
-    pub(super) fn unset_macro(&mut self, name: &str) {
-        self.record(|| Event::Undef(name.to_string()));
+    pub(super) fn unset_macro(&mut self, name: &str, at: DirectiveAt) {
+        self.record(|| Event::Undef(name.to_string(), at.1));
+        self.directives.insert(at, (name.to_string(), None));
         self.undefine(name);
     }
 
@@ -240,25 +245,40 @@ impl Conditionals<'_> {
                         return false;
                     }
                 }
-                Event::Text(..) | Event::Define(..) | Event::Undef(_) | Event::Note(..) => {}
+                Event::Text(..) | Event::Define(..) | Event::Undef(..) | Event::Note(..) => {}
             }
         }
         let at = |id: &Fp| index.iter().find(|(f, _)| f == id).map(|(_, i)| *i);
+        // The file ids of the headers being entered, innermost last.
+        let mut files: Vec<u32> = Vec::new();
         for e in &entry.events {
             self.record(|| e.clone());
             match e {
                 Event::Enter(_, id) => {
                     if let Some(i) = at(id) {
                         self.enter(i, *id);
+                        files.push(i as u32 + 1);
                     }
                 }
                 Event::Text(id, text) => {
                     if let Some(i) = at(id) {
                         self.headers[i].1.text = text.to_vec();
+                        files.pop();
                     }
                 }
-                Event::Define(name, m) => self.define_as(name.clone(), m.clone()),
-                Event::Undef(name) => self.undefine(name),
+                Event::Define(name, m, line) => {
+                    if let Some(&file) = files.last() {
+                        let d = (name.clone(), Some(m.clone()));
+                        self.directives.insert((file, *line), d);
+                    }
+                    self.define_as(name.clone(), m.clone());
+                }
+                Event::Undef(name, line) => {
+                    if let Some(&file) = files.last() {
+                        self.directives.insert((file, *line), (name.clone(), None));
+                    }
+                    self.undefine(name);
+                }
                 Event::Note(id, note) => {
                     if let Some(i) = at(id) {
                         let mut note = note.clone();

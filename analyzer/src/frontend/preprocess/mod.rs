@@ -8,7 +8,9 @@
 //! line of an inactive branch and every conditional directive with spaces
 //! (newlines kept), so byte offsets, lines and columns stay those of the
 //! user's file. `#define`/`#undef`/`#include` lines of active regions are
-//! left for the front end.
+//! left in place; what each `#define`/`#undef` did is kept
+//! ([`MacroDirectives`]) for the translation-unit pass, which reads no
+//! definition itself.
 //!
 //! - this file: the driver ([`Conditionals::run`]), line by line: groups,
 //!   directives, the macro table.
@@ -41,10 +43,10 @@ pub(crate) use entry::{Entry, EntryKey};
 use entry::{Event, Fp};
 
 /// A macro: an object-like macro's body, or a function-like macro's
-/// parameters and body. The one type of the front end's macro tables:
-/// the preprocessor's ([`Conditionals`]) and the translation-unit pass's
-/// (`tu::Tu::macros`, which lowering expands), both started from the same
-/// table of the macros defined before the first line.
+/// parameters and body. Read from its definition here only
+/// ([`Conditionals`]); the translation-unit pass's table (`tu::Tu::macros`,
+/// which lowering expands) starts from the same macros defined before the
+/// first line and applies this pass's [`MacroDirectives`].
 #[derive(Clone, Debug)]
 pub(crate) struct Macro {
     /// A function-like macro's parameters (`None`: object-like).
@@ -90,6 +92,16 @@ impl Macro {
 
 /// The macros known so far, by name.
 pub(crate) type Defines = HashMap<String, Macro>;
+
+/// Where a directive is: the file id ([`Source::file`]) and its line
+/// (1-based; a directive continued over several lines, its first).
+pub(crate) type DirectiveAt = (u32, u32);
+
+/// What each `#define` (`Some`) and `#undef` (`None`) of an active region
+/// did, by where it is, in the file and every header entered. Macro
+/// definitions are read here and nowhere else: the translation-unit pass
+/// applies these where its walk meets them.
+pub(crate) type MacroDirectives = HashMap<DirectiveAt, (String, Option<Macro>)>;
 
 /// One open `#if` group.
 struct Group {
@@ -195,6 +207,8 @@ pub(crate) struct Conditionals<'a> {
     idents: Vec<Option<Fp>>,
     /// What the headers being entered did so far, innermost last.
     recording: Vec<Vec<Event>>,
+    /// The `#define`s and `#undef`s read (or replayed) so far.
+    pub directives: MacroDirectives,
 }
 
 impl<'a> Conditionals<'a> {
@@ -222,6 +236,7 @@ impl<'a> Conditionals<'a> {
             defines_fp,
             entered_fp: (0, 0),
             recording: Vec::new(),
+            directives: HashMap::new(),
         })
     }
 
@@ -321,8 +336,8 @@ impl<'a> Conditionals<'a> {
                     blank(&mut text, start, end);
                 }
                 _ if !active => blank(&mut text, start, end),
-                "define" => self.define(&arg),
-                "undef" => self.unset_macro(arg.trim()),
+                "define" => self.define(&arg, (source.file, source.position(start).0)),
+                "undef" => self.unset_macro(arg.trim(), (source.file, source.position(start).0)),
                 // `#pragma unroll` between a loop's header and its body
                 // (`for (...)\n#pragma unroll\nfor (...)`) is a syntax
                 // error to the grammar, which knows directives only where
@@ -384,9 +399,9 @@ impl<'a> Conditionals<'a> {
         }
     }
 
-    /// `#define`: an object-like or function-like macro, read from the
-    /// directive's text.
-    fn define(&mut self, arg: &str) {
+    /// `#define` at `at`: an object-like or function-like macro, read from
+    /// the directive's text.
+    fn define(&mut self, arg: &str, at: DirectiveAt) {
         let name_end = arg
             .find(|c: char| !(c.is_alphanumeric() || c == '_'))
             .unwrap_or(arg.len());
@@ -398,14 +413,20 @@ impl<'a> Conditionals<'a> {
         let definition = match rest.strip_prefix('(') {
             Some(params) => match params.split_once(')') {
                 Some((params, body)) => {
-                    let params = params.split(',').map(|p| p.trim().to_string()).collect();
+                    // A variadic macro's `...` is no parameter: its
+                    // arguments past the named ones are `__VA_ARGS__`.
+                    let params = params
+                        .split(',')
+                        .map(|p| p.trim().to_string())
+                        .filter(|p| !p.is_empty() && p != "...")
+                        .collect();
                     Macro::new(Some(params), body.trim().to_string())
                 }
                 None => Macro::unreadable(),
             },
             None => Macro::new(None, rest.trim().to_string()),
         };
-        self.set_macro(name, definition);
+        self.set_macro(name, definition, at);
     }
 
     /// Per header (in the order given): whether an active `#include`

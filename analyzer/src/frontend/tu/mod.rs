@@ -118,7 +118,11 @@ pub(crate) struct Tu<'t> {
     /// The file being collected (the analysed file or one of its headers).
     pub src: &'t Source,
     headers: Vec<Included<'t>>,
+    /// The macros defined at the point the walk has reached: those defined
+    /// before the first line, then the preprocessor's `directives` applied
+    /// where the walk meets them.
     pub macros: HashMap<String, Macro>,
+    directives: &'t preprocess::MacroDirectives,
     pub typedefs: HashMap<String, Ty>,
     pub structs: Vec<StructDef>,
     pub struct_names: HashMap<String, usize>,
@@ -288,7 +292,8 @@ fn pass<'t>(
     options: &Options,
 ) -> Passed {
     let source = &pre.source;
-    let mut tu = Tu::new(source, included(pre, header_trees, options), macros);
+    let headers = included(pre, header_trees, options);
+    let mut tu = Tu::new(source, headers, macros, &pre.directives);
     tu.notes.extend(pre.notes.iter().cloned());
     tu.notes.extend(unclosed_braces(source));
     tu.collect_errors(root);
@@ -348,12 +353,19 @@ fn unclosed_braces(source: &Source) -> Option<Note> {
 
 impl<'t> Tu<'t> {
     /// A pass over `src`, which may enter `headers`, with `macros` defined
-    /// and nothing else read yet.
-    fn new(src: &'t Source, headers: Vec<Included<'t>>, macros: preprocess::Defines) -> Tu<'t> {
+    /// and nothing else read yet; the preprocessor's `directives` change
+    /// them as the walk meets them.
+    fn new(
+        src: &'t Source,
+        headers: Vec<Included<'t>>,
+        macros: preprocess::Defines,
+        directives: &'t preprocess::MacroDirectives,
+    ) -> Tu<'t> {
         Tu {
             src,
             headers,
             macros,
+            directives,
             typedefs: HashMap::new(),
             structs: Vec::new(),
             struct_names: HashMap::new(),
@@ -482,20 +494,8 @@ impl<'t> Tu<'t> {
                     self.collect(b, depth + 1);
                 }
             }
-            "preproc_def" | "preproc_function_def" => self.define(n),
             "preproc_include" => self.include(n, depth),
-            "preproc_call" => {
-                let directive = n
-                    .field("directive")
-                    .map(|d| src.text(d))
-                    .unwrap_or_default();
-                if directive.trim() == "#undef" {
-                    if let Some(a) = n.field("argument") {
-                        let name = src.text(a).trim().to_string();
-                        self.macros.remove(&name);
-                    }
-                }
-            }
+            "preproc_def" | "preproc_function_def" | "preproc_call" => self.directive(n),
             "struct_specifier" | "class_specifier" | "union_specifier" => {
                 self.struct_def(n, None);
             }
@@ -542,23 +542,19 @@ impl<'t> Tu<'t> {
         }
     }
 
-    /// `#define`, read from its syntax node.
-    fn define(&mut self, n: Node<'t>) {
-        let src = self.src();
-        let Some(name) = n.field("name") else {
-            return;
-        };
-        let body = n
-            .field("value")
-            .map(|v| preprocess::strip_comments(&src.text(v)))
-            .unwrap_or_default();
-        let params = n.field("parameters").map(|p| {
-            let mut c = p.walk();
-            p.named_children(&mut c)
-                .map(|x| src.text(x))
-                .collect::<Vec<_>>()
-        });
-        self.macros.insert(src.text(name), Macro::new(params, body));
+    /// `#define` or `#undef` (another directive: nothing): what the
+    /// preprocessor read on its line.
+    fn directive(&mut self, n: Node<'t>) {
+        let at = (self.src.file, self.src.position(n.start_byte()).0);
+        match self.directives.get(&at) {
+            Some((name, Some(m))) => {
+                self.macros.insert(name.clone(), m.clone());
+            }
+            Some((name, None)) => {
+                self.macros.remove(name);
+            }
+            None => {}
+        }
     }
 
     /// Every kernel instantiation (the distinct template arguments of its

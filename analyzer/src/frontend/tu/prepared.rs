@@ -4,6 +4,8 @@
 //! A test compares every report, note, launch and left-out line of a
 //! carried-over analysis with a from-scratch one.
 
+use std::sync::Arc;
+
 use super::super::preprocess;
 use super::super::source::Source;
 use super::super::{Options, Reparse};
@@ -27,6 +29,7 @@ pub(crate) struct Prepared {
     entered: Vec<bool>,
     notes: Vec<Note>,
     skipped: Vec<(u32, u32)>,
+    directives: Arc<preprocess::MacroDirectives>,
     launches: Vec<LaunchSite>,
     /// The kernel the launches were looked for (`None`: all).
     only: Option<String>,
@@ -119,6 +122,9 @@ pub(super) struct Preprocessed {
     pub entered: Vec<bool>,
     pub notes: Vec<Note>,
     pub skipped: Vec<(u32, u32)>,
+    /// What the `#define`s and `#undef`s did, where they are (an edit that
+    /// [`Prepared::fits`] adds no line).
+    pub directives: Arc<preprocess::MacroDirectives>,
     /// Launch sites carried over (`None`: to be found).
     pub launches: Option<Vec<LaunchSite>>,
 }
@@ -174,6 +180,7 @@ impl Prepared {
             entered: self.entered.clone(),
             notes,
             skipped: self.skipped.clone(),
+            directives: self.directives.clone(),
             launches: Some(launches),
         }
     }
@@ -204,13 +211,18 @@ fn fresh(input: &[u8], defines: preprocess::Defines, options: &Options) -> Prepr
         .zip(headers.iter_mut())
         .collect();
     // #if/#ifdef/#else/#endif resolved before parsing (offsets unchanged).
-    let (entered, mut notes, skipped) =
+    let (entered, mut notes, skipped, directives) =
         match preprocess::Conditionals::new(defines, hs, options.parse_cache.as_deref()) {
             Some(mut c) => {
                 c.run(&mut source, 0);
-                (c.entered(), c.notes, c.skipped)
+                (c.entered(), c.notes, c.skipped, c.directives)
             }
-            None => (vec![true; headers.len()], Vec::new(), Vec::new()),
+            None => (
+                vec![true; headers.len()],
+                Vec::new(),
+                Vec::new(),
+                Default::default(),
+            ),
         };
     if options.headers.len() > budget::MAX_HEADERS {
         notes.push(Note {
@@ -235,6 +247,7 @@ fn fresh(input: &[u8], defines: preprocess::Defines, options: &Options) -> Prepr
         entered,
         notes,
         skipped,
+        directives: Arc::new(directives),
         launches: None,
     }
 }
@@ -254,6 +267,7 @@ impl Preprocessed {
             entered: self.entered,
             notes: self.notes,
             skipped: self.skipped,
+            directives: self.directives,
             launches,
             only: options.only_kernel.clone(),
         }
