@@ -255,6 +255,25 @@ impl Expr {
         Expr::bin(BinOp::Mul, a, b)
     }
 
+    /// This expression with every subexpression [`same`](Self::same) as
+    /// `from` replaced by `to`, folded again (`K / 8` with `K` replaced by
+    /// 64 is 8). The walk follows the tree, which `MAX_EXPR_NODES` bounds.
+    pub fn replaced(&self, from: &Expr, to: &Expr) -> Expr {
+        if self.same(from) {
+            return to.clone();
+        }
+        match self.kind() {
+            ExprKind::Const(_) | ExprKind::Atom(_) => self.clone(),
+            ExprKind::Un(op, a) => Expr::un(*op, a.replaced(from, to)),
+            ExprKind::Bin(op, a, b) => Expr::bin(*op, a.replaced(from, to), b.replaced(from, to)),
+            ExprKind::Select(c, a, b) => Expr::select(
+                c.replaced(from, to),
+                a.replaced(from, to),
+                b.replaced(from, to),
+            ),
+        }
+    }
+
     /// Visits every atom (each shared subtree once).
     pub fn visit_atoms(&self, f: &mut dyn FnMut(Atom)) {
         let mut seen: Vec<*const Node> = Vec::new();

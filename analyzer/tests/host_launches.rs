@@ -129,3 +129,56 @@ void run(float *x) {
         other => panic!("{other:?}"),
     }
 }
+
+/// A host function that launches only through a macro used in its body
+/// (`RUN(k, x, 2)`, the launch in the macro, not in the function's text)
+/// is walked for launches; a macro that expands to statements and is used
+/// with no `;` before the next statement (`LAUNCH(64) break;`, as
+/// LeetCUDA's dispatch macros write) is read as a statement; and a block
+/// computed from the switched value (`dim3 block((K) / 8)` under `case
+/// 64:` of `switch ((K))`) takes each case's value: one instantiation per
+/// case, each with its own block.
+#[test]
+fn launches_through_macros_in_host_bodies_take_each_cases_block() {
+    let src = r#"
+#define RUN(kern, ...) kern<<<1, 32>>>(__VA_ARGS__)
+#define LAUNCH(K) \
+  spread<(K) / 8><<<grid, block>>>(x, (K));
+#define DISPATCH(N, K) \
+  dim3 block((K) / 8); \
+  dim3 grid((N)); \
+  switch ((K)) { \
+  case 64: \
+    LAUNCH(64) break; \
+  case 256: \
+    LAUNCH(256) break; \
+  default: \
+    break; \
+  }
+__global__ void strided(float *x, int n) { x[threadIdx.x * n] = 0; }
+template <int T> __global__ void spread(float *x, int K) {
+    __shared__ float s[T * 64];
+    s[threadIdx.x * 8] = x[threadIdx.x];
+}
+void run(float *x, int n) {
+    RUN(strided, x, 2);
+}
+void dispatch(float *x, int rows, int cols) {
+    const int N = rows;
+    const int K = cols;
+    DISPATCH(N, K)
+}
+"#;
+    let a = analyze(src.as_bytes(), &Modern, &Options::default());
+    let strided = a
+        .reports
+        .iter()
+        .find(|r| r.kernel_name == "strided")
+        .expect("strided");
+    assert_eq!(strided.block, [32, 1, 1]);
+    assert_eq!(strided.status, Status::Exact, "{:?}", strided.assumptions);
+    for (kernel, block) in [("spread<8>", 8), ("spread<32>", 32)] {
+        let s = store(&a.reports, kernel);
+        assert_eq!(s.block, [block, 1, 1], "{kernel}");
+    }
+}

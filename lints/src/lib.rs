@@ -138,18 +138,21 @@ pub struct Site<'a> {
     pub ops: String,
 }
 
-/// Groups `reports` by (kernel, span, array) and picks the worst of each
-/// by `cost` (larger is worse).
+/// Groups `reports` by (kernel definition, span, array) and picks the
+/// worst of each by `cost` (larger is worse): one diagnostic per source
+/// access, whichever launch or template instantiation makes it worst.
 pub fn sites<'a>(
+    ctx: &Context,
     reports: impl Iterator<Item = &'a AccessReport>,
     cost: impl Fn(&AccessReport) -> f64,
 ) -> Vec<Site<'a>> {
+    let kernels = &ctx.analysis.program.kernels;
+    let definition = |r: &AccessReport| kernels.get(r.kernel).map(|k| k.span);
     let mut groups: Vec<Vec<&'a AccessReport>> = Vec::new();
     for r in reports {
-        match groups
-            .iter_mut()
-            .find(|g| g[0].kernel == r.kernel && g[0].span == r.span && g[0].array == r.array)
-        {
+        match groups.iter_mut().find(|g| {
+            definition(g[0]) == definition(r) && g[0].span == r.span && g[0].array == r.array
+        }) {
             Some(g) => g.push(r),
             None => groups.push(vec![r]),
         }

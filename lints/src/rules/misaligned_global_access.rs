@@ -75,7 +75,7 @@ impl Lint for MisalignedGlobalAccess {
                 && !offset.contains(&(r.kernel, r.launch, r.array.as_str()))
                 && !moved(r)
         });
-        for site in sites(global, waste) {
+        for site in sites(ctx, global, waste) {
             let r = site.worst;
             let Some(Cost::Global(g)) = &r.cost else {
                 continue;

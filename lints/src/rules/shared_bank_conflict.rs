@@ -80,7 +80,7 @@ impl Lint for SharedBankConflict {
             _ => 0.0,
         };
         let shared = ctx.known_reports().filter(|r| r.space == Space::Shared);
-        for site in sites(shared, ways) {
+        for site in sites(ctx, shared, ways) {
             let r = site.worst;
             let Some(Cost::Shared(s)) = &r.cost else {
                 continue;

@@ -65,7 +65,7 @@ impl Lint for UncoalescedGlobalAccess {
         let t = ctx.thresholds;
         // Local arrays are left out: most are registers once loops unroll.
         let global = ctx.known_reports().filter(|r| r.space == Space::Global);
-        for site in sites(global, waste) {
+        for site in sites(ctx, global, waste) {
             let r = site.worst;
             let Some(Cost::Global(g)) = &r.cost else {
                 continue;

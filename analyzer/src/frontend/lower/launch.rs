@@ -230,18 +230,20 @@ impl<'a, 't> Lowerer<'a, 't> {
     /// for 64: the case before it does not fall through), or under `if
     /// (threads == 64)`, `dim3 block(threads)` is 64 threads.
     fn known_by_guards(&self, v: Val) -> Val {
-        let fixed = |e: Expr| -> Expr {
-            if e.as_const().is_some() {
-                return e;
-            }
+        // Each guard `x == K` replaces `x` wherever it occurs (`K / 8`
+        // under `case 64:` of `switch (K)` is 8), innermost first.
+        let fixed = |mut e: Expr| -> Expr {
             for g in self.guards.iter().rev() {
+                if e.as_const().is_some() {
+                    break;
+                }
                 if !g.expect {
                     continue;
                 }
                 if let crate::ir::ExprKind::Bin(BinOp::Eq, a, b) = g.cond.kind() {
                     match (a.as_const(), b.as_const()) {
-                        (None, Some(k)) if a.same(&e) => return Expr::konst(k),
-                        (Some(k), None) if b.same(&e) => return Expr::konst(k),
+                        (None, Some(k)) => e = e.replaced(a, &Expr::konst(k)),
+                        (Some(k), None) => e = e.replaced(b, &Expr::konst(k)),
                         _ => {}
                     }
                 }

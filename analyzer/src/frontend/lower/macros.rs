@@ -105,6 +105,73 @@ pub(crate) fn substitute(body: &str, params: &[String], args: &[String]) -> Stri
     out.replace(" ## ", "").replace("##", "")
 }
 
+/// `text` (statements) with a `;` after each use of a function-like macro
+/// that expands to statements (its body ends with `;` or `}`) where the
+/// next statement follows with none (`L(64) break;` in a macro's body,
+/// with `#define L(K) k<K><<<g, b>>>(x);`): the grammar would otherwise
+/// read the use and the next statement as one broken expression.
+fn terminate_statement_uses(
+    text: &str,
+    macros: &HashMap<String, crate::frontend::preprocess::Macro>,
+) -> String {
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut copied = 0;
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if !(c.is_ascii_alphabetic() || c == b'_') {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+            i += 1;
+        }
+        let statements = macros
+            .get(&text[start..i])
+            .and_then(|m| m.function())
+            .is_some_and(|(_, body)| body.trim_end().ends_with([';', '}']));
+        if !statements || (start > 0 && matches!(b[start - 1], b'.' | b'>' | b':')) {
+            continue;
+        }
+        let mut j = i;
+        while j < b.len() && b[j].is_ascii_whitespace() {
+            j += 1;
+        }
+        if b.get(j) != Some(&b'(') {
+            continue;
+        }
+        let mut depth = 0u32;
+        let mut close = None;
+        for (k, &x) in b.iter().enumerate().skip(j) {
+            match x {
+                b'(' => depth += 1,
+                b')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        close = Some(k);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let Some(close) = close else {
+            break;
+        };
+        let next = b[close + 1..].iter().find(|x| !x.is_ascii_whitespace());
+        if next.is_some_and(|x| x.is_ascii_alphabetic() || matches!(x, b'_' | b'{')) {
+            out.push_str(&text[copied..=close]);
+            out.push(';');
+            copied = close + 1;
+        }
+        i = close + 1;
+    }
+    out.push_str(&text[copied..]);
+    out
+}
+
 impl<'a, 't> Lowerer<'a, 't> {
     /// Parses `body` (a macro's expansion) as an expression or, with
     /// `statement`, as statements, and lowers it; everything in it is
@@ -152,6 +219,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                     }
                 }
             }
+            let body = terminate_statement_uses(body, &self.tu.macros);
             let text = format!("void __warplint_expansion() {{ {body}\n; }}");
             if let Some(tree) = parse_snippet(&text) {
                 let snip = Src {

@@ -257,7 +257,7 @@ impl<'t> Tu<'t> {
                     self.note(n, kind);
                 }
             }
-        } else if api {
+        } else if api || self.uses_launching_macro(text) {
             self.launch_fns.push(def.clone());
         }
         self.functions.entry(name).or_default().push(def);

@@ -8,6 +8,8 @@
 //! use. Uses inside a function body are expanded where the lowerer meets
 //! them.
 
+use std::collections::HashSet;
+
 use tree_sitter::Node;
 
 use super::super::fields::Fields;
@@ -94,6 +96,23 @@ pub(crate) fn joined_chevrons(text: &str) -> Option<String> {
     ))
 }
 
+/// Whether macro `m`'s expansion launches: a function-like macro whose
+/// body holds a launch or names a macro of `launching`.
+pub(super) fn launches_through(m: &super::Macro, launching: &HashSet<String>) -> bool {
+    let Some((_, body)) = m.function() else {
+        return false;
+    };
+    launches(body)
+        || (!launching.is_empty() && words(body.as_bytes()).any(|w| launching.contains(w)))
+}
+
+/// The identifiers of `text`, as text.
+fn words(text: &[u8]) -> impl Iterator<Item = &str> {
+    text.split(|b| !(b.is_ascii_alphanumeric() || *b == b'_'))
+        .filter(|w| w.first().is_some_and(|b| !b.is_ascii_digit()))
+        .filter_map(|w| std::str::from_utf8(w).ok())
+}
+
 /// The byte after `end` past blanks, if it is `(`.
 fn paren_after(text: &[u8], end: usize) -> Option<usize> {
     let mut j = end;
@@ -104,6 +123,13 @@ fn paren_after(text: &[u8], end: usize) -> Option<usize> {
 }
 
 impl<'t> Tu<'t> {
+    /// Whether `text` (a function's) uses a macro whose expansion launches
+    /// (`RUN(k, x)` with `#define RUN(f, ...) f<<<g, b>>>(__VA_ARGS__)`),
+    /// which the lowerer expands where it meets it.
+    pub(super) fn uses_launching_macro(&self, text: &[u8]) -> bool {
+        !self.launching.is_empty() && words(text).any(|w| self.launching.contains(w))
+    }
+
     /// The names of the function-like macros whose body launches.
     fn launching_macros(&self) -> Vec<String> {
         self.macros

@@ -23,7 +23,7 @@ mod prepared;
 mod project;
 
 use super::fields::Fields;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use tree_sitter::{Node, Parser, Tree};
@@ -123,6 +123,9 @@ pub(crate) struct Tu<'t> {
     /// where the walk meets them.
     pub macros: HashMap<String, Macro>,
     directives: &'t preprocess::MacroDirectives,
+    /// The function-like macros of `macros` whose body launches, or names
+    /// one that does (defined before it).
+    launching: HashSet<String>,
     pub typedefs: HashMap<String, Ty>,
     pub structs: Vec<StructDef>,
     pub struct_names: HashMap<String, usize>,
@@ -366,6 +369,7 @@ impl<'t> Tu<'t> {
             headers,
             macros,
             directives,
+            launching: HashSet::new(),
             typedefs: HashMap::new(),
             structs: Vec::new(),
             struct_names: HashMap::new(),
@@ -548,9 +552,15 @@ impl<'t> Tu<'t> {
         let at = (self.src.file, self.src.position(n.start_byte()).0);
         match self.directives.get(&at) {
             Some((name, Some(m))) => {
+                if macro_sites::launches_through(m, &self.launching) {
+                    self.launching.insert(name.clone());
+                } else {
+                    self.launching.remove(name);
+                }
                 self.macros.insert(name.clone(), m.clone());
             }
             Some((name, None)) => {
+                self.launching.remove(name);
                 self.macros.remove(name);
             }
             None => {}
