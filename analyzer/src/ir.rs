@@ -495,6 +495,12 @@ pub struct Loop {
 pub struct LoopVar {
     pub name: String,
     pub loop_id: usize,
+    /// Read after its loop (the loop has a condition, no `break` or
+    /// `return`): the engine runs the loop to each lane's exit for the
+    /// value. The unknown ([`Kernel::unknowns`], an after-loop origin)
+    /// that lanes whose exit it cannot find (the loop budget, an unknown
+    /// condition) take instead.
+    pub exit_unknown: Option<u32>,
 }
 
 /// Why a value is unknown, and what it depends on.

@@ -301,7 +301,7 @@ impl Collapse {
         // Conditions and computed values of the control.
         let mut conds: Vec<&Expr> = a.guards.iter().map(|g| &g.cond).collect();
         let mut values: Vec<&Expr> = Vec::new();
-        for &li in &a.loops {
+        for &li in &run.levels {
             let lp = &k.loops[li];
             conds.extend(lp.entry_guards.iter().map(|g| &g.cond));
             conds.extend(lp.pre_cond.iter());

@@ -223,12 +223,12 @@ impl Memo {
 
 /// The expressions `a` evaluates, each at the loop depth it is evaluated
 /// at (see [`Graph::new`]).
-pub(super) fn compile(k: &Kernel, a: &Access) -> Graph {
-    let depth = a.loops.len() as u32;
+pub(super) fn compile(k: &Kernel, a: &Access, levels: &[usize]) -> Graph {
+    let depth = levels.len() as u32;
     let mut roots: Vec<(&Expr, u32)> = vec![(&a.offset, depth)];
     roots.extend(a.guards.iter().map(|g| (&g.cond, depth)));
     let mut level_of: HashMap<u32, u32> = HashMap::new();
-    for (l, &li) in a.loops.iter().enumerate() {
+    for (l, &li) in levels.iter().enumerate() {
         let lp = &k.loops[li];
         let l = l as u32;
         for v in &lp.vars {

@@ -10,6 +10,7 @@ use super::eval::{Fail, Vals};
 use super::run::Run;
 use crate::budget;
 use crate::finding::Assumption;
+use crate::hardware::WARP;
 use crate::ir::{Access, Atom, Expr, Kernel};
 
 impl Run<'_> {
@@ -35,11 +36,15 @@ impl Run<'_> {
         if self.budget_hit || mask == 0 {
             return;
         }
-        if level == self.a.loops.len() {
+        if level == self.levels.len() {
             self.execute(mask);
             return;
         }
-        let lp = &self.k.loops[self.a.loops[level]];
+        if !self.a.loops.contains(&self.levels[level]) {
+            self.run_to_exit(level, mask);
+            return;
+        }
+        let lp = &self.k.loops[self.levels[level]];
         let line = lp.span.line;
         let invariant = self.invariant[level];
         let mut groups: Vec<(u32, u64)> = Vec::new();
@@ -130,7 +135,7 @@ impl Run<'_> {
             }
         }
         for i in &lp.vars {
-            self.loop_vals[*i as usize] = Vals::failed(Fail::LoopVar(*i));
+            self.loop_vals[*i as usize] = idle(self.k, *i);
         }
         self.memo.touch(level + 1);
         for (m, count) in groups {
@@ -147,16 +152,109 @@ impl Run<'_> {
     }
 }
 
+/// Loop variable `v`'s value where no level sets it: its after-loop
+/// unknown where it has one (an exit the run does not simulate), else
+/// unknown as a loop variable.
+pub(super) fn idle(k: &Kernel, v: u32) -> Vals {
+    match k.loop_vars.get(v as usize).and_then(|x| x.exit_unknown) {
+        Some(u) => Vals::failed(Fail::Unknown(u)),
+        None => Vals::failed(Fail::LoopVar(v)),
+    }
+}
+
+impl Run<'_> {
+    /// A loop before the access (level `level`): runs it to each lane's
+    /// exit (lanes that do not enter keep the initial values), then the
+    /// levels inside once with its variables at their exit values. A lane
+    /// whose exit is not found (an unknown condition, the loop budget)
+    /// takes the variable's after-loop unknown.
+    fn run_to_exit(&mut self, level: usize, mask: u32) {
+        let lp = &self.k.loops[self.levels[level]];
+        let vars = lp.vars.clone();
+        for (i, e) in vars.iter().zip(&lp.init) {
+            let v = self.eval(e);
+            self.loop_vals[*i as usize] = v;
+        }
+        self.memo.touch(level + 1);
+        // The values each lane leaves with (entry: those who never enter).
+        let mut exit: Vec<Vals> = vars.iter().map(|v| self.loop_vals[*v as usize]).collect();
+        let mut inside = self.mask_of(&lp.entry_guards, mask);
+        let freeze = |run: &Self, exit: &mut Vec<Vals>, lanes: u32| {
+            for (slot, v) in exit.iter_mut().zip(&vars) {
+                let now = run.loop_vals[*v as usize];
+                for l in 0..WARP {
+                    if lanes & (1 << l) != 0 {
+                        slot.v[l] = now.v[l];
+                        slot.err = (slot.err & !(1 << l)) | (now.err & (1 << l));
+                    }
+                }
+                if now.err & lanes != 0 {
+                    slot.fail = now.fail;
+                }
+            }
+        };
+        // Lanes whose exit is not found: an unknown condition, the budget.
+        let mut lost = 0u32;
+        let mut k = 0u64;
+        while inside != 0 && !self.budget_hit && k < self.opts.max_loop_iterations {
+            if let Some(c) = &lp.pre_cond {
+                let v = self.eval(c);
+                lost |= v.err & inside;
+                let leave = inside & !v.truthy() & !v.err;
+                freeze(self, &mut exit, leave);
+                inside &= !leave & !v.err;
+                if inside == 0 {
+                    break;
+                }
+            }
+            let next: Vec<Vals> = lp.next.iter().map(|e| self.eval(e)).collect();
+            for (v, n) in vars.iter().zip(next) {
+                self.loop_vals[*v as usize] = n;
+            }
+            self.memo.touch(level + 1);
+            if let Some(c) = &lp.post_cond {
+                let v = self.eval(c);
+                lost |= v.err & inside;
+                let leave = inside & !v.truthy() & !v.err;
+                freeze(self, &mut exit, leave);
+                inside &= !leave & !v.err;
+            }
+            k += 1;
+        }
+        lost |= inside;
+        if lost != 0 {
+            for (slot, v) in exit.iter_mut().zip(&vars) {
+                slot.err |= lost;
+                let u = self.k.loop_vars[*v as usize].exit_unknown;
+                slot.fail = u.map_or(Fail::LoopVar(*v), Fail::Unknown);
+            }
+        }
+        for (v, x) in vars.iter().zip(exit) {
+            self.loop_vals[*v as usize] = x;
+        }
+        self.memo.touch(level + 1);
+        self.iterate(level + 1, mask);
+        for v in &vars {
+            self.loop_vals[*v as usize] = idle(self.k, *v);
+        }
+        self.memo.touch(level + 1);
+    }
+}
+
 /// For each enclosing loop (outermost first): true when none of its
 /// variables reaches the access's address, guards or the conditions of the
 /// loops inside it (directly or through other loop variables), so every
 /// iteration costs the same.
-pub(super) fn invariant_loops(k: &Kernel, a: &Access) -> Vec<bool> {
-    (0..a.loops.len())
+pub(super) fn invariant_loops(k: &Kernel, a: &Access, levels: &[usize]) -> Vec<bool> {
+    (0..levels.len())
         .map(|level| {
+            if !a.loops.contains(&levels[level]) {
+                // A loop before the access: run for its exit values.
+                return false;
+            }
             let mut roots: Vec<&Expr> = vec![&a.offset];
             roots.extend(a.guards.iter().map(|g| &g.cond));
-            for &li in &a.loops[level + 1..] {
+            for &li in &levels[level + 1..] {
                 let lp = &k.loops[li];
                 roots.extend(lp.pre_cond.iter());
                 roots.extend(lp.post_cond.iter());
@@ -164,12 +262,69 @@ pub(super) fn invariant_loops(k: &Kernel, a: &Access) -> Vec<bool> {
                 roots.extend(lp.breaks.iter().flatten().map(|g| &g.cond));
             }
             let relevant = relevant_vars(k, &roots);
-            !k.loops[a.loops[level]]
+            !k.loops[levels[level]]
                 .vars
                 .iter()
                 .any(|v| relevant.contains(v))
         })
         .collect()
+}
+
+/// The loops access `a`'s values depend on, outermost first (by loop id:
+/// source order, a loop before the loops inside it): its enclosing loops
+/// and the loops before it whose exit values it reads (a variable after
+/// its loop, [`crate::ir::LoopVar::exit_unknown`]), directly or through
+/// those loops' own control.
+pub(super) fn levels(k: &Kernel, a: &Access) -> Vec<usize> {
+    // A loop's control (what decides which lanes run which iterations);
+    // its variables' values are followed only where they are read.
+    let control = |lp: &'_ crate::ir::Loop| -> Vec<Expr> {
+        let mut v: Vec<Expr> = lp.pre_cond.iter().chain(&lp.post_cond).cloned().collect();
+        v.extend(lp.entry_guards.iter().map(|g| g.cond.clone()));
+        v.extend(lp.breaks.iter().flatten().map(|g| g.cond.clone()));
+        v
+    };
+    let mut work: Vec<Expr> = vec![a.offset.clone()];
+    work.extend(a.guards.iter().map(|g| g.cond.clone()));
+    for &li in &a.loops {
+        work.extend(control(&k.loops[li]));
+    }
+    let mut seen: BTreeSet<u32> = BTreeSet::new();
+    let mut exits: BTreeSet<usize> = BTreeSet::new();
+    while let Some(e) = work.pop() {
+        for atom in e.atoms() {
+            let Atom::LoopVar(v) = atom else {
+                continue;
+            };
+            if !seen.insert(v) {
+                continue;
+            }
+            let Some(info) = k.loop_vars.get(v as usize) else {
+                continue;
+            };
+            let lp = &k.loops[info.loop_id];
+            if let Some(i) = lp.vars.iter().position(|x| *x == v) {
+                work.extend(lp.init.get(i).cloned());
+                work.extend(lp.next.get(i).cloned());
+            }
+            // Simulated once per warp: a loop inside one of the access's
+            // loops (rerun every iteration) stays unknown.
+            let nested = std::iter::successors(lp.parent, |&p| k.loops[p].parent)
+                .any(|p| a.loops.contains(&p));
+            let exit = info.exit_unknown.is_some() && !a.loops.contains(&info.loop_id) && !nested;
+            if exit && exits.insert(info.loop_id) {
+                work.extend(control(lp));
+            }
+        }
+    }
+    if exits.is_empty() {
+        return a.loops.clone();
+    }
+    let mut levels = a.loops.clone();
+    levels.extend(exits);
+    levels.sort_unstable();
+    levels.dedup();
+    levels
 }
 
 /// Loop variables `roots` depend on, through the variables' own updates.

@@ -7,7 +7,7 @@
 use super::assume::{fail_origin, Said};
 use super::eval::{eval32, Assumed, Fail, LaneEnv, Reads, Vals, WarpEnv};
 use super::graph::{self, compile};
-use super::loops::invariant_loops;
+use super::loops::{invariant_loops, levels};
 use super::setup::{blocks, uses_block, Setup};
 use super::unknowns::LinearForm;
 use super::{collapse, EngineOptions, WarpSample};
@@ -33,6 +33,10 @@ pub(super) struct Run<'a> {
     pub(super) iters: Vec<u64>,
     /// Loops (by level) whose iterations all cost the same for this access.
     pub(super) invariant: Vec<bool>,
+    /// The loops the access's values depend on, outermost first
+    /// ([`levels`]): the enclosing ones and loops before it whose exit
+    /// values it reads.
+    pub(super) levels: Vec<usize>,
     /// Executions one costed execution stands for (collapsed loops).
     pub(super) weight: u64,
     /// Executions actually costed (the budget counts these).
@@ -87,22 +91,25 @@ pub(super) struct Compiled {
     graph: graph::Graph,
     memo: graph::Memo,
     invariant: Vec<bool>,
+    levels: Vec<usize>,
 }
 
 impl Compiled {
     /// Access `a` of `k`; nothing is compiled when it is `unknown` before
     /// any warp runs (`skip`).
     pub(super) fn of(k: &Kernel, a: &Access, skip: bool) -> Compiled {
+        let levels = levels(k, a);
         let graph = if skip {
             graph::Graph::new(&[], |_| 0)
         } else {
-            compile(k, a)
+            compile(k, a, &levels)
         };
-        let memo = graph::Memo::new(&graph, a.loops.len());
+        let memo = graph::Memo::new(&graph, levels.len());
         Compiled {
             graph,
             memo,
-            invariant: invariant_loops(k, a),
+            invariant: invariant_loops(k, a, &levels),
+            levels,
         }
     }
 }
@@ -343,6 +350,7 @@ impl<'a> Run<'a> {
             loop_vals: Vec::new(),
             iters: Vec::new(),
             invariant: compiled.invariant.clone(),
+            levels: compiled.levels.clone(),
             weight: 1,
             evaluated: 0,
             work: 0,
@@ -385,7 +393,7 @@ impl<'a> Run<'a> {
         let b = self.setup.block;
         let threads = (b[0] * b[1] * b[2]).max(1);
         let nwarps = (threads + WARP as i64 - 1) / WARP as i64;
-        let block_list = if uses_block(self.k, self.a) {
+        let block_list = if uses_block(self.k, self.a, &self.levels) {
             blocks(self.setup.grid, self.opts.max_blocks)
         } else {
             vec![[0, 0, 0]]
@@ -451,7 +459,9 @@ impl<'a> Run<'a> {
                 return true;
             }
         }
-        self.loop_vals = vec![Vals::failed(Fail::TooComplex); self.k.loop_vars.len()];
+        self.loop_vals = (0..self.k.loop_vars.len() as u32)
+            .map(|v| super::loops::idle(self.k, v))
+            .collect();
         let before = self.totals;
         self.trace = collapse::WarpTrace::default();
         self.iterate(0, mask);

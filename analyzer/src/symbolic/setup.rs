@@ -98,10 +98,10 @@ pub(super) fn blocks_in(grid: [u64; 3]) -> u64 {
 
 /// Whether the access reads `blockIdx` or `gridDim` (in its address, its
 /// guards or its loops' control): else block 0 stands for every block.
-pub(super) fn uses_block(k: &Kernel, a: &Access) -> bool {
+pub(super) fn uses_block(k: &Kernel, a: &Access, levels: &[usize]) -> bool {
     let mut exprs: Vec<&Expr> = vec![&a.offset];
     exprs.extend(a.guards.iter().map(|g| &g.cond));
-    for &li in &a.loops {
+    for &li in levels {
         let lp = &k.loops[li];
         exprs.extend(lp.init.iter());
         exprs.extend(lp.next.iter());

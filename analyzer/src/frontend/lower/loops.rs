@@ -1,7 +1,9 @@
 //! Loops: each variable assigned in a loop becomes loop-carried (its value
 //! at entry, its value after one iteration); the condition and update are
-//! recorded on the IR's `Loop`, and after the loop a carried variable is
-//! an unknown exit value.
+//! recorded on the IR's `Loop`; after a loop with a condition and no
+//! `break` or `return` a carried variable is still its loop variable,
+//! which the engine runs the loop to each lane's exit for (else it is an
+//! unknown exit value).
 
 use tree_sitter::Node;
 
@@ -137,7 +139,10 @@ impl<'a, 't> Lowerer<'a, 't> {
         if ctx.returned {
             self.returned_in_loop(span.line);
         }
-        self.exit_values(carried, span.line);
+        let simulable = !ctx.returned
+            && self.k.loops[id].breaks.is_empty()
+            && (self.k.loops[id].pre_cond.is_some() || self.k.loops[id].post_cond.is_some());
+        self.exit_values(carried, id, simulable, span.line);
         self.scopes.pop();
     }
 
@@ -168,6 +173,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             self.k.loop_vars.push(LoopVar {
                 name: name.clone(),
                 loop_id: id,
+                exit_unknown: None,
             });
             self.k.loops[id].vars.push(var);
             self.k.loops[id].init.push(init);
@@ -211,15 +217,26 @@ impl<'a, 't> Lowerer<'a, 't> {
         }
     }
 
-    /// After the loop at `line`, carried variables hold their exit values:
-    /// unknown (a pointer keeps its object).
-    fn exit_values(&mut self, carried: Vec<Carried>, line: u32) {
-        for Carried { name, is_ptr } in carried {
+    /// After loop `id` (at `line`), carried variables hold their exit
+    /// values (a pointer keeps its object): where the loop is `simulable`
+    /// (a condition, no `break` or `return`), the loop variable itself,
+    /// which the engine runs the loop for ([`LoopVar::exit_unknown`] when
+    /// it cannot); else unknown.
+    fn exit_values(&mut self, carried: Vec<Carried>, id: usize, simulable: bool, line: u32) {
+        let vars = self.k.loops[id].vars.clone();
+        for (i, Carried { name, is_ptr }) in carried.into_iter().enumerate() {
             let origin = Origin::AfterLoop {
                 name: name.clone(),
                 line,
             };
             let u = self.unknown(origin, None);
+            let u = match (simulable, vars.get(i), u.kind()) {
+                (true, Some(&var), crate::ir::ExprKind::Atom(Atom::Unknown(ui))) => {
+                    self.k.loop_vars[var as usize].exit_unknown = Some(*ui);
+                    Expr::atom(Atom::LoopVar(var))
+                }
+                _ => u,
+            };
             if let Some(b) = self.lookup_mut(&name) {
                 b.val = match (&b.val, is_ptr) {
                     (Val::Ptr(p), true) => Val::Ptr(Ptr {
