@@ -525,6 +525,9 @@ pub struct Param {
     /// Every value the parameter's type has, when they are few (a `bool`:
     /// 0 and 1): what the engine tries when no launch gives one.
     pub values: Option<Vec<i64>>,
+    /// A value template parameter that no instantiation gives, analysed
+    /// as an integer parameter (after the function's own parameters).
+    pub template: bool,
 }
 
 /// A launch configuration for a kernel.
@@ -696,13 +699,13 @@ impl Kernel {
     pub fn only_dependent(&self, e: &Expr) -> bool {
         let mut any = false;
         let mut other = false;
-        e.visit_atoms(&mut |a| {
-            if let Atom::Unknown(i) = a {
-                match self.unknowns.get(i as usize) {
-                    Some(u) if u.dependent => any = true,
-                    _ => other = true,
-                }
-            }
+        e.visit_atoms(&mut |a| match a {
+            Atom::Unknown(i) => match self.unknowns.get(i as usize) {
+                Some(u) if u.dependent => any = true,
+                _ => other = true,
+            },
+            Atom::Param(i) if self.params.get(i as usize).is_some_and(|p| p.template) => any = true,
+            _ => {}
         });
         any && !other
     }

@@ -200,3 +200,50 @@ void run() { k<<<1, 128>>>(); }
     assert_eq!(ways("h", 2), 1.0);
     assert_eq!(ways("f", 3), 2.0);
 }
+
+/// A value template parameter that no instantiation gives is analysed as
+/// an integer parameter no launch gives: over representative values. The
+/// oracle is the kernel instantiated explicitly with each value tried:
+/// the answer is the most wasteful of them, and its condition holds for
+/// exactly the values that cost that much.
+#[test]
+fn a_value_template_parameter_no_instantiation_gives_is_varied() {
+    let kernel = r#"
+template <int S>
+__global__ void k(const float *in) {
+  __shared__ float s[64 * 4200];
+  s[threadIdx.x * S] = in[threadIdx.x];
+}
+"#;
+    let store = |src: &str| -> AccessReport {
+        reports(src)
+            .into_iter()
+            .find(|r| r.array == "s")
+            .expect("the store to s")
+    };
+    let open = store(kernel);
+    assert_eq!(open.status, Status::Assumed, "{:?}", open.unknown_reason);
+    let condition = open
+        .assumptions
+        .iter()
+        .find_map(|a| match a {
+            Assumption::ParamCondition {
+                name, when, tried, ..
+            } if name == "S" => Some((when.clone(), tried.clone())),
+            _ => None,
+        })
+        .expect("a condition on S");
+    let (when, tried) = condition;
+    let per_value: Vec<(i64, f64)> = tried
+        .iter()
+        .map(|&v| {
+            let src = format!("{kernel}template __global__ void k<{v}>(const float *);\n");
+            (v, waste(&store(&src)))
+        })
+        .collect();
+    let worst = per_value.iter().map(|x| x.1).fold(0.0, f64::max);
+    assert_eq!(waste(&open), worst);
+    for (v, w) in per_value {
+        assert_eq!(when.holds(v), w == worst, "S = {v}: {w} vs {worst}");
+    }
+}

@@ -110,15 +110,36 @@ pub fn typical(r: &AccessReport) -> bool {
     })
 }
 
+/// Whether a report's cost rests on a value made up for a value template
+/// parameter that no instantiation gives ([`warplint_analyzer::ir::Param::template`]):
+/// it differs between the values tried, or one was assumed. Such a
+/// parameter is a tile size or a count whose real values the spread of
+/// sizes does not stand for; a cost the same for every value tried rests
+/// on none.
+pub fn rests_on_template_value(k: &Kernel, r: &AccessReport) -> bool {
+    let template = |name: &str| k.params.iter().any(|p| p.template && p.name == name);
+    r.assumptions.iter().any(|a| match a {
+        Assumption::ParamCondition { name, .. } | Assumption::ParamValue { name, .. } => {
+            template(name)
+        }
+        _ => false,
+    })
+}
+
 impl Context<'_> {
     /// Reports the lints may act on: never `unknown` ones, nor those whose
     /// cost holds only for values or block shapes programs rarely run on
-    /// ([`typical`]).
+    /// ([`typical`]) or rests on a made-up template argument
+    /// ([`rests_on_template_value`]).
     pub fn known_reports(&self) -> impl Iterator<Item = &AccessReport> {
-        self.analysis
-            .reports
-            .iter()
-            .filter(|r| r.status != Status::Unknown && typical(r))
+        let kernels = &self.analysis.program.kernels;
+        self.analysis.reports.iter().filter(|r| {
+            r.status != Status::Unknown
+                && typical(r)
+                && !kernels
+                    .get(r.kernel)
+                    .is_some_and(|k| rests_on_template_value(k, r))
+        })
     }
 
     /// The kernel, access and array a report is about.

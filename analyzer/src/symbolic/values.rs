@@ -205,7 +205,8 @@ fn param_name(k: &Kernel, i: usize) -> String {
 }
 
 /// The inputs to vary: the block when no launch gives it, then the
-/// parameters the first run found the cost depends on (`matters`).
+/// parameters the first run found the cost depends on (`matters`), value
+/// template parameters before the function's own.
 fn inputs(k: &Kernel, setup: &Setup, matters: &[u32]) -> Vec<Input> {
     let mut out = Vec::new();
     if setup.block_varied {
@@ -228,7 +229,14 @@ fn inputs(k: &Kernel, setup: &Setup, matters: &[u32]) -> Vec<Input> {
             first,
         });
     }
-    for &i in matters {
+    // Template parameters first: their values are the ones the answer
+    // must not rest on unvaried (see `lints::rests_on_template_value`).
+    let template = |i: &u32| k.params.get(*i as usize).is_some_and(|p| p.template);
+    let ordered = matters
+        .iter()
+        .filter(|i| template(i))
+        .chain(matters.iter().filter(|i| !template(i)));
+    for &i in ordered {
         let index = i as usize;
         let (values, source) = tried(k, index);
         let value = setup.params.get(index).copied();

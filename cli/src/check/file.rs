@@ -282,11 +282,20 @@ fn check_one(
 /// `--show-unknown`: the accesses the engine could not cost, and why, each
 /// at the file it is in (`path`, or one of its `headers`).
 fn unknown_notes(analysis: &FileAnalysis, path: &str, headers: &[Header]) -> Vec<UnknownNote> {
+    let kernels = &analysis.program.kernels;
+    let held = |r: &warplint_analyzer::AccessReport| {
+        kernels
+            .get(r.kernel)
+            .and_then(|k| super::tally::template_reason(k, r))
+    };
     analysis
         .reports
         .iter()
-        .filter(|r| r.status == Status::Unknown)
-        .map(|r| UnknownNote {
+        .filter_map(|r| match r.status {
+            Status::Unknown => Some((r, r.unknown_reason.clone())),
+            _ => held(r).map(|reason| (r, Some(reason))),
+        })
+        .map(|(r, reason)| UnknownNote {
             path: match r.span.file {
                 0 => path.to_string(),
                 n => headers
@@ -300,7 +309,7 @@ fn unknown_notes(analysis: &FileAnalysis, path: &str, headers: &[Header]) -> Vec
                 r.op.name(),
                 r.array,
                 r.kernel_name,
-                r.unknown_reason
+                reason
                     .as_ref()
                     .map(warplint_lints::wording::unknown_reason)
                     .unwrap_or_default()

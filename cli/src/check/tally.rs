@@ -9,7 +9,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 use std::path::PathBuf;
-use warplint_analyzer::finding::UnknownReason;
+use warplint_analyzer::finding::{Assumption, Origin, UnknownReason};
+use warplint_analyzer::ir::Kernel;
 
 use warplint_analyzer::{AccessReport, FileAnalysis, Status};
 use warplint_lints::wording::unknowns::{self, UnknownGroup};
@@ -99,11 +100,45 @@ pub(super) fn per_kernel(
         })
         .collect();
     for r in &analysis.reports {
+        let held = analysis
+            .program
+            .kernels
+            .get(r.kernel)
+            .and_then(|k| template_reason(k, r));
         if let Some(k) = out.get_mut(r.kernel) {
-            k.tally.count(r, missing);
+            match held {
+                Some(reason) => k.tally.count_unknown(&reason, missing),
+                None => k.tally.count(r, missing),
+            }
         }
     }
     out
+}
+
+/// Why `check` counts an access as not analysed although its report has a
+/// cost: the cost differs between the values tried for a template
+/// parameter no instantiation gives (or one was assumed), which no rule
+/// reports ([`warplint_lints::rests_on_template_value`]); it needs the
+/// template argument.
+pub(super) fn template_reason(k: &Kernel, r: &AccessReport) -> Option<UnknownReason> {
+    if r.status == Status::Unknown || !warplint_lints::rests_on_template_value(k, r) {
+        return None;
+    }
+    let name = r.assumptions.iter().find_map(|a| match a {
+        Assumption::ParamCondition { name, .. } | Assumption::ParamValue { name, .. }
+            if k.params.iter().any(|p| p.template && p.name == *name) =>
+        {
+            Some(name.clone())
+        }
+        _ => None,
+    })?;
+    Some(UnknownReason::DependsOn {
+        origin: Origin::TemplateParam {
+            name,
+            kernel: k.name.clone(),
+        },
+        differs: false,
+    })
 }
 
 impl Tally {
@@ -111,25 +146,28 @@ impl Tally {
         match r.status {
             Status::Exact => self.exact += 1,
             Status::Assumed => self.assumed += 1,
-            Status::Unknown => {
-                self.unknown += 1;
-                let Some(reason) = &r.unknown_reason else {
-                    return;
-                };
-                let g = self.groups.entry(reason.kind()).or_insert_with(|| Group {
-                    example: reason.clone(),
-                    count: 0,
-                    subjects: BTreeMap::new(),
-                    missing: BTreeMap::new(),
-                });
-                g.count += 1;
-                if let Some(s) = unknowns::subject(reason) {
-                    *g.subjects.entry(s).or_default() += 1;
-                }
-                for m in missing {
-                    *g.missing.entry(m.clone()).or_default() += 1;
-                }
-            }
+            Status::Unknown => match &r.unknown_reason {
+                Some(reason) => self.count_unknown(reason, missing),
+                None => self.unknown += 1,
+            },
+        }
+    }
+
+    /// An access not analysed, for `reason`.
+    fn count_unknown(&mut self, reason: &UnknownReason, missing: &[String]) {
+        self.unknown += 1;
+        let g = self.groups.entry(reason.kind()).or_insert_with(|| Group {
+            example: reason.clone(),
+            count: 0,
+            subjects: BTreeMap::new(),
+            missing: BTreeMap::new(),
+        });
+        g.count += 1;
+        if let Some(s) = unknowns::subject(reason) {
+            *g.subjects.entry(s).or_default() += 1;
+        }
+        for m in missing {
+            *g.missing.entry(m.clone()).or_default() += 1;
         }
     }
 

@@ -170,6 +170,10 @@ pub(crate) struct Lowerer<'a, 't> {
     /// to it so far (`Kernel::representative`).
     representative: Option<(String, Ty)>,
     represented: Vec<String>,
+    /// The value template parameters the last `bind_template_args` gave
+    /// no value (no argument, no default): a kernel analyses them as
+    /// integer parameters over representative values.
+    unbound_values: Vec<String>,
     /// In the walk of a host function template that nothing instantiates,
     /// its type parameters: a launch passing one gives no known type.
     open_type_params: Vec<String>,
@@ -243,6 +247,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             instances: HashMap::new(),
             representative: None,
             represented: Vec::new(),
+            unbound_values: Vec::new(),
             open_type_params: Vec::new(),
             moved: None,
             region: 0,
@@ -403,6 +408,7 @@ impl<'a, 't> Lowerer<'a, 't> {
     ) -> Vec<String> {
         let mut shown = Vec::new();
         let mut tscope = HashMap::new();
+        self.unbound_values.clear();
         for (i, p) in def.tparams.iter().enumerate() {
             // A missing argument takes the parameter's default, if any.
             let defaulted = match (p, targs.get(i), def.tdefaults.get(i).copied().flatten()) {
@@ -428,6 +434,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 }
                 (TParam::Value(name), _) => {
                     shown.push(name.clone());
+                    self.unbound_values.push(name.clone());
                     let u = self.k.add_dependent(
                         Origin::TemplateParam {
                             name: name.clone(),
@@ -484,6 +491,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             ..Kernel::default()
         };
         let shown = self.bind_template_args(def, targs, &main);
+        let unbound = std::mem::take(&mut self.unbound_values);
         k.display_name = if def.tparams.is_empty() {
             def.name.clone()
         } else {
@@ -529,6 +537,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                         object: Some(obj),
                         is_integer: false,
                         values: None,
+                        template: false,
                     });
                     self.bind(
                         name,
@@ -545,6 +554,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                         object: None,
                         is_integer: true,
                         values: (elem_text.trim() == "bool").then(|| vec![0, 1]),
+                        template: false,
                     });
                     self.bind(name, Val::Int(Expr::atom(Atom::Param(idx))));
                 }
@@ -554,6 +564,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                         object: None,
                         is_integer: false,
                         values: None,
+                        template: false,
                     });
                     let u = self.unknown(
                         Origin::Parameter { name: name.clone() },
@@ -562,6 +573,21 @@ impl<'a, 't> Lowerer<'a, 't> {
                     self.bind(name, Val::Int(u));
                 }
             }
+        }
+        // A value template parameter no instantiation gives is analysed
+        // like an integer parameter no launch gives: over representative
+        // values (after the function's parameters: launches give those by
+        // position).
+        for name in unbound {
+            let idx = self.k.params.len() as u32;
+            self.k.params.push(Param {
+                name: name.clone(),
+                object: None,
+                is_integer: true,
+                values: None,
+                template: true,
+            });
+            self.bind(name, Val::Int(Expr::atom(Atom::Param(idx))));
         }
         if let Some(body) = n.field("body") {
             self.frames = vec![Frame::default()];
