@@ -216,6 +216,9 @@ pub enum UnknownReason {
     /// Whether nvcc merges two neighbouring accesses into one wider one
     /// depends on a branch or call between them (`nvcc` room).
     MergeUndecided { first: String, second: String },
+    /// The access is in a branch of an `if constexpr` whose condition
+    /// depends on `origin`: whether nvcc compiles it is not known.
+    BranchUndecided { origin: Origin },
     /// A per-access budget ran out.
     OutOfBudget(Budget),
     /// The kernel's accesses before this one spent the per-kernel budget.
@@ -229,7 +232,9 @@ impl UnknownReason {
     /// The budgets this reason says ran out.
     pub fn budgets(&self) -> Vec<Budget> {
         match self {
-            UnknownReason::DependsOn { origin, .. } => origin.budgets(),
+            UnknownReason::DependsOn { origin, .. } | UnknownReason::BranchUndecided { origin } => {
+                origin.budgets()
+            }
             UnknownReason::OutOfBudget(b) | UnknownReason::KernelBudgetSpent(b) => vec![*b],
             UnknownReason::MergeUndecided { .. } | UnknownReason::FixSearchStopped { .. } => {
                 Vec::new()
@@ -243,6 +248,7 @@ impl UnknownReason {
         match self {
             UnknownReason::DependsOn { origin, .. } => origin.kind(),
             UnknownReason::MergeUndecided { .. } => "merge-undecided",
+            UnknownReason::BranchUndecided { .. } => "branch-undecided",
             UnknownReason::OutOfBudget(_) | UnknownReason::KernelBudgetSpent(_) => "budget",
             UnknownReason::FixSearchStopped { .. } => "fix-search-stopped",
         }

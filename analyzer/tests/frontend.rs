@@ -1512,3 +1512,43 @@ int main() { WITH(two, k<<<1, 32>>>(0, two);); }\n";
     }
     assert!(cache.preprocessed_len() >= 1);
 }
+
+/// Only one branch of an `if constexpr` is compiled: where its condition
+/// reads a value not known here, which one is not known, and the accesses
+/// in either branch are unknown (saying so), not assumed to run; where the
+/// condition is a constant, or a template parameter analysed by value, each
+/// run takes its branch.
+#[test]
+fn an_undecided_if_constexpr_leaves_its_branches_unknown() {
+    let a = run(r#"
+template <int nbytes>
+__device__ void cpy(char *dst) {
+    if constexpr (nbytes == 1) {
+        dst[0] = 0;
+    } else {
+        ((int *) dst)[0] = 0;
+    }
+}
+template <int W>
+__global__ void k(float *x) {
+    __shared__ char t[4096];
+    cpy<UNKNOWN_SIZE>(t + threadIdx.x * 4);
+    __shared__ int u[4096];
+    if constexpr (sizeof(float) == 4) { u[threadIdx.x * 2] = 0; }
+    __shared__ int v[4096];
+    if constexpr (W == 1) { v[threadIdx.x * 2] = 0; }
+}
+int main() { k<1><<<1, 32>>>(0); }
+"#);
+    let t: Vec<&AccessReport> = a.reports.iter().filter(|r| r.array == "t").collect();
+    assert_eq!(t.len(), 2);
+    for r in t {
+        assert_eq!(r.status, Status::Unknown);
+        assert_eq!(
+            r.unknown_reason.as_ref().map(|x| x.kind()),
+            Some("branch-undecided")
+        );
+    }
+    assert_eq!(ways(find(&a, "u", Op::Store)), 2.0);
+    assert_eq!(ways(find(&a, "v", Op::Store)), 2.0);
+}

@@ -150,6 +150,9 @@ fn kinds() -> Vec<&'static str> {
             first: s(),
             second: s(),
         },
+        UnknownReason::BranchUndecided {
+            origin: Origin::Arithmetic,
+        },
         UnknownReason::OutOfBudget(B),
         UnknownReason::KernelBudgetSpent(B),
         UnknownReason::FixSearchStopped {

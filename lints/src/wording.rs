@@ -139,6 +139,10 @@ pub fn unknown_reason(r: &UnknownReason) -> String {
                 ""
             }
         ),
+        UnknownReason::BranchUndecided { origin: o } => format!(
+            "whether nvcc compiles this branch of an `if constexpr`: its condition depends on {}",
+            origin(o)
+        ),
         UnknownReason::MergeUndecided { first, second } => format!(
             "whether nvcc merges `{first}` and `{second}` into one wider access: it depends on \
              the branch or call between them"

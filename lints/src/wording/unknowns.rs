@@ -30,7 +30,9 @@ pub struct UnknownGroup<'a> {
 /// that names nothing.
 pub fn subject(r: &UnknownReason) -> Option<String> {
     match r {
-        UnknownReason::DependsOn { origin, .. } => origin_subject(origin),
+        UnknownReason::DependsOn { origin, .. } | UnknownReason::BranchUndecided { origin } => {
+            origin_subject(origin)
+        }
         UnknownReason::MergeUndecided { first, second } => {
             Some(format!("`{first}` and `{second}`"))
         }
@@ -105,6 +107,9 @@ fn predicate(r: &UnknownReason, kernel: Option<&str>) -> Predicate {
         UnknownReason::DependsOn { origin, .. } => origin,
         UnknownReason::MergeUndecided { .. } => {
             return plain("whether nvcc merges neighbouring field accesses")
+        }
+        UnknownReason::BranchUndecided { .. } => {
+            return plain("which branch of an `if constexpr` nvcc compiles")
         }
         UnknownReason::OutOfBudget(_) | UnknownReason::KernelBudgetSpent(_) => {
             return plain("budgets that ran out")

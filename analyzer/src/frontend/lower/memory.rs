@@ -84,7 +84,10 @@ impl<'a, 't> Lowerer<'a, 't> {
                 text: text.clone(),
                 region: self.region,
                 undecided: self.undecided,
-                unknown: None,
+                unknown: self
+                    .constexpr_undecided
+                    .last()
+                    .map(|o| crate::finding::UnknownReason::BranchUndecided { origin: o.clone() }),
                 unrolled: 1,
             });
         }

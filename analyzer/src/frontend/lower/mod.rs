@@ -171,9 +171,14 @@ pub(crate) struct Lowerer<'a, 't> {
     representative: Option<(String, Ty)>,
     represented: Vec<String>,
     /// The value template parameters the last `bind_template_args` gave
-    /// no value (no argument, no default): a kernel analyses them as
-    /// integer parameters over representative values.
-    unbound_values: Vec<String>,
+    /// no value (no argument, no default), and whether each is a `bool`:
+    /// a kernel analyses them as integer parameters over representative
+    /// values.
+    unbound_values: Vec<(String, bool)>,
+    /// Inside an `if constexpr` whose condition is not known (it reads a
+    /// value that is not, innermost last): which branch nvcc compiles is
+    /// not known, so an access there is unknown, for this reason.
+    constexpr_undecided: Vec<Origin>,
     /// In the walk of a host function template that nothing instantiates,
     /// its type parameters: a launch passing one gives no known type.
     open_type_params: Vec<String>,
@@ -248,6 +253,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             representative: None,
             represented: Vec::new(),
             unbound_values: Vec::new(),
+            constexpr_undecided: Vec::new(),
             open_type_params: Vec::new(),
             moved: None,
             region: 0,
@@ -434,7 +440,14 @@ impl<'a, 't> Lowerer<'a, 't> {
                 }
                 (TParam::Value(name), _) => {
                     shown.push(name.clone());
-                    self.unbound_values.push(name.clone());
+                    let is_bool = def
+                        .node
+                        .parent()
+                        .filter(|t| t.node_kind() == "template_declaration")
+                        .is_some_and(|t| {
+                            crate::frontend::tu::template_param_is_bool(t, name, main)
+                        });
+                    self.unbound_values.push((name.clone(), is_bool));
                     let u = self.k.add_dependent(
                         Origin::TemplateParam {
                             name: name.clone(),
@@ -578,13 +591,13 @@ impl<'a, 't> Lowerer<'a, 't> {
         // like an integer parameter no launch gives: over representative
         // values (after the function's parameters: launches give those by
         // position).
-        for name in unbound {
+        for (name, is_bool) in unbound {
             let idx = self.k.params.len() as u32;
             self.k.params.push(Param {
                 name: name.clone(),
                 object: None,
                 is_integer: true,
-                values: None,
+                values: is_bool.then(|| vec![0, 1]),
                 template: true,
             });
             self.bind(name, Val::Int(Expr::atom(Atom::Param(idx))));

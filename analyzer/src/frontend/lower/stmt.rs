@@ -306,6 +306,28 @@ impl<'a, 't> Lowerer<'a, 't> {
             }
             return;
         }
+        // `if constexpr` over a value not known: only one branch is
+        // compiled, and which is not known (its accesses are unknown).
+        // Over template parameters analysed by value, each run decides.
+        let constexpr = {
+            let mut c = n.walk();
+            let kw = n.children(&mut c).any(|k| k.node_kind() == "constexpr");
+            kw
+        };
+        let undecided = constexpr
+            .then(|| {
+                cond.atoms().into_iter().find_map(|a| match a {
+                    crate::ir::Atom::Unknown(u) => {
+                        self.k.unknowns.get(u as usize).map(|x| x.origin.clone())
+                    }
+                    _ => None,
+                })
+            })
+            .flatten();
+        let pushed = undecided.is_some();
+        if let Some(o) = undecided {
+            self.constexpr_undecided.push(o);
+        }
         let before = self.scopes.clone();
         self.guards.push(Guard {
             cond: cond.clone(),
@@ -325,6 +347,9 @@ impl<'a, 't> Lowerer<'a, 't> {
             self.stmt(s, src);
             self.guards.pop();
             self.frame().terminated = false;
+        }
+        if pushed {
+            self.constexpr_undecided.pop();
         }
         self.merge_scopes(cond, then_scopes);
     }

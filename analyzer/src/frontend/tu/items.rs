@@ -314,6 +314,21 @@ pub(crate) fn template_params(n: Node, src: &Src) -> Vec<TParam> {
     out
 }
 
+/// Whether template parameter `name` of the template declaration `n` is
+/// declared `bool`.
+pub(crate) fn template_param_is_bool(n: Node, name: &str, src: &Src) -> bool {
+    let Some(list) = n.field("parameters") else {
+        return false;
+    };
+    let mut c = list.walk();
+    let found = list.named_children(&mut c).any(|p| {
+        p.field("declarator").is_some_and(|d| src.text(d) == name)
+            && p.field("type")
+                .is_some_and(|t| src.text(t).trim() == "bool")
+    });
+    found
+}
+
 /// Qualifier keywords of a declaration (`__shared__`, `const`, `extern`, …).
 pub(crate) fn qualifiers(n: Node, src: &Src) -> Vec<String> {
     let mut out = Vec::new();

@@ -38,7 +38,7 @@ use crate::finding::{Cut, NoteKind};
 use crate::ir::{Kernel, Note, Program, ProjectLaunch, Space, Span};
 pub(crate) use items::qualifiers;
 use items::template_defaults;
-pub(crate) use items::template_params;
+pub(crate) use items::{template_param_is_bool, template_params};
 use launch_sites::launches_for;
 pub(crate) use macro_sites::joined_chevrons;
 pub(crate) use prepared::Prepared;
