@@ -104,4 +104,26 @@ fn a_stored_value_is_forwarded_to_a_later_load() {
     assert_eq!(loads("a[2 * t] = 1.0f;\no[t] = a[2 * t];"), 0);
     assert_eq!(loads("a[2 * t] = 1.0f;\nb[t] = 2.0f;\no[t] = a[2 * t];"), 1);
     assert_eq!(loads("if (t < n) a[2 * t] = 1.0f;\no[t] = a[2 * t];"), 1);
+    // Stored on both branches of an if/else: forwarded
+    // (`fixtures/groundtruth/sm_90/forward_branches.cu`), in a loop too;
+    // on one branch, or on both of two different conditions, loaded.
+    assert_eq!(
+        loads("if (t < n) a[2 * t] = 1.0f;\nelse a[2 * t] = 2.0f;\no[t] = a[2 * t];"),
+        0
+    );
+    assert_eq!(
+        loads(
+            "for (int y = 0; y < 4; y++) {\nif (t < y + n) a[2 * t + y] = 0;\n\
+             else a[2 * t + y] = 2.0f;\no[t] += a[2 * t + y];\n}"
+        ),
+        0
+    );
+    assert_eq!(
+        loads("if (t < n) a[2 * t] = 1.0f;\nelse b[t] = 2.0f;\no[t] = a[2 * t];"),
+        1
+    );
+    assert_eq!(
+        loads("if (t < n) a[2 * t] = 1.0f;\nif (t > n) a[2 * t] = 2.0f;\no[t] = a[2 * t];"),
+        1
+    );
 }

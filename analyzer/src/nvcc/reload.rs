@@ -15,9 +15,13 @@
 //!   `out[t] = a[2t]` loads `a` never), unless the store is under an `if`
 //!   the load is not.
 //!
+//! - a store of the address on both branches of an `if`/`else` the load
+//!   is not under forwards too (`fixtures/groundtruth/sm_90/forward_branches.cu`,
+//!   llm.c's softmax `S[i] = … ; row_l += S[i]`).
+//!
 //! The later load is dropped: the hardware runs no instruction for it.
 
-use crate::ir::{Access, Kernel, MemObject, Op, Space};
+use crate::ir::{Access, Guard, Kernel, MemObject, Op, Space};
 
 /// Whether `b`, between an earlier load and the load `load` of the same
 /// address, may write the loaded bytes (see the module doc).
@@ -51,6 +55,23 @@ fn same_load(a: &Access, b: &Access) -> bool {
             .all(|(x, y)| x.expect == y.expect && x.cond.same(&y.cond))
 }
 
+/// Where `a` stores `b`'s bytes under exactly one guard more than `b`
+/// (one branch of an `if` `b` is not under): that guard.
+fn branch_store<'a>(a: &'a Access, b: &Access) -> Option<&'a Guard> {
+    let same_bytes = a.op == Op::Store
+        && a.obj == b.obj
+        && a.width == b.width
+        && a.loops == b.loops
+        && a.unknown.is_none()
+        && a.offset.same(&b.offset);
+    let prefix = a.guards.len() == b.guards.len() + 1
+        && b.guards
+            .iter()
+            .zip(&a.guards)
+            .all(|(x, y)| x.expect == y.expect && x.cond.same(&y.cond));
+    (same_bytes && prefix).then(|| &a.guards[b.guards.len()])
+}
+
 /// Drops the loads nvcc does not emit again (see the module doc).
 pub fn drop_reloads(k: &mut Kernel) {
     let n = k.accesses.len();
@@ -65,6 +86,9 @@ pub fn drop_reloads(k: &mut Kernel) {
             continue;
         }
         let earlier = (0..j).rev().take(crate::budget::MAX_FUSE_WINDOW);
+        // Stores of the same bytes under one guard more than the load's:
+        // the branch each covers (a store on the other branch completes it).
+        let mut branches: Vec<&Guard> = Vec::new();
         for i in earlier {
             let a = &k.accesses[i];
             // A barrier or fence. (A call the engine cannot see into might
@@ -76,6 +100,17 @@ pub fn drop_reloads(k: &mut Kernel) {
             if !drop[i] && same_load(a, b) {
                 drop[j] = true;
                 break;
+            }
+            if let Some(g) = branch_store(a, b) {
+                if branches
+                    .iter()
+                    .any(|h| h.expect != g.expect && h.cond.same(&g.cond))
+                {
+                    drop[j] = true;
+                    break;
+                }
+                branches.push(g);
+                continue;
             }
             if may_write(k, b, a) {
                 break;
