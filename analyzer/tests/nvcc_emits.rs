@@ -118,6 +118,15 @@ fn a_stored_value_is_forwarded_to_a_later_load() {
         ),
         0
     );
+    // After a `break` (llm.c's softmax: its guard comes after the branch's).
+    assert_eq!(
+        loads(
+            "for (int y = 0; y < 4; y++) {\nif (y >= n) break;\n\
+             if (t < y + n) a[2 * t + y] = 0;\nelse a[2 * t + y] = 2.0f;\n\
+             o[t] += a[2 * t + y];\n}"
+        ),
+        0
+    );
     assert_eq!(
         loads("if (t < n) a[2 * t] = 1.0f;\nelse b[t] = 2.0f;\no[t] = a[2 * t];"),
         1

@@ -55,7 +55,7 @@ fn same_load(a: &Access, b: &Access) -> bool {
             .all(|(x, y)| x.expect == y.expect && x.cond.same(&y.cond))
 }
 
-/// Where `a` stores `b`'s bytes under exactly one guard more than `b`
+/// Where `a` stores `b`'s bytes under `b`'s guards and exactly one more
 /// (one branch of an `if` `b` is not under): that guard.
 fn branch_store<'a>(a: &'a Access, b: &Access) -> Option<&'a Guard> {
     let same_bytes = a.op == Op::Store
@@ -64,12 +64,22 @@ fn branch_store<'a>(a: &'a Access, b: &Access) -> Option<&'a Guard> {
         && a.loops == b.loops
         && a.unknown.is_none()
         && a.offset.same(&b.offset);
-    let prefix = a.guards.len() == b.guards.len() + 1
-        && b.guards
-            .iter()
-            .zip(&a.guards)
-            .all(|(x, y)| x.expect == y.expect && x.cond.same(&y.cond));
-    (same_bytes && prefix).then(|| &a.guards[b.guards.len()])
+    if !same_bytes || a.guards.len() != b.guards.len() + 1 {
+        return None;
+    }
+    // `b`'s guards, in any order (a `break`'s guard may come after the
+    // branch's), and one more.
+    let same = |x: &Guard, y: &Guard| x.expect == y.expect && x.cond.same(&y.cond);
+    let extra: Vec<&Guard> = a
+        .guards
+        .iter()
+        .filter(|g| !b.guards.iter().any(|h| same(g, h)))
+        .collect();
+    let covered = b.guards.iter().all(|h| a.guards.iter().any(|g| same(g, h)));
+    match extra[..] {
+        [g] if covered => Some(g),
+        _ => None,
+    }
 }
 
 /// Drops the loads nvcc does not emit again (see the module doc).
