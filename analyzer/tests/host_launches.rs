@@ -182,3 +182,43 @@ void dispatch(float *x, int rows, int cols) {
         assert_eq!(s.block, [block, 1, 1], "{kernel}");
     }
 }
+
+/// An integer argument that the conditions around the launch fix takes
+/// that value (`topk` under `if (experts == 256 && topk == 8)`, a
+/// conjunction of equalities), through `<<<…>>>` and `cudaLaunchKernelEx`
+/// alike; elsewhere it stays unknown (the store is analysed over the
+/// spread of sizes and says so).
+#[test]
+fn launch_arguments_take_the_values_their_conditions_fix() {
+    let src = r#"
+__global__ void route(unsigned char *out, int topk) {
+    if (threadIdx.x < topk) out[blockIdx.x * 512 + threadIdx.x * 16] = 1;
+}
+__global__ void route_ex(unsigned char *out, int topk) {
+    if (threadIdx.x < topk) out[blockIdx.x * 512 + threadIdx.x * 16] = 1;
+}
+void launch(unsigned char *out, int experts, int topk) {
+    if (experts == 256 && topk == 8) {
+        route<<<4, 32>>>(out, topk);
+        cudaLaunchConfig_t config;
+        config.gridDim = 4;
+        config.blockDim = 32;
+        cudaLaunchKernelEx(&config, route_ex, out, topk);
+    }
+}
+"#;
+    let a = analyze(src.as_bytes(), &Modern, &Options::default());
+    for kernel in ["route", "route_ex"] {
+        let r = a
+            .reports
+            .iter()
+            .find(|r| r.kernel_name == kernel)
+            .expect(kernel);
+        // Eight lanes, 16 bytes apart: 128 bytes, 4 sectors, no assumption.
+        assert_eq!(r.status, Status::Exact, "{kernel}: {:?}", r.assumptions);
+        match &r.cost {
+            Some(Cost::Global(g)) => assert_eq!(g.sectors, 4.0, "{kernel}"),
+            other => panic!("{kernel}: {other:?}"),
+        }
+    }
+}

@@ -107,13 +107,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         let mut c = cfg.walk();
         let parts: Vec<Node> = cfg.named_children(&mut c).collect();
         let config = self.launch_config(n, parts.first().copied(), parts.get(1).copied(), src);
-        let vals = args
-            .iter()
-            .map(|a| match self.rv(*a, src) {
-                Val::Int(e) => e.as_const(),
-                _ => None,
-            })
-            .collect();
+        let vals = self.launch_args(args, src);
         let offset_args = args.iter().map(|a| self.offset_pointer(*a, src)).collect();
         self.push_site(n, (name, targs), config, vals, offset_args, src);
         Val::Void
@@ -167,6 +161,20 @@ impl<'a, 't> Lowerer<'a, 't> {
     }
 
     /// Records a launch site of `kernel` (name, template arguments).
+    /// Each launch argument's value where it is a constant, or one that
+    /// the enclosing conditions fix (`topk` under `if (topk == 8)`).
+    pub(super) fn launch_args(&mut self, args: &[Node], src: &Src) -> Vec<Option<i64>> {
+        args.iter()
+            .map(|a| {
+                let v = self.rv(*a, src);
+                match self.known_by_guards(v) {
+                    Val::Int(e) => e.as_const(),
+                    _ => None,
+                }
+            })
+            .collect()
+    }
+
     pub(super) fn push_site(
         &mut self,
         n: Node,
@@ -230,8 +238,9 @@ impl<'a, 't> Lowerer<'a, 't> {
     /// for 64: the case before it does not fall through), or under `if
     /// (threads == 64)`, `dim3 block(threads)` is 64 threads.
     fn known_by_guards(&self, v: Val) -> Val {
-        // Each guard `x == K` replaces `x` wherever it occurs (`K / 8`
-        // under `case 64:` of `switch (K)` is 8), innermost first.
+        // Each guard `x == K` (or conjunction of them) replaces `x`
+        // wherever it occurs (`K / 8` under `case 64:` of `switch (K)` is
+        // 8), innermost first.
         let fixed = |mut e: Expr| -> Expr {
             for g in self.guards.iter().rev() {
                 if e.as_const().is_some() {
@@ -240,10 +249,18 @@ impl<'a, 't> Lowerer<'a, 't> {
                 if !g.expect {
                     continue;
                 }
-                if let crate::ir::ExprKind::Bin(BinOp::Eq, a, b) = g.cond.kind() {
-                    match (a.as_const(), b.as_const()) {
-                        (None, Some(k)) => e = e.replaced(a, &Expr::konst(k)),
-                        (Some(k), None) => e = e.replaced(b, &Expr::konst(k)),
+                // `x == K`, alone or in a conjunction (`n == 256 && k == 8`).
+                let mut parts = vec![&g.cond];
+                while let Some(c) = parts.pop() {
+                    match c.kind() {
+                        crate::ir::ExprKind::Bin(BinOp::LAnd, x, y) => parts.extend([x, y]),
+                        crate::ir::ExprKind::Bin(BinOp::Eq, a, b) => {
+                            match (a.as_const(), b.as_const()) {
+                                (None, Some(k)) => e = e.replaced(a, &Expr::konst(k)),
+                                (Some(k), None) => e = e.replaced(b, &Expr::konst(k)),
+                                _ => {}
+                            }
+                        }
                         _ => {}
                     }
                 }

@@ -151,10 +151,8 @@ impl Lowerer<'_, '_> {
         }
         .unwrap_or((None, None));
         let config = self.launch_config_of(n, grid, block, src);
-        for a in &args[2..] {
-            self.rv(*a, src);
-        }
-        self.push_site(n, kernel, config, Vec::new(), Vec::new(), src);
+        let vals = self.launch_args(&args[2..], src);
+        self.push_site(n, kernel, config, vals, Vec::new(), src);
         Some(Val::Void)
     }
 
