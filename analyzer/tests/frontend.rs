@@ -1,6 +1,9 @@
 //! The front end's reach: each capability of the CUDA subset warplint
 //! reads, checked through the predictions it leads to.
 
+mod common;
+use common::{find, run, sectors, ways};
+
 use warplint_analyzer::finding::{Assumption, NoteKind, Origin, UnknownReason};
 use warplint_analyzer::hardware::Modern;
 use warplint_analyzer::ir::{Op, Space};
@@ -12,39 +15,6 @@ fn undefined(kind: &NoteKind) -> Option<&str> {
     match kind {
         NoteKind::UndefinedInCondition { name, .. } => Some(name),
         _ => None,
-    }
-}
-
-fn run(src: &str) -> FileAnalysis {
-    analyze(src.as_bytes(), &Modern, &Options::default())
-}
-
-fn find<'a>(a: &'a FileAnalysis, array: &str, op: Op) -> &'a AccessReport {
-    a.reports
-        .iter()
-        .find(|r| r.array == array && r.op == op)
-        .unwrap_or_else(|| {
-            panic!(
-                "no {op:?} of `{array}` in {:#?}",
-                a.reports
-                    .iter()
-                    .map(|r| (&r.array, r.op))
-                    .collect::<Vec<_>>()
-            )
-        })
-}
-
-fn ways(r: &AccessReport) -> f64 {
-    match &r.cost {
-        Some(Cost::Shared(s)) => s.ways,
-        other => panic!("not a shared cost: {other:?} ({:?})", r.unknown_reason),
-    }
-}
-
-fn sectors(r: &AccessReport) -> f64 {
-    match &r.cost {
-        Some(Cost::Global(g)) => g.sectors,
-        other => panic!("not a global cost: {other:?} ({:?})", r.unknown_reason),
     }
 }
 

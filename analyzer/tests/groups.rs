@@ -7,42 +7,12 @@
 //! threads plus the block rank) and the modern model (32 banks of 4 bytes,
 //! 32-byte sectors).
 
+mod common;
+use common::{find, run, sectors, ways};
+
 use warplint_analyzer::finding::{Origin, UnknownReason};
-use warplint_analyzer::hardware::Modern;
 use warplint_analyzer::ir::Op;
-use warplint_analyzer::symbolic::Cost;
-use warplint_analyzer::{analyze, AccessReport, FileAnalysis, Options, Status};
-
-fn run(src: &str) -> FileAnalysis {
-    analyze(src.as_bytes(), &Modern, &Options::default())
-}
-
-fn find<'a>(a: &'a FileAnalysis, array: &str, op: Op) -> &'a AccessReport {
-    a.reports
-        .iter()
-        .find(|r| r.array == array && r.op == op)
-        .unwrap_or_else(|| panic!("no {op:?} of `{array}`"))
-}
-
-fn ways(r: &AccessReport) -> f64 {
-    match &r.cost {
-        Some(Cost::Shared(s)) => s.ways,
-        other => panic!(
-            "`{}`: not a shared cost: {other:?} ({:?})",
-            r.text, r.unknown_reason
-        ),
-    }
-}
-
-fn sectors(r: &AccessReport) -> f64 {
-    match &r.cost {
-        Some(Cost::Global(g)) => g.sectors,
-        other => panic!(
-            "`{}`: not a global cost: {other:?} ({:?})",
-            r.text, r.unknown_reason
-        ),
-    }
-}
+use warplint_analyzer::{AccessReport, Status};
 
 /// The origin of the unknown an access depends on.
 fn unknown_origin(r: &AccessReport) -> &Origin {

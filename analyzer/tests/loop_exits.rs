@@ -6,22 +6,12 @@
 //! running the kernel's arithmetic directly (the oracle), not from the
 //! engine.
 
+mod common;
+use common::{find, run};
+
 use warplint_analyzer::finding::{Origin, UnknownReason};
-use warplint_analyzer::hardware::Modern;
 use warplint_analyzer::ir::Op;
-use warplint_analyzer::symbolic::Cost;
-use warplint_analyzer::{analyze, AccessReport, FileAnalysis, Options, Status};
-
-fn run(src: &str) -> FileAnalysis {
-    analyze(src.as_bytes(), &Modern, &Options::default())
-}
-
-fn find<'a>(a: &'a FileAnalysis, array: &str, op: Op) -> &'a AccessReport {
-    a.reports
-        .iter()
-        .find(|r| r.array == array && r.op == op)
-        .unwrap_or_else(|| panic!("no {op:?} of `{array}`"))
-}
+use warplint_analyzer::Status;
 
 /// The n-way conflict of one warp's 4-byte shared accesses at word
 /// indices `words` (32 banks): the most distinct words on one bank.
@@ -34,13 +24,6 @@ fn ways(words: &[u64]) -> f64 {
         }
     }
     per_bank.iter().map(Vec::len).max().unwrap_or(0) as f64
-}
-
-fn reported_ways(r: &AccessReport) -> f64 {
-    match &r.cost {
-        Some(Cost::Shared(s)) => s.ways,
-        other => panic!("not a shared cost: {other:?} ({:?})", r.unknown_reason),
-    }
 }
 
 /// A uniform exit value: `offset` doubles once per halving of `d` from
@@ -67,7 +50,7 @@ int main() { k<<<1, 32>>>(0); }
     let words: Vec<u64> = (0..32).map(|t| t * (offset / 32)).collect();
     let r = find(&a, "s", Op::Store);
     assert_eq!(r.status, Status::Exact, "{:?}", r.unknown_reason);
-    assert_eq!(reported_ways(r), ways(&words));
+    assert_eq!(common::ways(r), ways(&words));
     assert_eq!(ways(&words), 2.0);
 }
 
@@ -101,7 +84,7 @@ int main() { k<<<1, 32>>>(0); }
     let words: Vec<u64> = (0..32u64).map(|t| 8 * (t % 4) * 4 + t / 4).collect();
     let r = find(&a, "s", Op::Store);
     assert_eq!(r.status, Status::Exact, "{:?}", r.unknown_reason);
-    assert_eq!(reported_ways(r), ways(&words));
+    assert_eq!(common::ways(r), ways(&words));
     assert_eq!(ways(&words), 4.0);
     // offset: 1 << 5 = 32, then two halvings: 8.
     let mut offset = 1u64;
@@ -118,7 +101,7 @@ int main() { k<<<1, 32>>>(0); }
     let words: Vec<u64> = (0..32u64).map(|t| t * offset).collect();
     let r = find(&a, "u", Op::Store);
     assert_eq!(r.status, Status::Exact, "{:?}", r.unknown_reason);
-    assert_eq!(reported_ways(r), ways(&words));
+    assert_eq!(common::ways(r), ways(&words));
     assert_eq!(ways(&words), 8.0);
 }
 

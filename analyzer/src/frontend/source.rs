@@ -125,6 +125,25 @@ fn line_starts(text: &[u8]) -> Vec<usize> {
     v
 }
 
+/// The `)` that closes the `(` at `open` in `t[..end]` (parentheses only,
+/// nested ones counted), if it closes there.
+pub(crate) fn closing_paren(t: &[u8], open: usize, end: usize) -> Option<usize> {
+    let mut depth = 0u32;
+    for (j, &b) in t.iter().enumerate().take(end).skip(open) {
+        match b {
+            b'(' => depth += 1,
+            b')' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(j);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
 /// Where a comment starting at `i` ends (the byte after `*/`; a line
 /// comment ends at its newline, which it leaves), or `None` when none does.
 pub(crate) fn comment_end(t: &[u8], i: usize) -> Option<usize> {

@@ -302,11 +302,8 @@ pub(super) fn levels(k: &Kernel, a: &Access) -> Vec<usize> {
             let Some(info) = k.loop_vars.get(v as usize) else {
                 continue;
             };
+            push_values(k, v, &mut work);
             let lp = &k.loops[info.loop_id];
-            if let Some(i) = lp.vars.iter().position(|x| *x == v) {
-                work.extend(lp.init.get(i).cloned());
-                work.extend(lp.next.get(i).cloned());
-            }
             // Simulated once per warp: a loop inside one of the access's
             // loops (rerun every iteration) stays unknown.
             let nested = std::iter::successors(lp.parent, |&p| k.loops[p].parent)
@@ -338,6 +335,19 @@ fn relevant_vars(k: &Kernel, roots: &[&Expr]) -> BTreeSet<u32> {
         .collect()
 }
 
+/// Pushes loop variable `v`'s initial value and update onto `work`, for a
+/// walk that follows it.
+fn push_values(k: &Kernel, v: u32, work: &mut Vec<Expr>) {
+    let Some(info) = k.loop_vars.get(v as usize) else {
+        return;
+    };
+    let lp = &k.loops[info.loop_id];
+    if let Some(i) = lp.vars.iter().position(|x| *x == v) {
+        work.extend(lp.init.get(i).cloned());
+        work.extend(lp.next.get(i).cloned());
+    }
+}
+
 /// Every atom `roots` read, following loop variables (theirs and `vars`)
 /// to their initial values and updates.
 pub(super) fn reachable_atoms(k: &Kernel, roots: &[&Expr], vars: &[u32]) -> Vec<Atom> {
@@ -345,16 +355,8 @@ pub(super) fn reachable_atoms(k: &Kernel, roots: &[&Expr], vars: &[u32]) -> Vec<
     let mut done: BTreeSet<u32> = BTreeSet::new();
     let mut work: Vec<Expr> = roots.iter().map(|e| (*e).clone()).collect();
     let mut follow = |v: u32, work: &mut Vec<Expr>| {
-        if !done.insert(v) {
-            return;
-        }
-        let Some(info) = k.loop_vars.get(v as usize) else {
-            return;
-        };
-        let lp = &k.loops[info.loop_id];
-        if let Some(i) = lp.vars.iter().position(|x| *x == v) {
-            work.extend(lp.init.get(i).cloned());
-            work.extend(lp.next.get(i).cloned());
+        if done.insert(v) {
+            push_values(k, v, work);
         }
     };
     for v in vars {

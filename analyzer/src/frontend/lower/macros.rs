@@ -142,22 +142,7 @@ fn terminate_statement_uses(
         if b.get(j) != Some(&b'(') {
             continue;
         }
-        let mut depth = 0u32;
-        let mut close = None;
-        for (k, &x) in b.iter().enumerate().skip(j) {
-            match x {
-                b'(' => depth += 1,
-                b')' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        close = Some(k);
-                        break;
-                    }
-                }
-                _ => {}
-            }
-        }
-        let Some(close) = close else {
+        let Some(close) = crate::frontend::source::closing_paren(b, j, b.len()) else {
             break;
         };
         let next = b[close + 1..].iter().find(|x| !x.is_ascii_whitespace());

@@ -6,7 +6,7 @@
 //! `unsigned(` respelled `uint32_t(`, `typename` blanked in expressions.
 //! Every rewrite blanks or respells bytes: offsets and lines never move.
 
-use super::super::source::{comment_end, skip_comment_or_literal};
+use super::super::source::{closing_paren, comment_end, skip_comment_or_literal};
 use super::{blank, comment_state, logical_lines, strip_comments, Defines, Macro};
 use crate::budget;
 use crate::finding::{Cut, NoteKind};
@@ -153,22 +153,7 @@ fn expand_specifier_call(
     if text[open] != b'(' {
         return None;
     }
-    let mut depth = 0;
-    let mut close = None;
-    for (j, &b) in text.iter().enumerate().take(end).skip(open) {
-        match b {
-            b'(' => depth += 1,
-            b')' => {
-                depth -= 1;
-                if depth == 0 {
-                    close = Some(j);
-                    break;
-                }
-            }
-            _ => {}
-        }
-    }
-    let close = close?;
+    let close = closing_paren(text, open, end)?;
     let args: Vec<String> = String::from_utf8_lossy(&text[open + 1..close])
         .split(',')
         .map(|a| a.trim().to_string())
