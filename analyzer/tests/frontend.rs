@@ -167,6 +167,43 @@ int main() { k<<<1, 32>>>(0); }
     assert_eq!(ways(find(&a, "s", Op::Load)), 16.0);
 }
 
+
+/// tree-sitter puts a comment wherever it appears, as a named child: between
+/// `else` and its `{` (cuda-samples eigenvalues' `scanInitial`), between
+/// arguments, parameters and launch settings. None of them is the branch,
+/// argument or setting it sits beside.
+#[test]
+fn comments_are_never_branches_arguments_or_parameters() {
+    let a = run(r#"
+__device__ void put(float *s, /* the slot */ int i, float v) { s[i] = v; }
+__global__ void k(const float *g, // input
+                  int pitch /* words */) {
+    __shared__ float s[2048];
+    __shared__ float w[2048];
+    if (g[threadIdx.x] > 0) {
+        s[threadIdx.x] = 1;
+    }
+    else // both children are open
+    {
+        w[threadIdx.x * pitch] = 2;
+    }
+    put(s, /* doubled */ threadIdx.x * 4, 3);
+}
+int main() { k<<<1, /* one warp */ 32>>>(0, /* pitch */ 2); }
+"#);
+    // The else branch is analysed, under the launch's pitch 2 and block 32.
+    let w = find(&a, "w", Op::Store);
+    assert_eq!(w.block, [32, 1, 1]);
+    assert_eq!(ways(w), 2.0);
+    // `put`'s `i` is the second argument, not the comment before it.
+    let s = a
+        .reports
+        .iter()
+        .filter(|r| r.array == "s" && r.op == Op::Store)
+        .map(ways)
+        .fold(0.0, f64::max);
+    assert_eq!(s, 4.0);
+}
 #[test]
 fn macros_if_branches_and_device_functions() {
     let a = run(r#"

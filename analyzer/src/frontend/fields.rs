@@ -82,6 +82,13 @@ pub(crate) trait Fields<'t> {
     /// `kind`, read from a table (`Node::kind` measures and validates the
     /// grammar's C string at every call).
     fn node_kind(&self) -> &'t str;
+    /// The `i`th named child that is not a comment: tree-sitter puts
+    /// comments anywhere (`else // why` before the `{`), and a comment is
+    /// never the operand, branch or declarator a caller looks for.
+    fn named(&self, i: usize) -> Option<Node<'t>>;
+    /// The named children that are not comments, in order (an argument,
+    /// parameter or initializer list's items with `/* why */` between).
+    fn kids(&self) -> Vec<Node<'t>>;
 }
 
 impl<'t> Fields<'t> for Node<'t> {
@@ -97,6 +104,17 @@ impl<'t> Fields<'t> for Node<'t> {
             Some(k) if !k.is_empty() => k,
             _ => self.kind(),
         }
+    }
+
+    fn named(&self, i: usize) -> Option<Node<'t>> {
+        self.kids().into_iter().nth(i)
+    }
+
+    fn kids(&self) -> Vec<Node<'t>> {
+        let mut cursor = self.walk();
+        self.named_children(&mut cursor)
+            .filter(|c| c.node_kind() != "comment")
+            .collect()
     }
 }
 

@@ -45,9 +45,9 @@ pub(crate) fn function_params(f: Node) -> Vec<Node> {
             let Some(pl) = x.field("parameters") else {
                 return Vec::new();
             };
-            let mut c = pl.walk();
             return pl
-                .named_children(&mut c)
+                .kids()
+                .into_iter()
                 .filter(|p| {
                     matches!(
                         p.node_kind(),
@@ -68,12 +68,11 @@ impl<'a, 't> Lowerer<'a, 't> {
         };
         let args_node = n.field("arguments");
         let args: Vec<Node> = match args_node {
-            Some(a) => {
-                let mut c = a.walk();
-                a.named_children(&mut c)
-                    .filter(|x| x.node_kind() != "comment")
-                    .collect()
-            }
+            Some(a) => a
+                .kids()
+                .into_iter()
+                .filter(|x| x.node_kind() != "comment")
+                .collect(),
             None => Vec::new(),
         };
         let mut c = n.walk();
@@ -175,7 +174,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         Some(match short {
             "reinterpret_cast" | "static_cast" | "const_cast" | "dynamic_cast" => {
                 let ty = targs_node
-                    .and_then(|t| t.named_child(0))
+                    .and_then(|t| t.named(0))
                     .map(|t| {
                         if t.node_kind() == "type_descriptor" {
                             self.type_descriptor(t, src)
@@ -244,7 +243,7 @@ impl<'a, 't> Lowerer<'a, 't> {
     fn rounded_division(&mut self, short: &str, arg: Node, src: &Src) -> Val {
         let mut inner = arg;
         while inner.node_kind() == "parenthesized_expression" {
-            match inner.named_child(0) {
+            match inner.named(0) {
                 Some(i) => inner = i,
                 None => break,
             }

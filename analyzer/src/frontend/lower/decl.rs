@@ -25,7 +25,7 @@ fn innermost_size(d: Node) -> Option<Node> {
         match x.node_kind() {
             "array_declarator" => return x.field("size"),
             "init_declarator" | "parenthesized_declarator" | "attributed_declarator" => {
-                x = x.field("declarator").or_else(|| x.named_child(0))?
+                x = x.field("declarator").or_else(|| x.named(0))?
             }
             _ => return None,
         }
@@ -129,8 +129,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         // spelled where a type could be (`fragment<…, M, N, K, float>`
         // with `#define M 16`) is a value.
         let targs = self.template_args(list, src);
-        let mut c = list.walk();
-        let texts: Vec<String> = list.named_children(&mut c).map(|a| src.text(a)).collect();
+        let texts: Vec<String> = list.kids().into_iter().map(|a| src.text(a)).collect();
         let args: Vec<Arg> = targs
             .iter()
             .zip(&texts)
@@ -213,7 +212,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 None => (String::new(), Ty::Ptr(Box::new(base)), None, false),
             },
             "reference_declarator" => {
-                let inner = d.named_child(0);
+                let inner = d.named(0);
                 match inner {
                     Some(i) => {
                         let (n, t, init, _) = self.declarator_ref(base, i, src, depth + 1);
@@ -251,7 +250,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                     None => (String::new(), base, value, false),
                 }
             }
-            "parenthesized_declarator" | "attributed_declarator" => match d.named_child(0) {
+            "parenthesized_declarator" | "attributed_declarator" => match d.named(0) {
                 Some(inner) => self.declarator_ref(base, inner, src, depth + 1),
                 None => (String::new(), base, None, false),
             },
@@ -271,8 +270,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             return;
         };
         let mut next = Expr::konst(0);
-        let mut c = body.walk();
-        let items: Vec<Node> = body.named_children(&mut c).collect();
+        let items = body.kids();
         for e in items {
             let Some(name) = e.field("name").filter(|_| e.node_kind() == "enumerator") else {
                 continue;
@@ -453,8 +451,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         };
         let mut args = Vec::new();
         if let Some(pl) = d.field("parameters") {
-            let mut c = pl.walk();
-            let params: Vec<Node> = pl.named_children(&mut c).collect();
+            let params = pl.kids();
             for p in params {
                 let text = src.text(p);
                 let v = self.expand_text(&name, &text, p, src, false);

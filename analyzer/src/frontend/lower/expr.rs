@@ -129,10 +129,10 @@ impl<'a, 't> Lowerer<'a, 't> {
             }
             "qualified_identifier" => self.qualified_ident(n, src),
             "preproc_defined" => {
-                let name = n.named_child(0).map(|x| src.text(x)).unwrap_or_default();
+                let name = n.named(0).map(|x| src.text(x)).unwrap_or_default();
                 Val::Int(Expr::konst(self.tu.macros.contains_key(&name) as i64))
             }
-            "parenthesized_expression" => match n.named_child(0) {
+            "parenthesized_expression" => match n.named(0) {
                 Some(inner) => self.expr(inner, src),
                 None => Val::Void,
             },
@@ -231,7 +231,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             .field("indices")
             .and_then(|i| {
                 if i.node_kind() == "subscript_argument_list" {
-                    i.named_child(0)
+                    i.named(0)
                 } else {
                     Some(i)
                 }
@@ -391,7 +391,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         }
         if let Some(v) = n.field("value") {
             let inner = if v.node_kind() == "parenthesized_expression" {
-                v.named_child(0).unwrap_or(v)
+                v.named(0).unwrap_or(v)
             } else {
                 v
             };
@@ -412,8 +412,7 @@ impl<'a, 't> Lowerer<'a, 't> {
 
     /// `{a}` (one value) or `{x, y, z}` (a `dim3`); an argument list likewise.
     fn brace_list(&mut self, n: Node, src: &Src) -> Val {
-        let mut c = n.walk();
-        let kids: Vec<_> = n.named_children(&mut c).collect();
+        let kids = n.kids();
         let mut vals: Vec<Expr> = kids.iter().map(|k| self.int(*k, src)).collect();
         if n.node_kind() == "initializer_list" && vals.len() == 1 {
             // `constexpr int WARPGROUP_WARPS{4};` (a dim3 from
@@ -621,7 +620,7 @@ impl<'a, 't> Lowerer<'a, 't> {
     ) -> (Val, Val) {
         let mut t = target;
         while t.node_kind() == "parenthesized_expression" {
-            match t.named_child(0) {
+            match t.named(0) {
                 Some(i) => t = i,
                 None => break,
             }

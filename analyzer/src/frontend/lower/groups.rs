@@ -233,7 +233,7 @@ impl<'a, 't> Lowerer<'a, 't> {
     fn group_arg(&mut self, n: Node, src: &Src) -> Option<Val> {
         let mut n = n;
         while n.node_kind() == "parenthesized_expression" {
-            n = n.named_child(0)?;
+            n = n.named(0)?;
         }
         match n.node_kind() {
             "identifier" => match self.lookup(&src.text(n)) {
@@ -263,7 +263,7 @@ impl<'a, 't> Lowerer<'a, 't> {
     /// `N` of `tiled_partition<N>`: a constant, a template parameter or
     /// any integer expression.
     fn tile_size(&mut self, list: Node, src: &Src) -> Expr {
-        let Some(a) = list.named_child(0) else {
+        let Some(a) = list.named(0) else {
             let text = src.text(list);
             return self.unknown(Origin::Written { text }, Some(Expr::konst(0)));
         };

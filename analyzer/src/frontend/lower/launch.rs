@@ -32,7 +32,7 @@ fn moved_pointer(e: Node, src: &Src) -> bool {
     let mut e = e;
     loop {
         let inner = match e.node_kind() {
-            "parenthesized_expression" => e.named_child(0),
+            "parenthesized_expression" => e.named(0),
             "cast_expression" => e.field("value"),
             _ => break,
         };
@@ -76,8 +76,7 @@ fn moved_names(body: Node, src: &Src) -> (HashSet<String>, bool) {
                 out.insert(src.text(name).trim_start_matches('*').trim().to_string());
             }
         }
-        let mut c = x.walk();
-        stack.extend(x.named_children(&mut c));
+        stack.extend(x.kids());
     }
     (out, false)
 }
@@ -104,8 +103,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             },
         };
         let name = name.rsplit("::").next().unwrap_or(&name).to_string();
-        let mut c = cfg.walk();
-        let parts: Vec<Node> = cfg.named_children(&mut c).collect();
+        let parts = cfg.kids();
         let config = self.launch_config(n, parts.first().copied(), parts.get(1).copied(), src);
         let vals = self.launch_args(args, src);
         let offset_args = args.iter().map(|a| self.offset_pointer(*a, src)).collect();
@@ -351,9 +349,9 @@ impl<'a, 't> Lowerer<'a, 't> {
             map: source,
         };
         let root = tree.root_node();
-        let mut c = root.walk();
         let fns: Vec<Node> = root
-            .named_children(&mut c)
+            .kids()
+            .into_iter()
             .filter(|f| f.node_kind() == "function_definition")
             .collect();
         let mut out = Vec::new();

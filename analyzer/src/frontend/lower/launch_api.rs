@@ -39,7 +39,7 @@ impl Lowerer<'_, '_> {
         // Each step goes down the tree, so the walk ends.
         loop {
             let inner = match e.node_kind() {
-                "parenthesized_expression" => e.named_child(0),
+                "parenthesized_expression" => e.named(0),
                 "cast_expression" => e.field("value"),
                 "pointer_expression" if src.text(e).trim_start().starts_with('&') => {
                     e.field("argument")
@@ -51,7 +51,7 @@ impl Lowerer<'_, '_> {
                         .and_then(|f| f.field("name"))
                         .is_some_and(|name| CASTS.contains(&src.text(name).as_str()));
                     match cast {
-                        true => e.field("arguments").and_then(|a| a.named_child(0)),
+                        true => e.field("arguments").and_then(|a| a.named(0)),
                         false => None,
                     }
                 }

@@ -30,7 +30,7 @@ fn collect_assigned(n: Node, src: &Src, out: &mut Vec<String>) -> bool {
         };
         if let Some(mut t) = target {
             while t.node_kind() == "parenthesized_expression" {
-                match t.named_child(0) {
+                match t.named(0) {
                     Some(i) => t = i,
                     None => break,
                 }
@@ -71,9 +71,9 @@ impl<'a, 't> Lowerer<'a, 't> {
         let body = n.field("body");
         let cond_node = n.field("condition").map(|c| {
             if c.node_kind() == "condition_clause" {
-                c.field("value").or_else(|| c.named_child(0)).unwrap_or(c)
+                c.field("value").or_else(|| c.named(0)).unwrap_or(c)
             } else if c.node_kind() == "parenthesized_expression" && kind == "do_statement" {
-                c.named_child(0).unwrap_or(c)
+                c.named(0).unwrap_or(c)
             } else {
                 c
             }

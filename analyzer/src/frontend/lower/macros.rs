@@ -195,7 +195,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                         };
                         let value = tree
                             .root_node()
-                            .named_child(0)
+                            .named(0)
                             .and_then(|d| d.field("declarator"))
                             .and_then(|d| d.field("value"));
                         if let Some(v) = value {
@@ -212,13 +212,8 @@ impl<'a, 't> Lowerer<'a, 't> {
                     at,
                     map: src.map,
                 };
-                if let Some(b) = tree
-                    .root_node()
-                    .named_child(0)
-                    .and_then(|f| f.field("body"))
-                {
-                    let mut c = b.walk();
-                    let stmts: Vec<_> = b.named_children(&mut c).collect();
+                if let Some(b) = tree.root_node().named(0).and_then(|f| f.field("body")) {
+                    let stmts = b.kids();
                     for s in stmts {
                         self.stmt(s, &snip);
                     }

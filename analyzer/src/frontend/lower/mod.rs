@@ -332,8 +332,8 @@ impl<'a, 't> Lowerer<'a, 't> {
             .iter()
             .filter_map(|f| n.field(f).map(|c| c.id()))
             .collect();
-        let mut c = n.walk();
-        n.named_children(&mut c)
+        n.kids()
+            .into_iter()
             .filter(|k| !skip.contains(&k.id()))
             .collect()
     }
@@ -513,7 +513,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         let mut c = n.walk();
         for ch in n.children(&mut c) {
             if ch.node_kind() == "launch_bounds" {
-                if let Some(v) = ch.named_child(0) {
+                if let Some(v) = ch.named(0) {
                     k.launch_bounds = self
                         .const_int(v, &main)
                         .filter(|v| *v > 0 && *v as u64 <= budget::MAX_THREADS_PER_BLOCK)

@@ -278,8 +278,8 @@ fn operands<'n>(n: Node<'n>, field: &str, src: &Src) -> Vec<(String, Node<'n>)> 
     let Some(list) = n.field(field) else {
         return Vec::new();
     };
-    let mut c = list.walk();
-    list.named_children(&mut c)
+    list.kids()
+        .into_iter()
         .filter_map(|o| {
             let constraint = o.field("constraint").map(|c| src.text(c))?;
             Some((constraint, o.field("value")?))

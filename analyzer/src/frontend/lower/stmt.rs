@@ -54,8 +54,7 @@ fn if_converts(n: Node, src: &Src) -> bool {
         if !ok {
             return false;
         }
-        let mut c = x.walk();
-        stack.extend(x.named_children(&mut c));
+        stack.extend(x.kids());
     }
     true
 }
@@ -98,8 +97,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             "compound_statement" | "declaration_list" => {
                 self.scopes.push(Scope::new());
                 self.local_aliases.push(HashMap::new());
-                let mut c = n.walk();
-                let kids: Vec<Node> = n.named_children(&mut c).collect();
+                let kids = n.kids();
                 for k in kids {
                     self.stmt(k, src);
                 }
@@ -109,7 +107,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             "declaration" => self.local_decl(n, src),
             "enum_specifier" => self.local_enum(n, src),
             "expression_statement" => {
-                if let Some(e) = n.named_child(0) {
+                if let Some(e) = n.named(0) {
                     if e.node_kind() == "call_expression" {
                         // A macro used as a statement may expand to statements.
                         if let Some(f) = e.field("function") {
@@ -119,8 +117,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                                     let args: Vec<String> = e
                                         .field("arguments")
                                         .map(|a| {
-                                            let mut c = a.walk();
-                                            a.named_children(&mut c).map(|x| src.text(x)).collect()
+                                            a.kids().into_iter().map(|x| src.text(x)).collect()
                                         })
                                         .unwrap_or_default();
                                     self.expand_function_macro_stmt(&name, &args, e, src);
@@ -148,7 +145,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 self.scopes.pop();
             }
             "return_statement" => {
-                let v = match n.named_child(0) {
+                let v = match n.named(0) {
                     Some(e) => self.rv(e, src),
                     None => Val::Void,
                 };
@@ -166,7 +163,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             }
             "switch_statement" => self.switch_stmt(n, src),
             "labeled_statement" => {
-                if let Some(s) = n.field("statement").or_else(|| n.named_child(1)) {
+                if let Some(s) = n.field("statement").or_else(|| n.named(1)) {
                     self.stmt(s, src);
                 }
             }
@@ -281,7 +278,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             return;
         };
         let c = if c.node_kind() == "condition_clause" {
-            c.field("value").or_else(|| c.named_child(0)).unwrap_or(c)
+            c.field("value").or_else(|| c.named(0)).unwrap_or(c)
         } else {
             c
         };
@@ -294,7 +291,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         let cons = n.field("consequence");
         let alt = n.field("alternative").map(|a| {
             if a.node_kind() == "else_clause" {
-                a.named_child(0).unwrap_or(a)
+                a.named(0).unwrap_or(a)
             } else {
                 a
             }
@@ -386,7 +383,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             return;
         };
         let c = if c.node_kind() == "condition_clause" {
-            c.field("value").or_else(|| c.named_child(0)).unwrap_or(c)
+            c.field("value").or_else(|| c.named(0)).unwrap_or(c)
         } else {
             c
         };
@@ -398,8 +395,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             id: usize::MAX,
             ..LoopCtx::default()
         });
-        let mut cursor = body.walk();
-        let cases: Vec<Node> = body.named_children(&mut cursor).collect();
+        let cases = body.kids();
         // The condition the previous case was entered under, when its
         // statements fall through into the next one.
         let mut falling: Option<Expr> = None;
@@ -422,9 +418,9 @@ impl<'a, 't> Lowerer<'a, 't> {
                 cond: cond.clone(),
                 expect: true,
             });
-            let mut c2 = case.walk();
             let stmts: Vec<Node> = case
-                .named_children(&mut c2)
+                .kids()
+                .into_iter()
                 .filter(|s| Some(s.id()) != case.field("value").map(|v| v.id()))
                 .collect();
             let jumps = stmts.last().is_some_and(|s| {

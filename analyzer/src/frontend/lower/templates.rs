@@ -165,8 +165,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         let name = src.text(tt.field("name")?);
         let mut args = Vec::new();
         if let Some(a) = tt.field("arguments") {
-            let mut c = a.walk();
-            let nodes: Vec<Node> = a.named_children(&mut c).collect();
+            let nodes = a.kids();
             for n in nodes {
                 // `Dims<D>` parses `D` as a type; a bound value parameter
                 // is a value.
@@ -287,8 +286,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             None => self.tu.struct_nodes.get(struct_name)?.clone(),
         };
         let body = node.field("body")?;
-        let mut c = body.walk();
-        let init = body.named_children(&mut c).find_map(|f| {
+        let init = body.kids().into_iter().find_map(|f| {
             let d = f.field("declarator")?;
             (f.node_kind() == "field_declaration" && Src::of(ssrc).text(d) == member)
                 .then(|| f.field("default_value"))
@@ -316,8 +314,7 @@ impl<'a, 't> Lowerer<'a, 't> {
 
     pub(crate) fn template_args(&mut self, list: Node, src: &Src) -> Vec<TArg> {
         let mut out = Vec::new();
-        let mut c = list.walk();
-        let kids: Vec<Node> = list.named_children(&mut c).collect();
+        let kids = list.kids();
         for a in kids {
             if a.node_kind() == "type_descriptor" {
                 let text = src.text(a).trim().to_string();

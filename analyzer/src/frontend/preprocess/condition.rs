@@ -77,7 +77,7 @@ pub(super) fn eval_condition(
         .ok_or_else(|| Missing::Name(text.to_string()))?;
     let cond = tree
         .root_node()
-        .named_child(0)
+        .named(0)
         .and_then(|n| n.field("condition"))
         .ok_or_else(|| Missing::Name(text.to_string()))?;
     eval_node(parser, cond, snippet.as_bytes(), defines, depth, 0)
@@ -120,10 +120,10 @@ fn eval_node(
             }
         }
         "preproc_defined" => {
-            let name = n.named_child(0).map(text).unwrap_or_default();
+            let name = n.named(0).map(text).unwrap_or_default();
             Ok(defines.contains_key(&name) as i64)
         }
-        "parenthesized_expression" => match n.named_child(0) {
+        "parenthesized_expression" => match n.named(0) {
             Some(i) => eval_node(parser, i, src, defines, depth, level + 1),
             None => Err(Missing::Name(text(n))),
         },

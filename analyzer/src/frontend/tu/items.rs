@@ -26,8 +26,7 @@ impl<'t> Tu<'t> {
         let mut fields = Vec::new();
         {
             let mut lw = Lowerer::new(self);
-            let mut c = body.walk();
-            for f in body.named_children(&mut c) {
+            for f in body.kids().into_iter() {
                 if f.node_kind() != "field_declaration" {
                     continue;
                 }
@@ -46,7 +45,7 @@ impl<'t> Tu<'t> {
         let mut c = n.walk();
         for ch in n.children(&mut c) {
             if ch.node_kind() == "alignas_qualifier" {
-                if let Some(v) = ch.named_child(0) {
+                if let Some(v) = ch.named(0) {
                     force = Lowerer::new(self)
                         .const_int(v, &src)
                         .map(|v| v.max(1) as u64)
@@ -67,8 +66,7 @@ impl<'t> Tu<'t> {
             return;
         };
         let mut next = 0i64;
-        let mut c = body.walk();
-        let items: Vec<_> = body.named_children(&mut c).collect();
+        let items = body.kids();
         for e in items {
             if e.node_kind() != "enumerator" {
                 continue;
@@ -269,8 +267,8 @@ pub(super) fn template_defaults(n: Node) -> Vec<Option<Node>> {
     let Some(list) = n.field("parameters") else {
         return Vec::new();
     };
-    let mut c = list.walk();
-    list.named_children(&mut c)
+    list.kids()
+        .into_iter()
         .filter(|p| {
             matches!(
                 p.node_kind(),
@@ -290,13 +288,12 @@ pub(crate) fn template_params(n: Node, src: &Src) -> Vec<TParam> {
     let Some(list) = n.field("parameters") else {
         return out;
     };
-    let mut c = list.walk();
-    for p in list.named_children(&mut c) {
+    for p in list.kids().into_iter() {
         match p.node_kind() {
             "type_parameter_declaration" | "optional_type_parameter_declaration" => {
                 let name = p
                     .field("name")
-                    .or_else(|| p.named_child(0))
+                    .or_else(|| p.named(0))
                     .map(|x| src.text(x))
                     .unwrap_or_default();
                 out.push(TParam::Type(name));
@@ -320,8 +317,7 @@ pub(crate) fn template_param_is_bool(n: Node, name: &str, src: &Src) -> bool {
     let Some(list) = n.field("parameters") else {
         return false;
     };
-    let mut c = list.walk();
-    let found = list.named_children(&mut c).any(|p| {
+    let found = list.kids().into_iter().any(|p| {
         p.field("declarator").is_some_and(|d| src.text(d) == name)
             && p.field("type")
                 .is_some_and(|t| src.text(t).trim() == "bool")

@@ -523,8 +523,7 @@ impl<'t> Tu<'t> {
             "template_declaration" => {
                 let tparams = template_params(n, &src);
                 let tdefaults = template_defaults(n);
-                let mut c = n.walk();
-                let kids: Vec<_> = n.named_children(&mut c).collect();
+                let kids = n.kids();
                 for k in kids {
                     match k.node_kind() {
                         "function_definition" => {
