@@ -38,7 +38,7 @@ def main():
             with open(os.path.join(a.out, repo + ".report.json"), "w") as f:
                 f.write(p.stdout)
         d = json.loads(p.stdout)
-        sg = [r for r in d["accesses"] if r["space"] in ("shared", "global")]
+        sg = [r for r in d["accesses"] if r["space"] in ("shared", "global") and "attribution" not in r]
         c = collections.Counter(r["status"] for r in sg)
         kinds.update(r.get("unknown_kind") for r in sg if r["status"] == "unknown")
         s = d["summary"]

@@ -465,6 +465,26 @@ pub struct Access {
     /// unrolled` bytes, and the merge holds only while the address stays
     /// aligned to `width`.
     pub unrolled: u32,
+    /// The call through which the `__device__` function holding this
+    /// access was inlined (the innermost one; `None` in the kernel's own
+    /// body).
+    pub inlined_at: Option<Inlined>,
+}
+
+/// Where an access's `__device__` function was inlined.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Inlined {
+    /// The call expression.
+    pub call: Span,
+    pub callee: String,
+    /// The kernel runs this function's body more than once: the call sits
+    /// in a loop, or the kernel calls the function from several places.
+    /// nvcc then gives part of the copies' instructions the call's line
+    /// (it merged or moved them across copies), and Nsight Compute counts
+    /// them there (cuda-samples histogram64's `addByte` calls,
+    /// sortingNetworks' `Comparator` in its loops); a function inlined
+    /// once keeps its lines (`fixtures/groundtruth/sm_90/fields_of_vectors.cu`).
+    pub repeated: bool,
 }
 
 /// A loop with its carried variables: at iteration `k` every lane's state

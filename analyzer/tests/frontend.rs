@@ -167,7 +167,6 @@ int main() { k<<<1, 32>>>(0); }
     assert_eq!(ways(find(&a, "s", Op::Load)), 16.0);
 }
 
-
 /// tree-sitter puts a comment wherever it appears, as a named child: between
 /// `else` and its `{` (cuda-samples eigenvalues' `scanInitial`), between
 /// arguments, parameters and launch settings. None of them is the branch,

@@ -418,3 +418,75 @@ fn json_report_gives_the_kinds_of_reasons_assumptions_and_notes() {
         "{notes:?}"
     );
 }
+
+/// nvcc's line table gives part of an inlined `__device__` function's
+/// instructions the line of its call when the kernel runs the function's
+/// body more than once (Nsight Compute counts them there: cuda-samples
+/// histogram64's `addByte` calls, sortingNetworks' `Comparator` in its
+/// loops). `report` names the call on each inlined access (`inlined_at`)
+/// and, for such a call, puts a second record of the same instruction on
+/// the call's line, unless that line has an access of its own of the same
+/// space and operation. A function inlined once keeps its own lines
+/// (measured: `fixtures/groundtruth/sm_90/fields_of_vectors.cu`).
+#[test]
+fn an_inlined_access_is_also_recorded_on_its_call_line() {
+    let src = "__device__ void bump(float *s, int i) { s[i] += 1.0f; }\n\
+__device__ float get(const float *g, int i) { return g[i]; }\n\
+__device__ float once(const float *g, int i) { return g[i * 2]; }\n\
+__global__ void k(const float *g, float *out) {\n\
+    __shared__ float s[64 * 32];\n\
+    for (int r = 0; r < 4; r++) {\n\
+        bump(s, threadIdx.x * 2 + r);\n\
+    }\n\
+    float a = get(g, threadIdx.x * 32) + get(g, threadIdx.x * 8) + g[threadIdx.x];\n\
+    float b = once(g, threadIdx.x);\n\
+    out[threadIdx.x] = a + b;\n\
+}\n\
+int main() { k<<<1, 32>>>(0, 0); }\n";
+    let dir = std::env::temp_dir().join(format!("warplint-inlined-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("k.cu");
+    std::fs::write(&path, src).unwrap();
+    let out = warplint(&[
+        "report",
+        "--isolated",
+        "--format",
+        "json",
+        path.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let records = doc["accesses"].as_array().unwrap();
+    let at = |line: u64, op: &str| -> Vec<&serde_json::Value> {
+        records
+            .iter()
+            .filter(|r| r["line"] == line && r["op"] == op)
+            .collect()
+    };
+    // `s[i] += 1` in `bump` (line 1), called in a loop, is a 2-way load
+    // and store: each is recorded on line 1, naming the call on line 7,
+    // and again on line 7.
+    for op in ["load", "store"] {
+        let own = at(1, op);
+        assert_eq!(own.len(), 1, "{op}: {own:?}");
+        assert_eq!(own[0]["inlined_at"]["line"], 7);
+        assert!(own[0].get("attribution").is_none());
+        let call = at(7, op);
+        assert_eq!(call.len(), 1, "{op}: {call:?}");
+        assert_eq!(call[0]["attribution"], "call-site");
+        assert_eq!(call[0]["inlined_from"]["line"], 1);
+        assert_eq!(call[0]["shared"]["ways"], own[0]["shared"]["ways"]);
+        assert_eq!(call[0]["shared"]["ways"], 2);
+    }
+    // Line 9 calls `get` twice but loads `g[threadIdx.x]` itself: `get`'s
+    // strided loads (line 2) are not put there too.
+    let line9 = at(9, "load");
+    assert_eq!(line9.len(), 1, "{line9:?}");
+    assert!(line9[0].get("attribution").is_none());
+    assert_eq!(at(2, "load").len(), 2);
+    assert!(at(2, "load").iter().all(|r| r["inlined_at"]["line"] == 9));
+    // `once` is inlined once: its load stays on line 3 only.
+    assert_eq!(at(3, "load")[0]["inlined_at"]["line"], 10);
+    assert!(at(10, "load").is_empty(), "{:?}", at(10, "load"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

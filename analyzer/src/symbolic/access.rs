@@ -147,5 +147,6 @@ fn report(
             run.worst
         },
         min_offset: run.min_offset,
+        inlined_at: a.inlined_at.clone(),
     }
 }

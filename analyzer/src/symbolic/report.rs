@@ -159,6 +159,8 @@ pub struct AccessReport {
     /// which blocks run). Below zero, the pointer cannot be the start of an
     /// allocation (`g_s[threadIdx.x - 1]`), so its alignment is not known.
     pub min_offset: Option<i64>,
+    /// [`crate::ir::Access::inlined_at`].
+    pub inlined_at: Option<crate::ir::Inlined>,
 }
 
 impl From<SharedStats> for Cost {

@@ -4,6 +4,7 @@
 pub mod run;
 
 use serde_json::{json, Map, Value};
+use warplint_analyzer::ir::Span;
 use warplint_analyzer::symbolic::Cost;
 use warplint_analyzer::{AccessReport, Arch};
 use warplint_lints::wording;
@@ -175,6 +176,67 @@ pub fn access_json(path: &str, run: &ArchRun, r: &AccessReport) -> Value {
     Value::Object(m)
 }
 
+/// Each access's item (and its call-site record, where it has one), its
+/// kernel and status. A call-site record is left out where the call's line
+/// has an access of its own of the same space and operation: that access
+/// is what the line certainly runs, and how many of the inlined
+/// instructions nvcc gives the line instead of the callee's is not known
+/// (rodinia streamcluster's `d_dist(...) * p[tid].weight`).
+fn access_items(f: &FileResult) -> Vec<(String, usize, warplint_analyzer::Status)> {
+    use std::collections::HashSet;
+    let records = f.records();
+    let direct: HashSet<_> = records
+        .iter()
+        .map(|(_, r)| (r.span.file, r.span.line, r.space, r.op))
+        .collect();
+    let mut out = Vec::with_capacity(records.len());
+    for (run, r) in records {
+        let mut v = access_json(f.path_of(r.span.file), run, r);
+        let launch = f
+            .kernels
+            .get(r.kernel)
+            .and_then(|k| k.launches.get(r.launch));
+        if let (Some(l), Some(m)) = (launch, v.as_object_mut()) {
+            m.insert("launch".into(), l.clone());
+        }
+        let at_call = r
+            .inlined_at
+            .as_ref()
+            .map(|i| (i, call_site_json(&mut v, f.path_of(i.call.file), i.call)))
+            .filter(|(i, _)| {
+                i.repeated && !direct.contains(&(i.call.file, i.call.line, r.space, r.op))
+            });
+        out.push((item(&v), r.kernel, r.status));
+        if let Some((_, c)) = at_call {
+            out.push((item(&c), r.kernel, r.status));
+        }
+    }
+    out
+}
+
+/// An access inlined from a `__device__` function: its record names the
+/// call (`inlined_at`), and a second record puts the same instruction on
+/// the call's line (`"attribution": "call-site"`, `inlined_from` the
+/// access), since nvcc's line table gives part of an inlined function's
+/// instructions the line of the call, and Nsight Compute counts them there.
+/// Returns the second record.
+fn call_site_json(v: &mut Value, call_file: &str, call: Span) -> Value {
+    let mut c = v.clone();
+    if let (Some(m), Some(cm)) = (v.as_object_mut(), c.as_object_mut()) {
+        let own = json!({"file": m["file"], "line": m["line"], "column": m["column"]});
+        let call_at = json!({"file": call_file, "line": call.line, "column": call.column});
+        m.insert("inlined_at".into(), call_at);
+        cm.insert("file".into(), json!(call_file));
+        cm.insert("line".into(), json!(call.line));
+        cm.insert("column".into(), json!(call.column));
+        cm.insert("end_line".into(), json!(call.end_line));
+        cm.insert("end_column".into(), json!(call.end_column));
+        cm.insert("attribution".into(), json!("call-site"));
+        cm.insert("inlined_from".into(), own);
+    }
+    c
+}
+
 /// A kernel's item, where it is defined, and whether it holds a note.
 struct KernelItem {
     text: String,
@@ -225,18 +287,7 @@ pub fn json_parts(f: &FileResult) -> JsonParts {
             .iter()
             .map(|(a, b)| item(&json!({"file": f.path, "lines": [a, b]})))
             .collect(),
-        accesses: f
-            .records()
-            .into_iter()
-            .map(|(run, r)| {
-                let mut v = access_json(f.path_of(r.span.file), run, r);
-                let launch = f.kernels.get(r.kernel).and_then(|k| k.launches.get(r.launch));
-                if let (Some(l), Some(m)) = (launch, v.as_object_mut()) {
-                    m.insert("launch".into(), l.clone());
-                }
-                (item(&v), r.kernel, r.status)
-            })
-            .collect(),
+        accesses: access_items(f),
         kernels: f
             .kernels
             .iter()

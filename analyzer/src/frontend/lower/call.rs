@@ -515,7 +515,14 @@ impl<'a, 't> Lowerer<'a, 't> {
         });
         self.inline_depth += 1;
         self.inlining.push(def.name.clone());
+        let call = crate::ir::Inlined {
+            call: self.span(n, src),
+            callee: def.name.clone(),
+            repeated: !self.open_loops.is_empty(),
+        };
+        let outer = self.call_site.replace(call);
         self.stmt(body, &main);
+        self.call_site = outer;
         self.inlining.pop();
         self.inline_depth -= 1;
         let frame = self.frames.pop().unwrap_or_default();

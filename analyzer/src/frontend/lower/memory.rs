@@ -89,6 +89,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                     .last()
                     .map(|o| crate::finding::UnknownReason::BranchUndecided { origin: o.clone() }),
                 unrolled: 1,
+                inlined_at: self.call_site.clone(),
             });
         }
     }

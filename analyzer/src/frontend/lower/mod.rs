@@ -150,6 +150,8 @@ pub(crate) struct Lowerer<'a, 't> {
     expansions: u32,
     depth: u32,
     inline_depth: u32,
+    /// The call being inlined, innermost ([`crate::ir::Access::inlined_at`]).
+    call_site: Option<crate::ir::Inlined>,
     /// Functions being inlined (a recursive call is not followed).
     inlining: Vec<String>,
     /// Calls inlined so far in this kernel.
@@ -238,6 +240,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             globals_map: HashMap::new(),
             depth: 0,
             inline_depth: 0,
+            call_site: None,
             inlining: Vec::new(),
             inlined: 0,
             expanding: Vec::new(),
@@ -606,7 +609,32 @@ impl<'a, 't> Lowerer<'a, 't> {
             self.frames = vec![Frame::default()];
             self.stmt(body, &main);
         }
+        self.mark_repeated_calls();
         std::mem::take(&mut self.k)
+    }
+
+    /// A function the kernel calls from more than one place has each
+    /// access's copy marked [`crate::ir::Inlined::repeated`].
+    fn mark_repeated_calls(&mut self) {
+        let mut sites: HashMap<&str, Vec<Span>> = HashMap::new();
+        for a in &self.k.accesses {
+            if let Some(i) = &a.inlined_at {
+                let v = sites.entry(i.callee.as_str()).or_default();
+                if !v.contains(&i.call) {
+                    v.push(i.call);
+                }
+            }
+        }
+        let several: Vec<String> = sites
+            .into_iter()
+            .filter(|(_, v)| v.len() > 1)
+            .map(|(c, _)| c.to_string())
+            .collect();
+        for a in &mut self.k.accesses {
+            if let Some(i) = &mut a.inlined_at {
+                i.repeated |= several.contains(&i.callee);
+            }
+        }
     }
 }
 
