@@ -347,6 +347,27 @@ fn a_value_where_the_access_never_executes_does_not_contradict_it() {
     );
 }
 
+/// `1 << log2N` with the spread's first value, 1024, is a shift past the
+/// width: undefined, a value no working program passes (cuda-samples
+/// fastWalshTransform's `fwtBatch1Kernel`). The first run takes the next
+/// smaller spread value instead, and the values that make the address
+/// undefined meet the condition vacuously. `(2t) & (N - 1)`: N = 2 or 4
+/// puts the lanes on one or two words (1-way); from N = 128 (log2N = 7) it
+/// is `2t`, 2-way; 32 and up shift out of range.
+#[test]
+fn a_value_that_makes_the_address_undefined_is_not_the_answer() {
+    let src = "__global__ void k(int log2N) {\n\
+               __shared__ float s[4096];\n\
+               const int N = 1 << log2N;\n\
+               s[(threadIdx.x * 2) & (N - 1)] = 0.0f;\n}\n";
+    let r = report(src, "s", 0);
+    assert_eq!(r.status, Status::Assumed, "{:?}", r.unknown_reason);
+    assert_eq!(ways(&r), 2.0);
+    let (when, tried, _) = param_condition(&r, "log2N");
+    assert_eq!(tried, SPREAD.to_vec());
+    assert_eq!(when, Condition::AtLeast(7));
+}
+
 /// Three stride parameters: 7 × 7 × 7 = 343 combinations, past
 /// `MAX_VALUE_COMBINATIONS` (16), so each is varied alone, the others at
 /// 1024, as far as the budget goes: the first run and `a`'s 6 other values

@@ -20,14 +20,17 @@
 //! never the reported one while another is known, and a value whose run is
 //! unknown does not meet the condition; a value under which the access
 //! never executes meets it (it holds there vacuously: `i < n - 1 - t` with
-//! `t` = `n` is no reason to think programs do not run the access).
+//! `t` = `n` is no reason to think programs do not run the access), and so
+//! does a value that makes the address undefined (`1 << log2N` with
+//! `log2N` = 1024: no working program passes it; when the first run's
+//! value does, the first run takes the next smaller spread value).
 
 use super::access::{run_access, unknown_up_front};
 use super::run::Compiled;
 use super::setup::Setup;
 use super::{AccessReport, Cost, EngineOptions, Status};
 use crate::budget;
-use crate::finding::{Assumption, Budget, Condition, ForEvery, ValueSource};
+use crate::finding::{Assumption, Budget, Condition, ForEvery, Origin, UnknownReason, ValueSource};
 use crate::hardware::MemoryModel;
 use crate::ir::Kernel;
 
@@ -341,8 +344,28 @@ pub(super) fn analyze_access(
     let a = &k.accesses[ids.1];
     let skip = unknown_up_front(a, opts, *kernel_work).is_some();
     let mut compiled = Compiled::of(k, a, skip);
-    let (first, stopped, matters) =
+    let (mut first, stopped, mut matters) =
         run_access(k, ids, setup, model, opts, kernel_work, &mut compiled);
+    let mut setup = std::borrow::Cow::Borrowed(setup);
+    if !stopped && undefined(&first) {
+        // The spread's first value makes the address undefined (`1 <<
+        // log2N` with `log2N` = 1024): no working program passes it. The
+        // first run takes the next smaller spread value instead.
+        for v in SPREAD.iter().rev().filter(|v| **v < SPREAD_FIRST) {
+            let Some(s) = with_spread_first(k, &setup, *v) else {
+                break;
+            };
+            let (r, stopped, m) = run_access(k, ids, &s, model, opts, kernel_work, &mut compiled);
+            if stopped {
+                return (r, true);
+            }
+            if !undefined(&r) {
+                (first, matters, setup) = (r, m, std::borrow::Cow::Owned(s));
+                break;
+            }
+        }
+    }
+    let setup = setup.as_ref();
     if stopped || first.status == Status::Unknown {
         return (first, stopped);
     }
@@ -393,6 +416,35 @@ pub(super) fn analyze_access(
         }
     }
     (r, false)
+}
+
+/// Whether a run is unknown because the values tried make the address
+/// undefined (a division by zero, a shift past the width): a value no
+/// working program passes, which meets any condition vacuously.
+fn undefined(r: &AccessReport) -> bool {
+    r.status == Status::Unknown
+        && matches!(
+            r.unknown_reason,
+            Some(UnknownReason::DependsOn {
+                origin: Origin::Arithmetic,
+                ..
+            })
+        )
+}
+
+/// `setup` with `v` for each parameter it runs at the spread's first
+/// value; `None` when there is none.
+fn with_spread_first(k: &Kernel, setup: &Setup, v: i64) -> Option<Setup> {
+    let mut s = setup.clone();
+    let mut changed = false;
+    for (i, p) in s.params.iter_mut().enumerate() {
+        let spread = matches!(tried(k, i), (_, ValueSource::Spread));
+        if spread && *p == SPREAD_FIRST && setup.quantified.get(i) == Some(&true) {
+            *p = v;
+            changed = true;
+        }
+    }
+    changed.then_some(s)
 }
 
 /// How wasteful a run is, by the measure the rules judge; `None` when it
@@ -464,10 +516,18 @@ fn combine(
     // The runs as wasteful as the answer (the condition says which); a
     // known run whose access does not execute (`i < n - t` with `t = n`)
     // does not contradict it.
+    // Nor does a run whose values make the address undefined.
+    let vacuous: Vec<bool> = std::iter::once(Some(&first))
+        .chain(rest.iter().map(Option::as_ref))
+        .map(|r| r.is_some_and(undefined))
+        .collect();
     let worst: Vec<bool> = m
         .iter()
         .zip(&executes)
-        .map(|(x, runs)| x.is_some_and(|x| !*runs || (x - max).abs() <= 1e-9 * max.abs().max(1.0)))
+        .zip(&vacuous)
+        .map(|((x, runs), vacuous)| {
+            *vacuous || x.is_some_and(|x| !*runs || (x - max).abs() <= 1e-9 * max.abs().max(1.0))
+        })
         .collect();
     // The first run is known (else the caller returned it).
     let pick = (0..m.len())
