@@ -83,6 +83,12 @@ pub enum UnOp {
     Neg,
     Not,
     BitNot,
+    /// CUDA's bit intrinsics on the low `bits` (32: `__popc`, `__clz`,
+    /// `__ffs`; 64: their `ll` forms): set bits, leading zero bits, the
+    /// 1-based position of the lowest set bit (0 for 0).
+    Popc(u8),
+    Clz(u8),
+    Ffs(u8),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -319,6 +325,20 @@ pub fn eval_un(op: UnOp, v: i64) -> i64 {
         UnOp::Neg => v.wrapping_neg(),
         UnOp::Not => (v == 0) as i64,
         UnOp::BitNot => !v,
+        UnOp::Popc(bits) => i64::from(low(v, bits).count_ones()),
+        UnOp::Clz(bits) => i64::from(low(v, bits).leading_zeros()) - (64 - i64::from(bits)),
+        UnOp::Ffs(bits) => match low(v, bits) {
+            0 => 0,
+            x => i64::from(x.trailing_zeros()) + 1,
+        },
+    }
+}
+
+/// The low `bits` of `v`, unsigned.
+fn low(v: i64, bits: u8) -> u64 {
+    match bits {
+        64.. => v as u64,
+        b => (v as u64) & ((1u64 << b) - 1),
     }
 }
 
@@ -744,4 +764,31 @@ pub struct Program {
     /// Every launch site the file and its headers hold, for the kernels
     /// other files define (the whole-project index).
     pub launch_sites: Vec<SiteRecord>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{eval_un, UnOp};
+
+    /// The values the CUDA Math API documents for the bit intrinsics,
+    /// negative `int`s arriving sign-extended.
+    #[test]
+    fn bit_intrinsics_as_cuda_defines_them() {
+        let cases = [
+            (UnOp::Ffs(32), 0, 0),
+            (UnOp::Ffs(32), 8, 4),
+            (UnOp::Ffs(32), i64::from(i32::MIN), 32),
+            (UnOp::Ffs(64), 1 << 40, 41),
+            (UnOp::Clz(32), 0, 32),
+            (UnOp::Clz(32), 1, 31),
+            (UnOp::Clz(32), -1, 0),
+            (UnOp::Clz(64), 1, 63),
+            (UnOp::Popc(32), -1, 32),
+            (UnOp::Popc(64), -1, 64),
+            (UnOp::Popc(32), 0b1011, 3),
+        ];
+        for (op, v, want) in cases {
+            assert_eq!(eval_un(op, v), want, "{op:?}({v})");
+        }
+    }
 }

@@ -167,6 +167,59 @@ int main() { k<<<1, 32>>>(0); }
     assert_eq!(ways(find(&a, "s", Op::Load)), 16.0);
 }
 
+/// A `__device__` function that assigns to a reference parameter sets the
+/// caller's variable (cuda-samples convolutionFFT2D's `udivmod(i, DX / 2,
+/// x)` with `uint &rem`); one that may return before the end leaves it
+/// as it was (here unassigned: unknown, said so). CUDA's bit intrinsics
+/// are evaluated per lane (`dividend >>= __ffs(divisor) - 1`).
+#[test]
+fn reference_parameters_set_the_callers_variables() {
+    let a = run(r#"
+__device__ void udivmod(unsigned &d, unsigned s, unsigned &r) {
+    r = d & (s - 1);
+    d >>= (__ffs(s) - 1);
+}
+__device__ void maybe(unsigned d, unsigned &r) {
+    if (d > 100) return;
+    r = d;
+}
+__global__ void k(float2 *out, float *log) {
+    unsigned x, i = blockIdx.x * blockDim.x + threadIdx.x;
+    udivmod(i, 64, x);
+    out[i * 64 + x] = make_float2(0, 0);
+    unsigned y;
+    maybe(threadIdx.x, y);
+    log[y] = 0;
+    log[__popc(threadIdx.x) + 32 * (31 - __clz(threadIdx.x + 1))] = 1;
+}
+int main() { k<<<4, 256>>>(0, 0); }
+"#);
+    // i / 64 * 64 + i % 64 = i: 32 lanes of 8 bytes, 8 sectors.
+    let st = find(&a, "out", Op::Store);
+    assert_eq!(st.status, Status::Exact, "{:?}", st.unknown_reason);
+    assert_eq!(sectors(st), 8.0);
+    let logs: Vec<&AccessReport> = a.reports.iter().filter(|r| r.array == "log").collect();
+    assert_eq!(logs.len(), 2);
+    assert_eq!(logs[0].status, Status::Unknown);
+    assert!(matches!(
+        &logs[0].unknown_reason,
+        Some(UnknownReason::DependsOn {
+            origin: Origin::BeforeAssigned { .. },
+            ..
+        })
+    ));
+    // Word `popc(t) + 32 * floor(log2(t + 1))`: in the first warp the row
+    // `floor(log2(t + 1))` is 0..5 and `popc(t)` at most 5, so each lane's
+    // word is in the first sector of its row: 6 sectors, the most of any
+    // warp (the second warp's rows are 5 and 6).
+    let bits = logs[1];
+    assert_eq!(bits.status, Status::Exact, "{:?}", bits.unknown_reason);
+    match &bits.cost {
+        Some(Cost::Global(g)) => assert_eq!(g.max_sectors, 6),
+        other => panic!("{other:?}"),
+    }
+}
+
 /// tree-sitter puts a comment wherever it appears, as a named child: between
 /// `else` and its `{` (cuda-samples eigenvalues' `scanInitial`), between
 /// arguments, parameters and launch settings. None of them is the branch,

@@ -439,6 +439,9 @@ fn un_vals(op: UnOp, mut x: Vals) -> Vals {
         UnOp::Neg => x.v.iter_mut().for_each(|v| *v = v.wrapping_neg()),
         UnOp::Not => x.v.iter_mut().for_each(|v| *v = (*v == 0) as i64),
         UnOp::BitNot => x.v.iter_mut().for_each(|v| *v = !*v),
+        UnOp::Popc(_) | UnOp::Clz(_) | UnOp::Ffs(_) => {
+            x.v.iter_mut().for_each(|v| *v = crate::ir::eval_un(op, *v))
+        }
     }
     x
 }
@@ -586,6 +589,18 @@ mod tests {
             .prop_map(Expr::konst)
     }
 
+    const UN: [UnOp; 9] = [
+        UnOp::Neg,
+        UnOp::Not,
+        UnOp::BitNot,
+        UnOp::Popc(32),
+        UnOp::Popc(64),
+        UnOp::Clz(32),
+        UnOp::Clz(64),
+        UnOp::Ffs(32),
+        UnOp::Ffs(64),
+    ];
+
     /// Every operator over `leaf`, up to `depth` levels and `size` nodes.
     fn grown(
         leaf: impl Strategy<Value = Expr> + 'static,
@@ -596,8 +611,7 @@ mod tests {
             prop_oneof![
                 (0..BIN.len(), inner.clone(), inner.clone())
                     .prop_map(|(o, a, b)| Expr::bin(BIN[o], a, b)),
-                (0..3usize, inner.clone())
-                    .prop_map(|(o, a)| { Expr::un([UnOp::Neg, UnOp::Not, UnOp::BitNot][o], a) }),
+                (0..UN.len(), inner.clone()).prop_map(|(o, a)| Expr::un(UN[o], a)),
                 (inner.clone(), inner.clone(), inner).prop_map(|(c, a, b)| Expr::select(c, a, b)),
             ]
         })

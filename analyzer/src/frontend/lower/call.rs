@@ -204,6 +204,18 @@ impl<'a, 't> Lowerer<'a, 't> {
             "ceil" | "ceilf" | "floor" | "floorf" if args.len() == 1 => {
                 self.rounded_division(short, args[0], src)
             }
+            "__popc" | "__popcll" | "__clz" | "__clzll" | "__ffs" | "__ffsll"
+                if args.len() == 1 =>
+            {
+                let bits = if short.ends_with("ll") { 64 } else { 32 };
+                let op = match &short[..5] {
+                    "__pop" => UnOp::Popc(bits),
+                    "__clz" => UnOp::Clz(bits),
+                    _ => UnOp::Ffs(bits),
+                };
+                let a = self.int(args[0], src);
+                Val::Int(Expr::un(op, a))
+            }
             "__mul24" | "__umul24" if args.len() == 2 => {
                 let a = self.int(args[0], src);
                 let b = self.int(args[1], src);
@@ -463,6 +475,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             .collect();
         // Arguments are evaluated in the caller's scope.
         let mut converted = Vec::new();
+        let mut outs = Vec::new();
         for (i, (p, v)) in params.iter().zip(vals).enumerate() {
             let tn = p.field("type");
             let is_ref = p
@@ -470,6 +483,9 @@ impl<'a, 't> Lowerer<'a, 't> {
                 .map(|d| d.node_kind() == "reference_declarator")
                 .unwrap_or(false);
             let v = if is_ref {
+                if let Some(name) = self.out_arg(arg_nodes.get(i).copied(), src) {
+                    outs.push((i, name));
+                }
                 v
             } else {
                 let an = arg_nodes.get(i).copied().unwrap_or(n);
@@ -489,7 +505,8 @@ impl<'a, 't> Lowerer<'a, 't> {
             converted.push((*p, v));
         }
         self.tscopes.push(tscope);
-        for (p, v) in converted {
+        let mut pnames = vec![String::new(); converted.len()];
+        for (i, (p, v)) in converted.into_iter().enumerate() {
             let Some(tn) = p.field("type") else {
                 continue;
             };
@@ -498,6 +515,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 continue;
             };
             let (pname, ty, _, _) = self.declarator_ref(base, d, &main, 0);
+            pnames[i] = pname.clone();
             let v = match (ty, v) {
                 (Ty::Ptr(t), Val::Ptr(q)) => Val::Ptr(Ptr {
                     obj: q.obj,
@@ -526,7 +544,13 @@ impl<'a, 't> Lowerer<'a, 't> {
         self.inlining.pop();
         self.inline_depth -= 1;
         let frame = self.frames.pop().unwrap_or_default();
+        let outs = self.out_values(outs, &pnames, body, &frame);
         self.scopes = saved_scopes;
+        for (name, v) in outs {
+            if let Some(b) = self.lookup_mut(&name) {
+                b.val = v;
+            }
+        }
         self.tscopes.pop();
         let mut rets = frame.returns;
         let Some((_, last)) = rets.pop() else {
@@ -537,5 +561,44 @@ impl<'a, 't> Lowerer<'a, 't> {
             v = self.merge_vals(c, val, v);
         }
         v
+    }
+
+    /// The caller's variable a reference parameter's argument names (`x`
+    /// in `udivmod(i, DX / 2, x)` with `uint &rem`): what the callee
+    /// assigns to the parameter, the caller's variable holds after the
+    /// call. Not a place in memory (that is a reference into the array).
+    fn out_arg(&self, arg: Option<Node>, src: &Src) -> Option<String> {
+        let arg = arg.filter(|a| a.node_kind() == "identifier")?;
+        let name = src.text(arg);
+        let b = self.lookup(&name)?;
+        (!matches!(b.val, Val::Place(_))).then_some(name)
+    }
+
+    /// The values the callee left in its reference parameters `outs`, for
+    /// the caller's variables they name, read at the end of its body.
+    /// Only when every path reaches the end: a `return` before it would
+    /// leave another value (none is written back then, and the caller's
+    /// variables keep theirs).
+    fn out_values(
+        &self,
+        outs: Vec<(usize, String)>,
+        pnames: &[String],
+        body: Node,
+        frame: &Frame,
+    ) -> Vec<(String, Val)> {
+        let last_returns = body
+            .kids()
+            .last()
+            .is_some_and(|s| s.node_kind() == "return_statement");
+        let straight = frame.returns.is_empty() || (frame.returns.len() == 1 && last_returns);
+        if !straight {
+            return Vec::new();
+        }
+        outs.into_iter()
+            .filter_map(|(i, caller)| {
+                let v = self.lookup(pnames.get(i)?)?.val.clone();
+                Some((caller, v))
+            })
+            .collect()
     }
 }
