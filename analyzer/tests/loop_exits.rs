@@ -131,3 +131,51 @@ int main() { k<<<1, 32>>>(0, 0); }
         other => panic!("{other:?}"),
     }
 }
+
+/// The sectors of one warp's 4-byte global accesses at byte offsets
+/// `bytes` from a 256-byte aligned base (32-byte sectors).
+fn sectors(bytes: &[u64]) -> f64 {
+    let mut s: Vec<u64> = bytes.iter().map(|b| b / 32).collect();
+    s.sort_unstable();
+    s.dedup();
+    s.len() as f64
+}
+
+/// A counted loop past the loop budget (128 iterations) jumps to its exit
+/// in closed form: `k` from 1 while `k < nz - 1` runs `nz - 2` times, so
+/// `c` leaves at `t + (nz - 2)` (rodinia hotspot3D's `W += xy` over the
+/// z planes). With nz = 1002 that is `t + 1000`: 4000 bytes, a 32-byte
+/// boundary, 4 sectors; nz = 1001 leaves `t + 999`, 3996 bytes: 5 sectors.
+/// One iteration more or less would swap them. `temp` does not step: the
+/// loop cannot say what it holds after, and an access through it stays
+/// unknown.
+#[test]
+fn a_counted_loop_past_the_budget_jumps_to_its_exit() {
+    for (nz, want_shift) in [(1002u64, 1000u64), (1001, 999)] {
+        let src = format!(
+            "__global__ void k(float *t, const int *g, int nz) {{\n\
+             int c = threadIdx.x;\n\
+             int temp = 0;\n\
+             for (int k = 1; k < nz - 1; ++k) {{\n\
+                 temp = g[c];\n\
+                 c += 1;\n\
+             }}\n\
+             t[c] = 1.0f;\n\
+             t[temp] = 2.0f;\n\
+             }}\n\
+             int main() {{ k<<<1, 32>>>(0, 0, {nz}); }}\n"
+        );
+        let a = run(&src);
+        let after: Vec<_> = a.reports.iter().filter(|r| r.array == "t").collect();
+        assert_eq!(after.len(), 2);
+        assert_eq!(
+            after[0].status,
+            Status::Exact,
+            "{:?}",
+            after[0].unknown_reason
+        );
+        let bytes: Vec<u64> = (0..32).map(|l| 4 * (l + want_shift)).collect();
+        assert_eq!(common::sectors(after[0]), sectors(&bytes), "nz = {nz}");
+        assert_eq!(after[1].status, Status::Unknown);
+    }
+}

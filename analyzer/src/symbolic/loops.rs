@@ -11,7 +11,7 @@ use super::run::Run;
 use crate::budget;
 use crate::finding::Assumption;
 use crate::hardware::WARP;
-use crate::ir::{Access, Atom, Expr, Kernel};
+use crate::ir::{Access, Atom, BinOp, Expr, ExprKind, Kernel, UnOp};
 
 impl Run<'_> {
     /// Lanes of `mask` for which `cond` holds; an unknown condition keeps
@@ -221,6 +221,13 @@ impl Run<'_> {
             }
             k += 1;
         }
+        if inside != 0 && !self.budget_hit {
+            // Past the loop budget: a counted loop whose variables step
+            // by amounts the loop does not change jumps to its exit.
+            let done = self.fast_forward(lp, inside);
+            freeze(self, &mut exit, done);
+            inside &= !done;
+        }
         lost |= inside;
         if lost != 0 {
             for (slot, v) in exit.iter_mut().zip(&vars) {
@@ -238,6 +245,150 @@ impl Run<'_> {
             self.loop_vals[*v as usize] = idle(self.k, *v);
         }
         self.memo.touch(level + 1);
+    }
+}
+
+impl Run<'_> {
+    /// Lanes of `inside` that loop `lp` (a condition `i < b` on a variable
+    /// stepping by a constant `s`, every other variable stepping by an
+    /// amount free of the loop's variables, no `do … while`) takes to its
+    /// exit in closed form: `r = ceil((b - i) / s)` more iterations, each
+    /// variable advanced by `r` steps (rodinia hotspot3D's `W += xy` over
+    /// `k < nz - 1`, past 128 iterations). Returns the lanes done.
+    fn fast_forward(&mut self, lp: &crate::ir::Loop, inside: u32) -> u32 {
+        let Some(form) = counted(lp) else {
+            return 0;
+        };
+        let own = |e: &Expr| {
+            e.atoms()
+                .into_iter()
+                .any(|a| matches!(a, Atom::LoopVar(v) if lp.vars.contains(&v)))
+        };
+        // A variable that does not step (`temp = t[c]`) is not known at
+        // the exit: its after-loop unknown.
+        let steps: Vec<Option<Vals>> = lp
+            .vars
+            .iter()
+            .zip(&lp.next)
+            .map(|(v, next)| step_of(*v, next).filter(|d| !own(d)).map(|d| self.eval(&d)))
+            .collect();
+        let Some(s) = steps[form.var] else {
+            return 0;
+        };
+        if own(&form.bound) {
+            return 0;
+        }
+        let b = self.eval(&form.bound);
+        let i = self.loop_vals[lp.vars[form.var] as usize];
+        let mut done = 0u32;
+        let mut r = [0i64; WARP];
+        for (l, r) in r.iter_mut().enumerate() {
+            let bit = 1u32 << l;
+            if inside & bit == 0 || (b.err | i.err | s.err) & bit != 0 {
+                continue;
+            }
+            if let Some(n) = form.remaining(i.v[l], b.v[l], s.v[l]) {
+                *r = n;
+                done |= bit;
+            }
+        }
+        for (v, d) in lp.vars.iter().zip(&steps) {
+            let mut x = self.loop_vals[*v as usize];
+            let unknown = self.k.loop_vars[*v as usize].exit_unknown;
+            for (l, r) in r.iter().enumerate() {
+                if done & (1 << l) == 0 {
+                    continue;
+                }
+                match d {
+                    Some(d) if d.err & (1 << l) == 0 => {
+                        x.v[l] = x.v[l].wrapping_add(r.wrapping_mul(d.v[l]));
+                    }
+                    Some(d) => {
+                        x.err |= 1 << l;
+                        x.fail = d.fail;
+                    }
+                    None => {
+                        x.err |= 1 << l;
+                        x.fail = unknown.map_or(Fail::LoopVar(*v), Fail::Unknown);
+                    }
+                }
+            }
+            self.loop_vals[*v as usize] = x;
+        }
+        done
+    }
+}
+
+/// A loop's condition `vars[var] op bound` (the variable on the left).
+struct Counted {
+    var: usize,
+    op: BinOp,
+    bound: Expr,
+}
+
+impl Counted {
+    /// Iterations left from `i` with step `s` until `i op b` fails; `None`
+    /// when it never does or the step is not towards the bound.
+    fn remaining(&self, i: i64, b: i64, s: i64) -> Option<i64> {
+        let (gap, s) = match self.op {
+            BinOp::Lt if s > 0 => (b.checked_sub(i)?, s),
+            BinOp::Le if s > 0 => (b.checked_sub(i)?.checked_add(1)?, s),
+            BinOp::Gt if s < 0 => (i.checked_sub(b)?, s.checked_neg()?),
+            BinOp::Ge if s < 0 => (i.checked_sub(b)?.checked_add(1)?, s.checked_neg()?),
+            _ => return None,
+        };
+        Some(if gap <= 0 { 0 } else { (gap - 1) / s + 1 })
+    }
+}
+
+/// `lp`'s condition as a [`Counted`] form: checked before each iteration
+/// (no `do … while`, no `break`).
+fn counted(lp: &crate::ir::Loop) -> Option<Counted> {
+    if lp.post_cond.is_some() || !lp.breaks.is_empty() {
+        return None;
+    }
+    let ExprKind::Bin(op, a, b) = lp.pre_cond.as_ref()?.kind() else {
+        return None;
+    };
+    let var_of = |e: &Expr| match e.kind() {
+        ExprKind::Atom(Atom::LoopVar(v)) => lp.vars.iter().position(|x| x == v),
+        _ => None,
+    };
+    let flipped = |op: &BinOp| match op {
+        BinOp::Lt => Some(BinOp::Gt),
+        BinOp::Le => Some(BinOp::Ge),
+        BinOp::Gt => Some(BinOp::Lt),
+        BinOp::Ge => Some(BinOp::Le),
+        _ => None,
+    };
+    flipped(op)?;
+    match (var_of(a), var_of(b)) {
+        (Some(var), None) => Some(Counted {
+            var,
+            op: *op,
+            bound: b.clone(),
+        }),
+        (None, Some(var)) => Some(Counted {
+            var,
+            op: flipped(op)?,
+            bound: a.clone(),
+        }),
+        _ => None,
+    }
+}
+
+/// How loop variable `v` changes per iteration when its update is `v + d`,
+/// `d + v` or `v - d` (`d`, or its negation), or `v` itself (0).
+fn step_of(v: u32, next: &Expr) -> Option<Expr> {
+    let is_v = |e: &Expr| matches!(e.kind(), ExprKind::Atom(Atom::LoopVar(x)) if *x == v);
+    if is_v(next) {
+        return Some(Expr::konst(0));
+    }
+    match next.kind() {
+        ExprKind::Bin(BinOp::Add, a, d) if is_v(a) => Some(d.clone()),
+        ExprKind::Bin(BinOp::Add, d, a) if is_v(a) => Some(d.clone()),
+        ExprKind::Bin(BinOp::Sub, a, d) if is_v(a) => Some(Expr::un(UnOp::Neg, d.clone())),
+        _ => None,
     }
 }
 
