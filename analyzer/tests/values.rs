@@ -368,6 +368,29 @@ fn a_value_that_makes_the_address_undefined_is_not_the_answer() {
     assert_eq!(when, Condition::AtLeast(7));
 }
 
+/// Where the spread's first value (1024) for every parameter keeps every
+/// lane from the access, and so does varying each alone (the other at
+/// 1024), the first run takes the next smaller spread value for all of
+/// them (rodinia hotspot's border and iteration counts). At 100: lanes
+/// t >= 200 of the 256-thread block store to word 2(2t - 400), a stride of
+/// 16 bytes: 56 lanes in two warps, 14 sectors per request where 3.5
+/// would do. Before, the answer was "0 sectors".
+#[test]
+fn a_first_run_that_never_executes_the_access_takes_smaller_values() {
+    let src = "__global__ void k(float *g, int a, int b) {\n\
+               int x = threadIdx.x - 2 * a;\n\
+               int y = threadIdx.x - 2 * b;\n\
+               if (x >= 0 && y >= 0) g[(x + y) * 2] = 0;\n}\n";
+    let r = report(src, "g", 0);
+    assert!(r.executions > 0.0, "{r:?}");
+    assert_eq!(r.status, Status::Assumed);
+    assert!((sectors_per_ideal(&r) - 4.0).abs() < 1e-9, "{:?}", r.cost);
+    assert!(r.assumptions.iter().any(|a| matches!(
+        a,
+        Assumption::ParamValue { name, value: 100, .. } if name == "b"
+    )));
+}
+
 /// Three stride parameters: 7 × 7 × 7 = 343 combinations, past
 /// `MAX_VALUE_COMBINATIONS` (16), so each is varied alone, the others at
 /// 1024, as far as the budget goes: the first run and `a`'s 6 other values

@@ -22,8 +22,10 @@
 //! never executes meets it (it holds there vacuously: `i < n - 1 - t` with
 //! `t` = `n` is no reason to think programs do not run the access), and so
 //! does a value that makes the address undefined (`1 << log2N` with
-//! `log2N` = 1024: no working program passes it; when the first run's
-//! value does, the first run takes the next smaller spread value).
+//! `log2N` = 1024: no working program passes it). When the first run's
+//! spread values make the address undefined, the first run takes the next
+//! smaller spread value; when no run executes the access, the runs start
+//! again from the next smaller spread value for every parameter.
 
 use super::access::{run_access, unknown_up_front};
 use super::run::Compiled;
@@ -334,6 +336,37 @@ fn setup_for(first: &Setup, inputs: &[Input], combo: &[usize]) -> Setup {
 /// launch does not give (see the module's documentation); also says
 /// whether the fix search's limit stopped it.
 pub(super) fn analyze_access(
+    k: &Kernel,
+    ids: (usize, usize, usize),
+    setup: &Setup,
+    model: &dyn MemoryModel,
+    opts: &EngineOptions,
+    kernel_work: &mut u64,
+) -> (AccessReport, bool) {
+    let (r, stopped) = analyze_from(k, ids, setup, model, opts, kernel_work);
+    let idle = |r: &AccessReport| r.status != Status::Unknown && r.executions == 0.0;
+    if stopped || !idle(&r) {
+        return (r, stopped);
+    }
+    // No run executes the access: the spread's first value for every
+    // parameter keeps every lane from it, and so does varying each alone
+    // (rodinia hotspot's border and iteration counts at 1024 put every
+    // block outside the grid). The runs start again from the next smaller
+    // spread value for all of them that runs it.
+    for v in SPREAD.iter().rev().filter(|v| **v < SPREAD_FIRST) {
+        let Some(s) = with_spread_first(k, setup, *v) else {
+            break;
+        };
+        let (again, stopped) = analyze_from(k, ids, &s, model, opts, kernel_work);
+        if stopped || !idle(&again) {
+            return (again, stopped);
+        }
+    }
+    (r, false)
+}
+
+/// [`analyze_access`] from the first run under `setup`.
+fn analyze_from(
     k: &Kernel,
     ids: (usize, usize, usize),
     setup: &Setup,
