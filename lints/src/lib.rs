@@ -6,6 +6,7 @@
 //! facts, and a fix they offer is checked by re-running the analysis on the
 //! edited source.
 
+mod advice;
 pub mod diagnostic;
 pub mod padding;
 pub mod picture;

@@ -52,8 +52,12 @@ __shared__ float tile[32][33];               // one element of padding per row
 The padding fix is unsafe: it changes the array's footprint (and so
 occupancy) and breaks code that flattens the array or hard-codes its
 stride. It is only offered after re-analysing every access to the array in
-the kernel with the new size. When padding cannot help (a 1-D array with an
-even stride, `float4` rows), the help suggests an XOR swizzle instead.
+the kernel with the new size. When no padding or pitch is verified, the help
+is computed from the worst warp's addresses: the stride between neighbouring
+lanes, or the pitch between the rows of a 2-D block's lanes, that the
+hardware model shows removes the conflict in that warp (SobelFilter's rows
+384 bytes apart, 0 mod 128, get a pitch of 64 mod 128); else an XOR
+swizzle.
 
 ## Options
 `[lint.thresholds] shared-ways-warning` (default 2) and `shared-ways-error`
@@ -155,7 +159,11 @@ impl Lint for SharedBankConflict {
                     wording::budget(&warplint_analyzer::budget::FIX_REANALYSES_PER_FILE)
                 ));
             }
-            let (help, fix) = help_and_fix(&plan, &pitch, obj, &k.display_name, r.width);
+            let computed = r
+                .worst
+                .as_ref()
+                .and_then(|w| crate::advice::bank_conflict(ctx.model, w, r.width, r.block[0]));
+            let (help, fix) = help_and_fix(&plan, &pitch, obj, &k.display_name, r.width, computed);
             let mut facts = facts(ctx, r);
             facts.ways = Some(s.ways);
             facts.max_ways = Some(s.max_ways);
@@ -181,13 +189,15 @@ impl Lint for SharedBankConflict {
 }
 
 /// The help and fix of a conflict on `obj` in `kernel`: the verified
-/// padding, else the verified pitch, else advice for its shape.
+/// padding, else the verified pitch, else the advice computed from the
+/// worst warp ([`crate::advice`]), else advice for its shape.
 fn help_and_fix(
     plan: &Option<PaddingPlan>,
     pitch: &Option<(NamedConstant, PaddingPlan)>,
     obj: &MemObject,
     kernel: &str,
     width: u32,
+    computed: Option<String>,
 ) -> (Option<String>, Option<Fix>) {
     match plan {
         Some(p) => {
@@ -229,7 +239,10 @@ fn help_and_fix(
                     edits: vec![p.edit.clone()],
                 }),
             ),
-            None => (Some(advice(obj.dims.len(), width)), None),
+            None => (
+                Some(computed.unwrap_or_else(|| advice(obj.dims.len(), width))),
+                None,
+            ),
         },
     }
 }
@@ -240,8 +253,8 @@ fn advice(dims: usize, width: u32) -> String {
          read column-wise, or swizzle the column with `col ^ (row % 8)`"
             .into()
     } else if dims < 2 {
-        "an even stride maps lanes onto half the banks: use an odd stride, or swizzle the \
-         index with an XOR (`i ^ (i / 32)`)"
+        "swizzle the index with an XOR (`i ^ (i / 32)`) so that the lanes' words spread over \
+         the banks"
             .into()
     } else {
         "no padding of the innermost dimension removes the conflict: swizzle the column \

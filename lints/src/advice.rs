@@ -1,0 +1,205 @@
+//! SM001's advice where no padding or pitch fix was verified, computed from
+//! the worst warp's lane addresses: the stride between neighbouring lanes,
+//! or the pitch between the rows of a 2-D block's lanes, and the change
+//! that helps, re-checked on that warp with the hardware model. Never a
+//! fixed sentence that can contradict the conflict it is attached to.
+
+use warplint_analyzer::hardware::{Lanes, MemoryModel, WARP};
+use warplint_analyzer::symbolic::WarpSample;
+
+use crate::fmt_num;
+
+/// Word steps tried for a new stride or pitch (up to a whole sweep of the
+/// 32 banks).
+const MAX_WORD_STEPS: i64 = 32;
+
+/// The advice for `sample` (a warp of a `width`-byte access, `block_x`
+/// threads per row), or `None` when neither a lane stride nor a row pitch
+/// explains it.
+pub fn bank_conflict(
+    model: &dyn MemoryModel,
+    sample: &WarpSample,
+    width: u32,
+    block_x: u64,
+) -> Option<String> {
+    let now = ways(model, &sample.lanes, width)?;
+    if now < 2.0 {
+        return None;
+    }
+    let active: Vec<(i64, i64)> = (0..WARP)
+        .filter_map(|l| sample.lanes[l].map(|o| (l as i64, o)))
+        .collect();
+    if let Some(s) = lane_stride(&active) {
+        // A wider step in the lanes' direction (a descending index stays
+        // descending).
+        let (step, after) = best(now, |d| {
+            let lanes = relaid(&active, |l, o0, l0| o0 + (s + d * s.signum()) * (l - l0));
+            ways(model, &lanes, width)
+        })?;
+        let apart = match wrap(s) {
+            1 => "every lane falls on the same bank".to_string(),
+            n => format!("lanes {n} apart fall on the same bank"),
+        };
+        return Some(format!(
+            "neighbouring lanes are {} bytes apart, so {apart}: a stride of {} bytes ({} more) \
+             makes this warp {}-way",
+            s.abs(),
+            s.abs() + step,
+            if step == 4 {
+                "one word".to_string()
+            } else {
+                format!("{} words", step / 4)
+            },
+            fmt_num(after)
+        ));
+    }
+    let bx = i64::try_from(block_x)
+        .ok()
+        .filter(|b| *b > 1 && *b < WARP as i64 && WARP as i64 % b == 0)?;
+    let (a, pitch) = rows(&active, bx)?;
+    let (step, after) = best(now, |d| {
+        let lanes = relaid(&active, |l, o0, _| {
+            o0 + a * (l % bx) + (pitch + d) * (l / bx)
+        });
+        ways(model, &lanes, width)
+    })?;
+    let row = model.bank_row_bytes() as i64;
+    Some(format!(
+        "rows of {bx} lanes are {pitch} bytes apart ({} mod {row}), so lanes `l` and `l + {bx}` \
+         fall on the same banks: a row pitch of {} bytes ({} mod {row}) makes this warp {}-way",
+        pitch.rem_euclid(row),
+        pitch + step,
+        (pitch + step).rem_euclid(row),
+        fmt_num(after)
+    ))
+}
+
+/// The n-way degree of one warp's lanes.
+fn ways(model: &dyn MemoryModel, lanes: &Lanes, width: u32) -> Option<f64> {
+    let c = model.shared(lanes, width);
+    (c.ideal > 0).then(|| f64::from(c.wavefronts) / f64::from(c.ideal))
+}
+
+/// The byte step between consecutive active lanes, when every active lane
+/// is on it (two lanes at least, a step not 0).
+fn lane_stride(active: &[(i64, i64)]) -> Option<i64> {
+    let (&(l0, o0), rest) = active.split_first()?;
+    let (l1, o1) = *rest.first()?;
+    let d = o1 - o0;
+    if d == 0 || d % (l1 - l0) != 0 {
+        return None;
+    }
+    let s = d / (l1 - l0);
+    rest.iter()
+        .all(|(l, o)| *o == o0 + s * (l - l0))
+        .then_some(s)
+}
+
+/// `offset = o0 + a * (l % bx) + pitch * (l / bx)` for every active lane
+/// (lane 0 active, more than one row): `(a, pitch)`.
+fn rows(active: &[(i64, i64)], bx: i64) -> Option<(i64, i64)> {
+    let at = |l: i64| active.iter().find(|(x, _)| *x == l).map(|(_, o)| *o);
+    let o0 = at(0)?;
+    let a = at(1)? - o0;
+    let pitch = at(bx)? - o0;
+    active
+        .iter()
+        .all(|(l, o)| *o == o0 + a * (l % bx) + pitch * (l / bx))
+        .then_some((a, pitch))
+}
+
+/// Lanes at the offsets `f(lane, first offset, first lane)` gives.
+fn relaid(active: &[(i64, i64)], f: impl Fn(i64, i64, i64) -> i64) -> Lanes {
+    let mut lanes: Lanes = [None; WARP];
+    let Some(&(l0, o0)) = active.first() else {
+        return lanes;
+    };
+    for &(l, _) in active {
+        lanes[l as usize] = Some(f(l, o0, l0));
+    }
+    lanes
+}
+
+/// The smallest added step (a whole number of words) whose degree is the
+/// lowest of those tried, when it is lower than `now`.
+fn best(now: f64, degree: impl Fn(i64) -> Option<f64>) -> Option<(i64, f64)> {
+    let mut found: Option<(i64, f64)> = None;
+    for k in 1..=MAX_WORD_STEPS {
+        let Some(w) = degree(4 * k) else {
+            continue;
+        };
+        if found.is_none_or(|(_, b)| w < b - 1e-9) {
+            found = Some((4 * k, w));
+        }
+    }
+    found.filter(|(_, w)| *w < now - 1e-9)
+}
+
+/// Lanes after which a `stride`-byte step comes back to the same bank
+/// (32 banks of 4 bytes).
+fn wrap(stride: i64) -> i64 {
+    let words = (stride.abs() / 4).max(1);
+    let mut g = (words, WARP as i64);
+    while g.1 != 0 {
+        g = (g.1, g.0 % g.1);
+    }
+    WARP as i64 / g.0.max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use warplint_analyzer::hardware::Modern;
+
+    fn sample(offset: impl Fn(i64) -> i64) -> WarpSample {
+        let mut lanes: Lanes = [None; WARP];
+        for (l, slot) in lanes.iter_mut().enumerate() {
+            *slot = Some(offset(l as i64));
+        }
+        WarpSample {
+            block: [0, 0, 0],
+            warp: 0,
+            iterations: Vec::new(),
+            lanes,
+            cost: 0,
+        }
+    }
+
+    /// 4-byte words 2 apart: lanes 16 apart share a bank (2-way); 3 words
+    /// apart (odd) is conflict-free.
+    #[test]
+    fn an_even_stride_gets_the_next_odd_one() {
+        let a = bank_conflict(&Modern, &sample(|l| 8 * l), 4, 256).unwrap();
+        assert_eq!(
+            a,
+            "neighbouring lanes are 8 bytes apart, so lanes 16 apart fall on the same bank: \
+             a stride of 12 bytes (one word more) makes this warp 1-way"
+        );
+    }
+
+    /// SobelFilter's shape: 16 lanes per row read 4 bytes apart (banks 0-15),
+    /// rows 384 bytes apart (0 mod 128): the second row is on the same
+    /// banks. A pitch of 64 mod 128 bytes puts it on banks 16-31.
+    #[test]
+    fn rows_on_the_same_banks_get_a_pitch_of_half_a_sweep() {
+        let a = bank_conflict(&Modern, &sample(|l| 4 * (l % 16) + 384 * (l / 16)), 1, 16);
+        assert_eq!(
+            a.as_deref(),
+            Some(
+                "rows of 16 lanes are 384 bytes apart (0 mod 128), so lanes `l` and `l + 16` \
+                 fall on the same banks: a row pitch of 448 bytes (64 mod 128) makes this warp \
+                 1-way"
+            )
+        );
+    }
+
+    /// Lanes on scattered words (no stride, no rows): no computed advice;
+    /// nor for a warp without a conflict.
+    #[test]
+    fn no_advice_without_a_pattern_or_a_conflict() {
+        let scattered = sample(|l| 4 * ((l * l * 7) % 61) * 32);
+        assert!(ways(&Modern, &scattered.lanes, 4).unwrap() >= 2.0);
+        assert_eq!(bank_conflict(&Modern, &scattered, 4, 256), None);
+        assert_eq!(bank_conflict(&Modern, &sample(|l| 4 * l), 4, 256), None);
+    }
+}
