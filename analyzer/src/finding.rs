@@ -328,6 +328,9 @@ pub enum ValueSource {
     Type,
     /// A spread of sizes, small and large, even and odd.
     Spread,
+    /// A pointer compared with `NULL`: 0 for a null pointer, 1 for
+    /// another.
+    Nullness,
 }
 
 /// A set of integers, as simply as it can be said, among the values

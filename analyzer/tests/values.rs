@@ -391,6 +391,34 @@ fn a_first_run_that_never_executes_the_access_takes_smaller_values() {
     )));
 }
 
+/// A pointer compared with `NULL` (llm.c's optional outputs, `if (probs
+/// != NULL) probs[...] = ...`): a launch passing `NULL` never runs the
+/// store (no waste to report), one passing a buffer runs it; with no
+/// launch, both are tried and the answer holds whether it is null or not.
+#[test]
+fn a_null_pointer_argument_turns_off_what_it_guards() {
+    let src = "__global__ void k(float *probs, float *dl) {\n\
+               if (probs != NULL) probs[threadIdx.x * 4] = 1.0f;\n\
+               if (nullptr != dl) dl[threadIdx.x * 4] = 2.0f;\n}\n\
+               int main() { float *d; k<<<1, 32>>>(d, NULL); }\n";
+    let probs = report(src, "probs", 0);
+    assert_eq!(probs.status, Status::Exact, "{:?}", probs.assumptions);
+    assert!((sectors_per_ideal(&probs) - 4.0).abs() < 1e-9);
+    let dl = report(src, "dl", 0);
+    assert_eq!(dl.executions, 0.0);
+    assert!(!dl
+        .assumptions
+        .iter()
+        .any(|a| matches!(a, Assumption::LanesActive { .. })));
+    let alone = "__global__ void k(float *probs) {\n\
+                 if (probs != NULL) probs[threadIdx.x * 4] = 1.0f;\n}\n";
+    let r = report(alone, "probs", 0);
+    assert!(r.for_every.iter().any(|f| matches!(
+        f,
+        ForEvery::Param { name, source: ValueSource::Nullness, .. } if name == "probs"
+    )));
+}
+
 /// Three stride parameters: 7 × 7 × 7 = 343 combinations, past
 /// `MAX_VALUE_COMBINATIONS` (16), so each is varied alone, the others at
 /// 1024, as far as the budget goes: the first run and `a`'s 6 other values

@@ -221,7 +221,7 @@ pub fn assumption(a: &Assumption) -> String {
         } => format!(
             "{} (the cost differs between the values tried, {}; set \
              `[kernel.{kernel}.params] {name}`)",
-            param_condition(name, when),
+            param_condition(name, when, *source),
             values_tried(tried, *source)
         ),
         Assumption::BlockCondition {
@@ -260,6 +260,7 @@ fn values_tried(tried: &[i64], source: ValueSource) -> String {
         ValueSource::Launches => format!("the values other launches give it: {list}"),
         ValueSource::Type => format!("every value of its type: {list}"),
         ValueSource::Spread => format!("{list}; no launch gives it a constant"),
+        ValueSource::Nullness => "a null pointer and another; no launch passes `NULL`".into(),
     }
 }
 
@@ -267,8 +268,14 @@ fn list(items: impl Iterator<Item = String>) -> String {
     items.collect::<Vec<_>>().join(", ")
 }
 
-/// "`stride` is even".
-fn param_condition(name: &str, c: &Condition) -> String {
+/// "`stride` is even"; "`probs` is not null".
+fn param_condition(name: &str, c: &Condition, source: ValueSource) -> String {
+    if source == ValueSource::Nullness {
+        return match c.holds(0) {
+            true => format!("`{name}` is null"),
+            false => format!("`{name}` is not null"),
+        };
+    }
     match c {
         Condition::MultipleOf(2) => format!("`{name}` is even"),
         Condition::MultipleOf(k) => format!("`{name}` is a multiple of {k}"),
@@ -343,7 +350,9 @@ pub fn when(list: &[Assumption]) -> String {
     let mut parts: Vec<String> = list
         .iter()
         .filter_map(|a| match a {
-            Assumption::ParamCondition { name, when, .. } => Some(param_condition(name, when)),
+            Assumption::ParamCondition {
+                name, when, source, ..
+            } => Some(param_condition(name, when, *source)),
             Assumption::BlockCondition { when, tried, .. } => {
                 let b = block_condition(when, tried);
                 Some(b.split(" (").next().unwrap_or(&b).to_string())
@@ -375,6 +384,7 @@ pub fn for_every(f: &ForEvery) -> String {
                 ValueSource::Launches => {
                     format!("for every value of `{name}` other launches give ({values})")
                 }
+                ValueSource::Nullness => format!("whether `{name}` is null or not"),
                 _ => format!("for every `{name}` (tried {values})"),
             }
         }

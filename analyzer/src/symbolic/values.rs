@@ -70,9 +70,14 @@ const BLOCKS_2D: [[u64; 3]; 3] = [[16, 16, 1], [32, 8, 1], [32, 32, 1]];
 /// give it (a launch that gives none may pass anything: another launch's
 /// constant is one more representative value, not the only one).
 pub(super) fn tried(k: &Kernel, i: usize) -> (Vec<i64>, ValueSource) {
-    if let Some(v) = k.params.get(i).and_then(|p| p.values.clone()) {
-        if !v.is_empty() {
-            return (v, ValueSource::Type);
+    if let Some(p) = k.params.get(i) {
+        if let Some(v) = p.values.clone().filter(|v| !v.is_empty()) {
+            let source = if p.object.is_some() {
+                ValueSource::Nullness
+            } else {
+                ValueSource::Type
+            };
+            return (v, source);
         }
     }
     let mut values: Vec<i64> = k

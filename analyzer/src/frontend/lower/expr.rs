@@ -590,6 +590,17 @@ impl<'a, 't> Lowerer<'a, 't> {
                     pointee: p.pointee.clone(),
                 });
             }
+            (Val::Ptr(p), Val::Int(z), "==" | "!=") | (Val::Int(z), Val::Ptr(p), "==" | "!=")
+                if z.as_const() == Some(0) =>
+            {
+                // `probs != NULL` on a pointer parameter: whether the
+                // launch passes a null pointer (llm.c's optional outputs).
+                if let Some(i) = self.k.params.iter().position(|q| q.object == Some(p.obj)) {
+                    let bop = if op == "==" { BinOp::Eq } else { BinOp::Ne };
+                    let null = Expr::atom(crate::ir::Atom::Param(i as u32));
+                    return Val::Int(Expr::bin(bop, null, Expr::konst(0)));
+                }
+            }
             (Val::Ptr(p), Val::Ptr(q), "-") if p.obj == q.obj => {
                 let sz = self.elem_size(&p.pointee).unwrap_or(1).max(1);
                 return Val::Int(Expr::bin(

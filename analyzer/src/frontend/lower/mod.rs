@@ -548,11 +548,14 @@ impl<'a, 't> Lowerer<'a, 't> {
                     let arr = Ty::Array(pointee.clone(), None);
                     let obj =
                         self.new_object(&name, Space::Global, &arr, elem_text, span, main.text(p));
+                    // Compared with `NULL`, the parameter's value is 0 for a
+                    // null pointer, 1 for another: a launch passing `NULL`
+                    // gives 0, one that does not give it is tried with both.
                     self.k.params.push(Param {
                         name: name.clone(),
                         object: Some(obj),
                         is_integer: false,
-                        values: None,
+                        values: Some(vec![0, 1]),
                         template: false,
                     });
                     self.bind(
