@@ -803,7 +803,10 @@ mod tests {
             (Condition::OneOf(vec![1024]), "`n` is 1024"),
             (Condition::OneOf(vec![1, 2, 7]), "`n` is one of 1, 2, 7"),
         ] {
-            assert_eq!(param_condition("n", &c), said);
+            assert_eq!(param_condition("n", &c, ValueSource::Spread), said);
         }
+        let null = |c: Condition| param_condition("p", &c, ValueSource::Nullness);
+        assert_eq!(null(Condition::OneOf(vec![1])), "`p` is not null");
+        assert_eq!(null(Condition::OneOf(vec![0])), "`p` is null");
     }
 }
