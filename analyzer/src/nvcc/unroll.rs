@@ -130,6 +130,7 @@ fn keeps_apart(k: &Kernel, a: &Access, b: &Access) -> bool {
 /// The accesses of a loop nvcc unrolls into vector accesses, widened (see
 /// the module doc).
 pub fn vectorise_unrolled(k: &mut Kernel) {
+    let mut drop = vec![false; k.accesses.len()];
     for i in 0..k.accesses.len() {
         let a = &k.accesses[i];
         let obj = &k.objects[a.obj];
@@ -175,6 +176,9 @@ pub fn vectorise_unrolled(k: &mut Kernel) {
             n /= 2;
         }
         if n < 2 {
+            if let Some((p, n)) = pre_loop_read(k, i, l, var, start, trips) {
+                join_pre_loop_read(k, (p, i), (var, start, trips), n, &mut drop);
+            }
             continue;
         }
         let a = &mut k.accesses[i];
@@ -190,6 +194,111 @@ pub fn vectorise_unrolled(k: &mut Kernel) {
             cond: phase,
             expect: false,
         });
+    }
+    super::drop_marked(k, &drop);
+}
+
+/// A load just before loop `l` of the element before the loop's first
+/// (`total = red[m * 4]; for (sw = 1; sw < 4; sw++) total += red[m * 4 +
+/// sw]`, flashinfer's router GEMM reduction): nvcc merges it with the
+/// loop's loads (measured: one `LDS.128` on the first read's line,
+/// `fixtures/groundtruth/sm_90/unrolled_loads.cu`). The read and the
+/// vector's size, when the run of `trips + 1` elements is aligned.
+fn pre_loop_read(
+    k: &Kernel,
+    i: usize,
+    l: usize,
+    var: u32,
+    start: i64,
+    trips: i64,
+) -> Option<(usize, u64)> {
+    let a = &k.accesses[i];
+    if a.op != Op::Load {
+        return None;
+    }
+    let (p, b) = k.accesses[..i]
+        .iter()
+        .enumerate()
+        .rev()
+        .find(|(_, b)| !b.loops.contains(&l))?;
+    let outer = &a.loops[..a.loops.len().saturating_sub(1)];
+    let entry = &k.loops[l].entry_guards;
+    let same_guards = b.guards.len() == entry.len()
+        && b.guards
+            .iter()
+            .zip(entry)
+            .all(|(x, y)| x.expect == y.expect && x.cond.same(&y.cond));
+    if b.obj != a.obj
+        || b.op != Op::Load
+        || b.width != a.width
+        || b.unknown.is_some()
+        || b.region != a.region
+        || b.loops != outer
+        || !same_guards
+    {
+        return None;
+    }
+    let (ra, ca) = super::fuse::split_const(&at(&a.offset, var, start - 1));
+    let (rb, cb) = super::fuse::split_const(&b.offset);
+    if !(ra.same(&rb) && ca == cb) {
+        return None;
+    }
+    let w = u64::from(a.width);
+    let align = match multiple_of(&b.offset, var) {
+        0 => SHARED_BASE_ALIGN,
+        m => m.min(SHARED_BASE_ALIGN),
+    };
+    let total = trips as u64 + 1;
+    let mut n = MAX_ELEMENTS.min(MAX_BYTES / w);
+    while n >= 2 && (!total.is_multiple_of(n) || !align.is_multiple_of(n * w)) {
+        n /= 2;
+    }
+    (n >= 2).then_some((p, n))
+}
+
+/// Widens the read before the loop (`p`) and the loop's load (`i`) to `n`
+/// elements: the loop's runs where a vector starts, or not at all when the
+/// read's vector covers every iteration.
+fn join_pre_loop_read(
+    k: &mut Kernel,
+    (p, i): (usize, usize),
+    (var, start, trips): (u32, i64, i64),
+    n: u64,
+    drop: &mut [bool],
+) {
+    let width = (n * u64::from(k.accesses[p].width)) as u32;
+    let b = &mut k.accesses[p];
+    b.width = width;
+    b.unrolled = n as u32;
+    if trips as u64 + 1 == n {
+        drop[i] = true;
+        return;
+    }
+    let a = &mut k.accesses[i];
+    a.width = width;
+    a.unrolled = n as u32;
+    let v = Expr::atom(Atom::LoopVar(var));
+    let phase = Expr::bin(
+        BinOp::Rem,
+        Expr::minus(v, Expr::konst(start - 1)),
+        Expr::konst(n as i64),
+    );
+    a.guards.push(Guard {
+        cond: phase,
+        expect: false,
+    });
+}
+
+/// `e` with loop variable `var` replaced by `value`.
+fn at(e: &Expr, var: u32, value: i64) -> Expr {
+    match e.kind() {
+        ExprKind::Atom(Atom::LoopVar(v)) if *v == var => Expr::konst(value),
+        ExprKind::Const(_) | ExprKind::Atom(_) => e.clone(),
+        ExprKind::Un(op, a) => Expr::un(*op, at(a, var, value)),
+        ExprKind::Bin(op, a, b) => Expr::bin(*op, at(a, var, value), at(b, var, value)),
+        ExprKind::Select(c, a, b) => {
+            Expr::select(at(c, var, value), at(a, var, value), at(b, var, value))
+        }
     }
 }
 

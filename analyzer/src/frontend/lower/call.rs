@@ -516,6 +516,9 @@ impl<'a, 't> Lowerer<'a, 't> {
             };
             let (pname, ty, _, _) = self.declarator_ref(base, d, &main, 0);
             pnames[i] = pname.clone();
+            if matches!(ty, Ty::Float { .. }) {
+                self.float_vars.insert(pname.clone());
+            }
             let v = match (ty, v) {
                 (Ty::Ptr(t), Val::Ptr(q)) => Val::Ptr(Ptr {
                     obj: q.obj,

@@ -311,6 +311,11 @@ impl<'a, 't> Lowerer<'a, 't> {
             if name.is_empty() {
                 continue;
             }
+            if matches!(ty, Ty::Float { .. }) {
+                self.float_vars.insert(name.clone());
+            } else {
+                self.float_vars.remove(&name);
+            }
             if let Some(i) = init {
                 self.note_kernel_var(&name, i, src);
             }

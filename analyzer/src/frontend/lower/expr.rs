@@ -572,6 +572,9 @@ impl<'a, 't> Lowerer<'a, 't> {
         }
         let a = self.rv(l, src);
         let b = self.rv(r, src);
+        if op == "/" && (self.is_float(l, src) || self.is_float(r, src)) {
+            self.slow_paths += 1;
+        }
         // Pointer arithmetic.
         match (&a, &b, op.as_str()) {
             (Val::Ptr(p), Val::Int(i), "+" | "-") | (Val::Int(i), Val::Ptr(p), "+") => {
@@ -732,5 +735,51 @@ impl<'a, 't> Lowerer<'a, 't> {
         };
         self.access(&place, Op::Store, n, src);
         (old, rhs.unwrap_or(Val::Void))
+    }
+
+    /// Whether expression `n` has a floating-point type, as far as its
+    /// syntax, the declared types of names and the element types of
+    /// arrays say (a call or anything else not known: no).
+    fn is_float(&self, n: Node, src: &Src) -> bool {
+        match n.node_kind() {
+            "number_literal" => {
+                let t = src.text(n).to_ascii_lowercase();
+                !t.starts_with("0x") && (t.contains('.') || t.contains('e') || t.ends_with('f'))
+            }
+            "identifier" => self.float_vars.contains(&src.text(n)),
+            "parenthesized_expression" => self.named_is_float(n, 0, src),
+            "binary_expression" => {
+                let side = |f: &str| n.field(f).is_some_and(|x| self.is_float(x, src));
+                side("left") || side("right")
+            }
+            "unary_expression" => n.field("argument").is_some_and(|x| self.is_float(x, src)),
+            "cast_expression" => n.field("type").is_some_and(|t| {
+                let t = src.text(t);
+                t.contains("float") || t.contains("double")
+            }),
+            "subscript_expression" => {
+                let Some(base) = n
+                    .field("argument")
+                    .filter(|b| b.node_kind() == "identifier")
+                else {
+                    return false;
+                };
+                let elem_is_float = |t: &Ty| match t {
+                    Ty::Float { .. } => true,
+                    Ty::Array(e, _) => matches!(**e, Ty::Float { .. }),
+                    _ => false,
+                };
+                match self.lookup(&src.text(base)).map(|b| &b.val) {
+                    Some(Val::Ptr(p)) => elem_is_float(&p.pointee),
+                    Some(Val::Place(p)) => elem_is_float(&p.ty),
+                    _ => false,
+                }
+            }
+            _ => false,
+        }
+    }
+
+    fn named_is_float(&self, n: Node, i: usize, src: &Src) -> bool {
+        n.named(i).is_some_and(|x| self.is_float(x, src))
     }
 }

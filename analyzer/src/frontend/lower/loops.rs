@@ -99,7 +99,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             splits_regions: false,
             span,
         });
-        let region = self.region;
+        let (region, slow_paths) = (self.region, self.slow_paths);
         let carried = self.carry(assigned, id);
         self.open_loops.push(id);
         self.frame().loops.push(LoopCtx {
@@ -133,7 +133,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             self.k.loops[id].post_cond = post;
         }
         self.k.loops[id].next = self.next_values(&carried);
-        self.k.loops[id].splits_regions = self.region != region;
+        self.k.loops[id].splits_regions = self.region != region || self.slow_paths != slow_paths;
         self.open_loops.pop();
         let ctx = self.frame().loops.pop().unwrap_or_default();
         if ctx.returned {

@@ -152,6 +152,14 @@ pub(crate) struct Lowerer<'a, 't> {
     inline_depth: u32,
     /// The call being inlined, innermost ([`crate::ir::Access::inlined_at`]).
     call_site: Option<crate::ir::Inlined>,
+    /// IEEE floating-point divisions lowered so far: each calls a slow
+    /// path in SASS, and a loop holding one is not merged into vector
+    /// accesses ([`crate::ir::Loop::splits_regions`]; measured:
+    /// `fixtures/groundtruth/sm_90/unrolled_loads.cu`).
+    slow_paths: u32,
+    /// Names declared with a floating-point type (an approximation of
+    /// scope: the last declaration of a name wins).
+    float_vars: std::collections::HashSet<String>,
     /// Functions being inlined (a recursive call is not followed).
     inlining: Vec<String>,
     /// Calls inlined so far in this kernel.
@@ -241,6 +249,8 @@ impl<'a, 't> Lowerer<'a, 't> {
             depth: 0,
             inline_depth: 0,
             call_site: None,
+            slow_paths: 0,
+            float_vars: Default::default(),
             inlining: Vec::new(),
             inlined: 0,
             expanding: Vec::new(),
