@@ -292,9 +292,14 @@ pub enum Assumption {
     ParamCondition {
         name: String,
         kernel: String,
+        /// Among the values tried under which the access runs (`idle` is
+        /// left out of it).
         when: Condition,
         tried: Vec<i64>,
         source: ValueSource,
+        /// Values tried under which the access does not run: they neither
+        /// meet nor contradict the cost.
+        idle: Vec<i64>,
     },
     /// The cost holds for the block shapes `when`, of the common shapes
     /// `tried` for a kernel no launch gives a block.

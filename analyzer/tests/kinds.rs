@@ -123,6 +123,7 @@ fn assumptions() -> Vec<Assumption> {
             when: Condition::Odd,
             tried: vec![1, 2],
             source: ValueSource::Spread,
+            idle: Vec::new(),
         },
         Assumption::BlockCondition {
             kernel: s(),

@@ -419,6 +419,35 @@ fn a_null_pointer_argument_turns_off_what_it_guards() {
     )));
 }
 
+/// The condition is said over the values under which the access runs; the
+/// others are named apart (review round 4: "when `N` is one of 1, 2, 32"
+/// where N = 1, 2 run nothing). `w > 2` runs nothing for w = 1 and 2; an
+/// even `w` spreads the lanes two words apart (twice the sectors), an odd
+/// one does not: a condition that holds for 32, 100 and 1024 and not for
+/// 7 and 4099, the access not running for 1 and 2.
+#[test]
+fn the_condition_leaves_out_values_under_which_the_access_does_not_run() {
+    let src = "__global__ void k(float *g, int w) {\n\
+               if (w > 2) g[threadIdx.x * (w % 2 == 0 ? 2 : 1)] = 0;\n}\n";
+    let r = report(src, "g", 0);
+    let idle = r
+        .assumptions
+        .iter()
+        .find_map(|a| match a {
+            Assumption::ParamCondition { name, idle, .. } if name == "w" => Some(idle.clone()),
+            _ => None,
+        })
+        .expect("a condition on w");
+    assert_eq!(idle, vec![1, 2]);
+    let (when, _, _) = param_condition(&r, "w");
+    for v in [32, 100, 1024] {
+        assert!(when.holds(v), "{when:?} at {v}");
+    }
+    for v in [7, 4099] {
+        assert!(!when.holds(v), "{when:?} at {v}");
+    }
+}
+
 /// Three stride parameters: 7 × 7 × 7 = 343 combinations, past
 /// `MAX_VALUE_COMBINATIONS` (16), so each is varied alone, the others at
 /// 1024, as far as the budget goes: the first run and `a`'s 6 other values

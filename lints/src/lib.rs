@@ -103,8 +103,13 @@ pub fn typical(r: &AccessReport) -> bool {
             when,
             tried,
             source: ValueSource::Spread,
+            idle,
             ..
-        } => !tried.contains(&REPORTED_SIZE) || when.holds(REPORTED_SIZE),
+        } => {
+            !tried.contains(&REPORTED_SIZE)
+                || when.holds(REPORTED_SIZE)
+                || idle.contains(&REPORTED_SIZE)
+        }
         Assumption::BlockCondition { when, tried, .. } => 2 * when.len() > tried.len(),
         Assumption::TypeCondition { when, tried, .. } => 2 * when.len() > tried.len(),
         _ => true,

@@ -218,11 +218,20 @@ pub fn assumption(a: &Assumption) -> String {
             when,
             tried,
             source,
+            idle,
         } => format!(
-            "{} (the cost differs between the values tried, {}; set \
+            "{} (the cost differs between the values tried, {}{}; set \
              `[kernel.{kernel}.params] {name}`)",
             param_condition(name, when, *source),
-            values_tried(tried, *source)
+            values_tried(tried, *source),
+            if idle.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; the access does not run for {}",
+                    list(idle.iter().map(i64::to_string))
+                )
+            }
         ),
         Assumption::BlockCondition {
             kernel,
@@ -704,6 +713,7 @@ mod tests {
             when: Condition::MultipleOf(2),
             tried: spread.clone(),
             source: ValueSource::Spread,
+            idle: Vec::new(),
         };
         let block = Assumption::BlockCondition {
             kernel: "k".into(),

@@ -152,21 +152,39 @@ impl Input {
     }
 
     /// The assumption that the input takes one of the values `holds`
-    /// (indices, ascending).
-    fn condition(&self, k: &Kernel, holds: &[usize]) -> Assumption {
+    /// (indices, ascending), said over the values under which the access
+    /// runs (`idle`: those under which it does not).
+    fn condition(&self, k: &Kernel, holds: &[usize], idle: &[usize]) -> Assumption {
         match &self.which {
             Which::Param {
                 index,
                 values,
                 source,
             } => {
-                let met: Vec<i64> = holds.iter().map(|h| values[*h]).collect();
+                let runs = |i: &usize| !idle.contains(i);
+                let met: Vec<i64> = holds
+                    .iter()
+                    .filter(|h| runs(h))
+                    .map(|h| values[*h])
+                    .collect();
+                let (domain, idle): (Vec<i64>, Vec<i64>) = if met.is_empty() {
+                    (values.clone(), Vec::new())
+                } else {
+                    let domain = (0..values.len()).filter(runs).map(|i| values[i]).collect();
+                    (domain, idle.iter().map(|i| values[*i]).collect())
+                };
+                let met = if idle.is_empty() {
+                    holds.iter().map(|h| values[*h]).collect()
+                } else {
+                    met
+                };
                 Assumption::ParamCondition {
                     name: param_name(k, *index),
                     kernel: k.name.clone(),
-                    when: condition(values, &met),
+                    when: condition(&domain, &met),
                     tried: values.clone(),
                     source: *source,
+                    idle,
                 }
             }
             // A block within launch bounds is reported at the bound.
@@ -580,7 +598,7 @@ fn combine(
     let start = combos[0];
     for (i, x) in inputs.iter().enumerate() {
         if !separable {
-            conditions.push(x.condition(k, &[p[i]]));
+            conditions.push(x.condition(k, &[p[i]], &[]));
             continue;
         }
         if cut.is_some() && p != start && p[i] == start[i] {
@@ -591,7 +609,7 @@ fn combine(
             if same.len() == x.len() {
                 for_every.push(x.for_every(k));
             } else {
-                conditions.push(x.condition(k, &[p[i]]));
+                conditions.push(x.condition(k, &[p[i]], &[]));
             }
             continue;
         }
@@ -599,7 +617,8 @@ fn combine(
         if holds.len() == x.len() {
             for_every.push(x.for_every(k));
         } else {
-            conditions.push(x.condition(k, &holds));
+            let idle = on_line(combos, p, i, |r| m[r].is_some() && !executes[r]);
+            conditions.push(x.condition(k, &holds, &idle));
         }
     }
     let mut r = match pick.checked_sub(1).and_then(|i| rest.get_mut(i)?.take()) {
