@@ -376,10 +376,7 @@ pub(super) fn analyze_access(
     // (rodinia hotspot's border and iteration counts at 1024 put every
     // block outside the grid). The runs start again from the next smaller
     // spread value for all of them that runs it.
-    for v in SPREAD.iter().rev().filter(|v| **v < SPREAD_FIRST) {
-        let Some(s) = with_spread_first(k, setup, *v) else {
-            break;
-        };
+    for s in smaller_firsts(k, setup) {
         let (again, stopped) = analyze_from(k, ids, &s, model, opts, kernel_work);
         if stopped || !idle(&again) {
             return (again, stopped);
@@ -402,26 +399,23 @@ fn analyze_from(
     let mut compiled = Compiled::of(k, a, skip);
     let (mut first, stopped, mut matters) =
         run_access(k, ids, setup, model, opts, kernel_work, &mut compiled);
-    let mut setup = std::borrow::Cow::Borrowed(setup);
+    let mut instead = None;
     if !stopped && undefined(&first) {
         // The spread's first value makes the address undefined (`1 <<
         // log2N` with `log2N` = 1024): no working program passes it. The
         // first run takes the next smaller spread value instead.
-        for v in SPREAD.iter().rev().filter(|v| **v < SPREAD_FIRST) {
-            let Some(s) = with_spread_first(k, &setup, *v) else {
-                break;
-            };
+        for s in smaller_firsts(k, setup) {
             let (r, stopped, m) = run_access(k, ids, &s, model, opts, kernel_work, &mut compiled);
             if stopped {
                 return (r, true);
             }
             if !undefined(&r) {
-                (first, matters, setup) = (r, m, std::borrow::Cow::Owned(s));
+                (first, matters, instead) = (r, m, Some(s));
                 break;
             }
         }
     }
-    let setup = setup.as_ref();
+    let setup = instead.as_ref().unwrap_or(setup);
     if stopped || first.status == Status::Unknown {
         return (first, stopped);
     }
@@ -486,6 +480,17 @@ fn undefined(r: &AccessReport) -> bool {
                 ..
             })
         )
+}
+
+/// `setup` with each smaller spread value, largest first, for every
+/// parameter it runs at the spread's first value (none when there is no
+/// such parameter).
+fn smaller_firsts<'a>(k: &'a Kernel, setup: &'a Setup) -> impl Iterator<Item = Setup> + 'a {
+    SPREAD
+        .iter()
+        .rev()
+        .filter(|v| **v < SPREAD_FIRST)
+        .map_while(move |v| with_spread_first(k, setup, *v))
 }
 
 /// `setup` with `v` for each parameter it runs at the spread's first
