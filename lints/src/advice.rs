@@ -5,7 +5,8 @@
 //! fixed sentence that can contradict the conflict it is attached to.
 
 use warplint_analyzer::hardware::{Lanes, MemoryModel, WARP};
-use warplint_analyzer::symbolic::WarpSample;
+use warplint_analyzer::ir::{Access, Atom, BinOp, ExprKind, Kernel, Op};
+use warplint_analyzer::symbolic::{linear, WarpSample};
 
 use crate::fmt_num;
 
@@ -72,6 +73,71 @@ pub fn bank_conflict(
         (pitch + step).rem_euclid(row),
         fmt_num(after)
     ))
+}
+
+/// GM001's help where each lane walks its own run of consecutive elements
+/// through a loop (`for k: out[t * 8 + k]`): threadIdx.x already moves
+/// fastest, and the waste is the scalar width. The widest vector access
+/// (8 or 16 bytes) the worst warp's lanes are aligned for, with the
+/// sectors it needs there, when that is better.
+pub fn vector_chunk(
+    model: &dyn MemoryModel,
+    k: &Kernel,
+    a: &Access,
+    sample: &WarpSample,
+    width: u32,
+) -> Option<String> {
+    let verb = match a.op {
+        Op::Load => "reads",
+        Op::Store => "writes",
+        _ => "updates",
+    };
+    let l = *a.loops.last()?;
+    let lp = k.loops.get(l)?;
+    let w = i64::from(width);
+    // A variable of the innermost loop that steps by one and moves the
+    // address by one element.
+    let walks = lp.vars.iter().zip(&lp.next).any(|(v, next)| {
+        let by_one = matches!(next.kind(), ExprKind::Bin(BinOp::Add, x, c)
+            if matches!(x.kind(), ExprKind::Atom(Atom::LoopVar(y)) if y == v) && c.as_const() == Some(1));
+        by_one
+            && linear::coefficient(&a.offset, Atom::LoopVar(*v)).and_then(|c| c.as_const())
+                == Some(w)
+    });
+    let active: Vec<(i64, i64)> = (0..WARP)
+        .filter_map(|l| sample.lanes[l].map(|o| (l as i64, o)))
+        .collect();
+    let chunk = lane_stride(&active)?.abs();
+    if !walks || chunk <= w {
+        return None;
+    }
+    let now = model.global(&sample.lanes, width);
+    for vector in [16i64, 8] {
+        if vector <= w || chunk % vector != 0 || active.iter().any(|(_, o)| o % vector != 0) {
+            continue;
+        }
+        let wide = model.global(&sample.lanes, vector as u32);
+        // Per element moved: a vector access moves `vector / w` of them.
+        let per = |c: u32, bytes: i64| f64::from(c) / bytes as f64;
+        if per(wide.sectors, vector) < per(now.sectors, w) - 1e-9 {
+            let fewer = per(now.sectors, w) / per(wide.sectors, vector);
+            return Some(format!(
+                "each lane {verb} its own {chunk}-byte run {w} bytes at a time: move it in \
+                 {vector}-byte vectors (`{}`): {} sectors per request for {vector} bytes a lane, \
+                 {}x fewer sectors for the run than now ({} per request for {w}); or let \
+                 neighbouring lanes take neighbouring elements",
+                if vector == 16 {
+                    "float4`, `int4"
+                } else {
+                    "float2`, `int2"
+                },
+                wide.sectors,
+                fmt_num(fewer),
+                now.sectors
+            ));
+        }
+    }
+    None
 }
 
 /// The n-way degree of one warp's lanes.

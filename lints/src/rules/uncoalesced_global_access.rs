@@ -38,7 +38,10 @@ odata[x * width + y] = v;          // threadIdx.x is multiplied by width
 odata[y * width + x] = v;          // threadIdx.x is the fastest-varying index
 ```
 or stage the tile through shared memory (the coalesced transpose), or turn
-an array of structures into a structure of arrays.
+an array of structures into a structure of arrays. Where each lane already
+walks its own run of consecutive elements in a loop (`in[t * 8 + j]`), the
+help says to move the run in 8- or 16-byte vectors instead, with the sectors
+that takes in the worst warp (only where its lanes are aligned for them).
 
 ## Fields of vector elements
 `in[i].x` then `in[i].y` are costed as nvcc compiles them: neighbouring
@@ -87,7 +90,7 @@ impl Lint for UncoalescedGlobalAccess {
             } else {
                 Severity::Warning
             };
-            let (_, access, obj) = ctx.site_of(r);
+            let (k, access, obj) = ctx.site_of(r);
             let elem = obj.elem_size.max(1) as i64;
             // Which term spreads the lanes: the coefficient of threadIdx.x.
             let tx = linear::coefficient(&access.offset, Atom::Builtin(Builtin::ThreadIdx(Dim::X)))
@@ -144,6 +147,12 @@ impl Lint for UncoalescedGlobalAccess {
                      (structure of arrays)",
                     r.width, obj.elem_size
                 )
+            } else if let Some(v) = r
+                .worst
+                .as_ref()
+                .and_then(|s| crate::advice::vector_chunk(ctx.model, k, access, s, r.width))
+            {
+                v
             } else {
                 "make threadIdx.x the fastest-varying index, or stage the data through shared \
                  memory and write it out row by row"
