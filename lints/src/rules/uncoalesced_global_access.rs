@@ -112,6 +112,13 @@ impl Lint for UncoalescedGlobalAccess {
                 Some(d) if d != r.width as i64 && d != 0 => {
                     format!("neighbouring lanes are {d} bytes apart")
                 }
+                _ if rows_misaligned(ctx.model, r).is_some() => {
+                    let (bx, off) = rows_misaligned(ctx.model, r).unwrap_or_default();
+                    format!(
+                        "each row of {bx} lanes starts {off} bytes into a {}-byte sector",
+                        ctx.model.sector_bytes()
+                    )
+                }
                 _ => {
                     // Idle lanes: the active ones are spaced out.
                     let active: Vec<i64> = r
@@ -146,6 +153,13 @@ impl Lint for UncoalescedGlobalAccess {
                     "each lane reads {} of a {}-byte element: store the fields as separate arrays \
                      (structure of arrays)",
                     r.width, obj.elem_size
+                )
+            } else if let Some((bx, _)) = rows_misaligned(ctx.model, r) {
+                format!(
+                    "with rows of {bx} lanes, every misaligned row pays a sector more: make the \
+                     block 32 or more threads wide so a warp's row shares that sector, or start \
+                     each row on a {}-byte boundary",
+                    ctx.model.sector_bytes()
                 )
             } else if let Some(v) = r
                 .worst
@@ -193,4 +207,25 @@ impl Lint for UncoalescedGlobalAccess {
             });
         }
     }
+}
+
+/// Where a 2-D block's rows of `block.x` lanes each start the same number
+/// of bytes into a sector (oceanFFT's `h[i + 1]` under 8x8 blocks): that
+/// number, and the row length.
+fn rows_misaligned(
+    model: &dyn warplint_analyzer::hardware::MemoryModel,
+    r: &warplint_analyzer::AccessReport,
+) -> Option<(usize, i64)> {
+    let bx = usize::try_from(r.block[0])
+        .ok()
+        .filter(|b| *b > 1 && *b < WARP)?;
+    let s = r.worst.as_ref()?;
+    let sector = i64::from(model.sector_bytes());
+    let starts: Vec<i64> = (0..WARP)
+        .step_by(bx)
+        .filter_map(|row| (row..(row + bx).min(WARP)).find_map(|l| s.lanes[l]))
+        .map(|o| o.rem_euclid(sector))
+        .collect();
+    let first = *starts.first()?;
+    (starts.len() > 1 && first != 0 && starts.iter().all(|m| *m == first)).then_some((bx, first))
 }
