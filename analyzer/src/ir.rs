@@ -701,6 +701,51 @@ pub struct Kernel {
     /// lowered with a representative type for it: the engine puts the
     /// answers of the representative types together.
     pub representative: Option<Representative>,
+    /// Source accesses nvcc emits no instruction for (the `nvcc` room
+    /// took them out of `accesses`), for `report` to say so.
+    pub removed: Vec<Removed>,
+}
+
+/// A source access nvcc emits no instruction for.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Removed {
+    pub obj: usize,
+    pub op: Op,
+    pub span: Span,
+    pub text: String,
+    pub why: RemovedWhy,
+}
+
+/// Why nvcc emits no instruction for an access.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RemovedWhy {
+    /// Merged into the wider access at `into` (neighbouring fields or
+    /// elements, an unrolled loop).
+    Merged { into: Span },
+    /// The value is already in a register: loaded at `from` with nothing
+    /// between that may write it.
+    Reloaded { from: Span },
+    /// The value the thread stored at `from` (on every path).
+    Forwarded { from: Span },
+}
+
+impl RemovedWhy {
+    /// The stable name (`report`'s `why`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            RemovedWhy::Merged { .. } => "merged",
+            RemovedWhy::Reloaded { .. } => "reloaded",
+            RemovedWhy::Forwarded { .. } => "forwarded",
+        }
+    }
+
+    /// Where the instruction that stands for it is.
+    pub fn at(&self) -> Span {
+        match self {
+            RemovedWhy::Merged { into } => *into,
+            RemovedWhy::Reloaded { from } | RemovedWhy::Forwarded { from } => *from,
+        }
+    }
 }
 
 /// The representative type (`frontend::types::REPRESENTATIVE_TYPES`, one

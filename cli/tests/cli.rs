@@ -490,3 +490,38 @@ int main() { k<<<1, 32>>>(0, 0); }\n";
     assert!(at(10, "load").is_empty(), "{:?}", at(10, "load"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// An access nvcc emits no instruction for is not dropped silently:
+/// `report` lists it under its kernel (`removed`: where, why, and where
+/// the instruction that stands for it is) and the table closes with it.
+/// `twice` loads `a[i]` on lines 7 and 9 with nothing between (measured:
+/// one LDG, `fixtures/groundtruth/sm_90/reload.cu`).
+#[test]
+fn a_removed_access_is_reported_as_removed_with_why() {
+    let path = "fixtures/groundtruth/sm_90/reload.cu";
+    let out = warplint(&["report", "--isolated", "--format", "json", path]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let twice = doc["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["name"] == "twice")
+        .expect("kernel twice");
+    let removed = twice["removed"].as_array().unwrap();
+    assert_eq!(removed.len(), 1, "{removed:?}");
+    assert_eq!(removed[0]["line"], 9);
+    assert_eq!(removed[0]["why"], "reloaded");
+    assert_eq!(removed[0]["at"]["line"], 7);
+    assert!(!doc["accesses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|a| a["kernel"] == "twice" && a["line"] == 9));
+    let text = stdout(&warplint(&["report", "--isolated", path]));
+    assert!(
+        text.contains("no instruction (nvcc):")
+            && text.contains("reload.cu:9:15 (twice `a`, load): the value loaded at line 7"),
+        "{text}"
+    );
+}

@@ -34,7 +34,7 @@
 //! known and each of them is `unknown`, with that reason.
 
 use crate::finding::UnknownReason;
-use crate::ir::{Access, BinOp, Expr, ExprKind, Kernel, MemObject, Op, Space};
+use crate::ir::{Access, BinOp, Expr, ExprKind, Kernel, MemObject, Op, RemovedWhy, Space};
 
 /// Math functions whose libdevice implementation branches: nvcc does not
 /// merge field accesses across a call to one (measured, nvcc 13.0).
@@ -271,7 +271,7 @@ fn chain(k: &Kernel, i: usize, done: &[bool]) -> Option<Chain> {
 pub fn fuse_fields(k: &mut Kernel) {
     let n = k.accesses.len();
     let mut done = vec![false; n];
-    let mut drop = vec![false; n];
+    let mut drop: Vec<Option<RemovedWhy>> = vec![None; n];
     for i in 0..n {
         if done[i] {
             continue;
@@ -361,8 +361,9 @@ pub fn fuse_fields(k: &mut Kernel) {
             let l = &mut k.accesses[lead];
             l.width = width as u32;
             l.offset = Expr::plus(rest.clone(), Expr::konst(base + start as i64));
+            let into = l.span;
             for &m in &inside {
-                drop[m] = m != lead;
+                drop[m] = (m != lead).then_some(RemovedWhy::Merged { into });
             }
         }
     }

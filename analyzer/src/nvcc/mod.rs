@@ -15,12 +15,24 @@ pub(crate) mod unroll;
 
 pub use predefined::predefined_macros;
 
-/// Removes the accesses `drop` marks: the hardware runs no instruction for
-/// them (merged into a neighbour, or a value already in a register).
-fn drop_marked(k: &mut crate::ir::Kernel, drop: &[bool]) {
+/// Removes the accesses `drop` marks, saying why in `Kernel::removed`: the
+/// hardware runs no instruction for them (merged into a neighbour, or a
+/// value already in a register).
+fn drop_marked(k: &mut crate::ir::Kernel, drop: &[Option<crate::ir::RemovedWhy>]) {
+    for (a, why) in k.accesses.iter().zip(drop) {
+        if let Some(why) = why {
+            k.removed.push(crate::ir::Removed {
+                obj: a.obj,
+                op: a.op,
+                span: a.span,
+                text: a.text.clone(),
+                why: why.clone(),
+            });
+        }
+    }
     let mut i = 0;
     k.accesses.retain(|_| {
         i += 1;
-        !drop.get(i - 1).copied().unwrap_or(false)
+        drop.get(i - 1).is_none_or(Option::is_none)
     });
 }

@@ -80,7 +80,7 @@ fn alike(a: &Access, b: &Access) -> bool {
 pub fn merge_neighbours(k: &mut Kernel) {
     let n = k.accesses.len();
     let mut done = vec![false; n];
-    let mut drop = vec![false; n];
+    let mut drop: Vec<Option<crate::ir::RemovedWhy>> = vec![None; n];
     for i in 0..n {
         let a = &k.accesses[i];
         let w = u64::from(a.width);
@@ -161,9 +161,10 @@ pub fn merge_neighbours(k: &mut Kernel) {
             i
         };
         let offset = k.accesses[first].offset.clone();
+        let into = k.accesses[lead].span;
         for &(m, _) in &run {
             done[m] = true;
-            drop[m] = m != lead;
+            drop[m] = (m != lead).then_some(crate::ir::RemovedWhy::Merged { into });
         }
         let l = &mut k.accesses[lead];
         l.width = (count as u64 * w) as u32;

@@ -21,7 +21,7 @@
 //!
 //! The later load is dropped: the hardware runs no instruction for it.
 
-use crate::ir::{Access, Guard, Kernel, MemObject, Op, Space};
+use crate::ir::{Access, Guard, Kernel, MemObject, Op, RemovedWhy, Space};
 
 /// Whether `b`, between an earlier load and the load `load` of the same
 /// address, may write the loaded bytes (see the module doc).
@@ -85,7 +85,7 @@ fn branch_store<'a>(a: &'a Access, b: &Access) -> Option<&'a Guard> {
 /// Drops the loads nvcc does not emit again (see the module doc).
 pub fn drop_reloads(k: &mut Kernel) {
     let n = k.accesses.len();
-    let mut drop = vec![false; n];
+    let mut drop: Vec<Option<RemovedWhy>> = vec![None; n];
     for j in 0..n {
         let b = &k.accesses[j];
         let space = k.objects[b.obj].space;
@@ -107,8 +107,12 @@ pub fn drop_reloads(k: &mut Kernel) {
             if a.region != b.region {
                 break;
             }
-            if !drop[i] && same_load(a, b) {
-                drop[j] = true;
+            if drop[i].is_none() && same_load(a, b) {
+                drop[j] = Some(if a.op == Op::Load {
+                    RemovedWhy::Reloaded { from: a.span }
+                } else {
+                    RemovedWhy::Forwarded { from: a.span }
+                });
                 break;
             }
             if let Some(g) = branch_store(a, b) {
@@ -116,7 +120,7 @@ pub fn drop_reloads(k: &mut Kernel) {
                     .iter()
                     .any(|h| h.expect != g.expect && h.cond.same(&g.cond))
                 {
-                    drop[j] = true;
+                    drop[j] = Some(RemovedWhy::Forwarded { from: a.span });
                     break;
                 }
                 branches.push(g);

@@ -130,7 +130,7 @@ fn keeps_apart(k: &Kernel, a: &Access, b: &Access) -> bool {
 /// The accesses of a loop nvcc unrolls into vector accesses, widened (see
 /// the module doc).
 pub fn vectorise_unrolled(k: &mut Kernel) {
-    let mut drop = vec![false; k.accesses.len()];
+    let mut drop: Vec<Option<crate::ir::RemovedWhy>> = vec![None; k.accesses.len()];
     for i in 0..k.accesses.len() {
         let a = &k.accesses[i];
         let obj = &k.objects[a.obj];
@@ -264,14 +264,14 @@ fn join_pre_loop_read(
     (p, i): (usize, usize),
     (var, start, trips): (u32, i64, i64),
     n: u64,
-    drop: &mut [bool],
+    drop: &mut [Option<crate::ir::RemovedWhy>],
 ) {
     let width = (n * u64::from(k.accesses[p].width)) as u32;
     let b = &mut k.accesses[p];
     b.width = width;
     b.unrolled = n as u32;
     if trips as u64 + 1 == n {
-        drop[i] = true;
+        drop[i] = Some(crate::ir::RemovedWhy::Merged { into: b.span });
         return;
     }
     let a = &mut k.accesses[i];

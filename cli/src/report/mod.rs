@@ -81,6 +81,30 @@ pub struct KernelRecord {
     /// Each launch it is analysed under, as JSON: its block, why that
     /// block (`origin`), and where the launch site is (`at`).
     pub launches: Vec<Value>,
+    /// The source accesses nvcc emits no instruction for, as JSON
+    /// ([`removed_json`]).
+    pub removed: Vec<Value>,
+}
+
+/// A source access nvcc emits no instruction for, as `report` JSON states
+/// it: where, which array and operation, why (`merged`, `reloaded`,
+/// `forwarded`) and where the instruction that stands for it is (`at`).
+pub fn removed_json(
+    k: &warplint_analyzer::ir::Kernel,
+    r: &warplint_analyzer::ir::Removed,
+    path_of: impl Fn(u32) -> String,
+) -> Value {
+    let at = r.why.at();
+    json!({
+        "file": path_of(r.span.file),
+        "line": r.span.line,
+        "column": r.span.column,
+        "array": k.objects.get(r.obj).map(|o| o.name.as_str()).unwrap_or("?"),
+        "op": r.op.name(),
+        "text": r.text,
+        "why": r.why.kind(),
+        "at": {"file": path_of(at.file), "line": at.line, "column": at.column},
+    })
 }
 
 /// A launch as `report` JSON states it; `path_of` names a file id.
@@ -295,6 +319,7 @@ pub fn json_parts(f: &FileResult) -> JsonParts {
                 let text = item(&json!({
                     "file": f.path_of(k.file), "line": k.line, "column": k.column,
                     "name": k.name, "notes": k.notes, "launches": k.launches,
+                    "removed": k.removed,
                 }));
                 KernelItem {
                     text,
@@ -556,6 +581,41 @@ pub fn table(files: &[FileResult]) -> String {
     if !details.is_empty() {
         out.push('\n');
         out.push_str(&details);
+    }
+    let removed = removed_lines(files);
+    if !removed.is_empty() {
+        out.push_str("\nno instruction (nvcc):\n");
+        out.push_str(&removed);
+    }
+    out
+}
+
+/// The table's closing list of source accesses nvcc emits no instruction
+/// for: where, and what stands for it.
+fn removed_lines(files: &[FileResult]) -> String {
+    let mut out = String::new();
+    for f in files {
+        for k in &f.kernels {
+            for r in &k.removed {
+                let s = |v: &Value| v.as_str().unwrap_or("").to_string();
+                let n = |v: &Value| v.as_u64().unwrap_or(0);
+                let why = match s(&r["why"]).as_str() {
+                    "merged" => "merged into the access at",
+                    "reloaded" => "the value loaded at",
+                    _ => "the value stored at",
+                };
+                out.push_str(&format!(
+                    "  {}:{}:{} ({} `{}`, {}): {why} line {}\n",
+                    s(&r["file"]),
+                    n(&r["line"]),
+                    n(&r["column"]),
+                    k.name,
+                    s(&r["array"]),
+                    s(&r["op"]),
+                    n(&r["at"]["line"])
+                ));
+            }
+        }
     }
     out
 }

@@ -112,6 +112,16 @@ fn report_file(unit: Unit, build: &ReportBuild) -> Option<FileResult> {
                             })
                         })
                         .collect(),
+                    removed: k
+                        .removed
+                        .iter()
+                        .filter(|r| mine(r.span.file))
+                        .map(|r| {
+                            super::removed_json(k, r, |f| {
+                                names.get(f as usize).cloned().unwrap_or_default()
+                            })
+                        })
+                        .collect(),
                 })
                 .collect();
         }
