@@ -525,3 +525,22 @@ fn a_removed_access_is_reported_as_removed_with_why() {
         "{text}"
     );
 }
+
+/// A merged access names the source accesses it stands for: in
+/// `neighbours.cu`, `s[2 * t] = a; s[2 * t + 1] = b;` is one 8-byte store
+/// (measured: one STS.64), reported on the second line, covering the first.
+#[test]
+fn a_merged_access_names_the_accesses_it_covers() {
+    let path = "fixtures/groundtruth/sm_90/neighbours.cu";
+    let out = warplint(&["report", "--isolated", "--format", "json", path]);
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let merged = doc["accesses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["line"] == 12 && a["op"] == "store")
+        .expect("the store on line 12");
+    assert_eq!(merged["access_bytes"], 8);
+    assert_eq!(merged["covers"][0]["line"], 11, "{merged}");
+    assert_eq!(merged["covers"].as_array().map(Vec::len), Some(1));
+}

@@ -223,6 +223,10 @@ fn access_items(f: &FileResult) -> Vec<(String, usize, warplint_analyzer::Status
         if let (Some(l), Some(m)) = (launch, v.as_object_mut()) {
             m.insert("launch".into(), l.clone());
         }
+        let covers = covered(f, r);
+        if let (false, Some(m)) = (covers.is_empty(), v.as_object_mut()) {
+            m.insert("covers".into(), Value::Array(covers));
+        }
         let at_call = r
             .inlined_at
             .as_ref()
@@ -236,6 +240,24 @@ fn access_items(f: &FileResult) -> Vec<(String, usize, warplint_analyzer::Status
         }
     }
     out
+}
+
+/// The source accesses a merged access stands for (`covers`: each one's
+/// line, column and text), from its kernel's `removed`.
+fn covered(f: &FileResult, r: &AccessReport) -> Vec<Value> {
+    let path = f.path_of(r.span.file);
+    let removed = f.kernels.get(r.kernel).map(|k| &k.removed[..]);
+    removed
+        .unwrap_or_default()
+        .iter()
+        .filter(|x| {
+            x["why"] == "merged"
+                && x["at"]["file"] == path
+                && x["at"]["line"] == r.span.line
+                && x["at"]["column"] == r.span.column
+        })
+        .map(|x| json!({"line": x["line"], "column": x["column"], "text": x["text"]}))
+        .collect()
 }
 
 /// An access inlined from a `__device__` function: its record names the
