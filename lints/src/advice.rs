@@ -30,10 +30,11 @@ pub fn bank_conflict(
     let active: Vec<(i64, i64)> = (0..WARP)
         .filter_map(|l| sample.lanes[l].map(|o| (l as i64, o)))
         .collect();
+    let unit = i64::from(width).max(4);
     if let Some(s) = lane_stride(&active) {
         // A wider step in the lanes' direction (a descending index stays
         // descending).
-        let (step, after) = best(now, |d| {
+        let (step, after) = best(now, unit, |d| {
             let lanes = relaid(&active, |l, o0, l0| o0 + (s + d * s.signum()) * (l - l0));
             ways(model, &lanes, width)
         })?;
@@ -46,10 +47,9 @@ pub fn bank_conflict(
              makes this warp {}-way",
             s.abs(),
             s.abs() + step,
-            if step == 4 {
-                "one word".to_string()
-            } else {
-                format!("{} words", step / 4)
+            match step {
+                4 => "one word".to_string(),
+                _ => format!("{step} bytes"),
             },
             fmt_num(after)
         ));
@@ -58,7 +58,7 @@ pub fn bank_conflict(
         .ok()
         .filter(|b| *b > 1 && *b < WARP as i64 && WARP as i64 % b == 0)?;
     let (a, pitch) = rows(&active, bx)?;
-    let (step, after) = best(now, |d| {
+    let (step, after) = best(now, unit, |d| {
         let lanes = relaid(&active, |l, o0, _| {
             o0 + a * (l % bx) + (pitch + d) * (l / bx)
         });
@@ -186,16 +186,17 @@ fn relaid(active: &[(i64, i64)], f: impl Fn(i64, i64, i64) -> i64) -> Lanes {
     lanes
 }
 
-/// The smallest added step (a whole number of words) whose degree is the
-/// lowest of those tried, when it is lower than `now`.
-fn best(now: f64, degree: impl Fn(i64) -> Option<f64>) -> Option<(i64, f64)> {
+/// The smallest added step (a whole number of `unit`s: a word, or the
+/// access's width so that it stays aligned) whose degree is the lowest of
+/// those tried, when it is lower than `now`.
+fn best(now: f64, unit: i64, degree: impl Fn(i64) -> Option<f64>) -> Option<(i64, f64)> {
     let mut found: Option<(i64, f64)> = None;
     for k in 1..=MAX_WORD_STEPS {
-        let Some(w) = degree(4 * k) else {
+        let Some(w) = degree(unit * k) else {
             continue;
         };
         if found.is_none_or(|(_, b)| w < b - 1e-9) {
-            found = Some((4 * k, w));
+            found = Some((unit * k, w));
         }
     }
     found.filter(|(_, w)| *w < now - 1e-9)

@@ -321,6 +321,24 @@ pub fn facts(ctx: &Context, r: &AccessReport) -> Facts {
 
 /// The assumptions lines appended to a diagnostic's notes, and the inputs
 /// the finding holds for every value of.
+/// The source accesses nvcc merged into `r`'s instruction (`k`'s
+/// removed accesses merged into its span), as a note.
+pub fn merged_note(k: &warplint_analyzer::ir::Kernel, r: &AccessReport) -> Option<String> {
+    let covered: Vec<String> = k
+        .removed
+        .iter()
+        .filter(|x| matches!(x.why, warplint_analyzer::ir::RemovedWhy::Merged { into } if into == r.span))
+        .map(|x| format!("`{}` (line {})", x.text, x.span.line))
+        .collect();
+    (!covered.is_empty()).then(|| {
+        format!(
+            "nvcc merges {} into this {}-byte access: one instruction runs for them",
+            covered.join(", "),
+            r.width
+        )
+    })
+}
+
 pub fn assumption_notes(r: &AccessReport) -> Vec<String> {
     let assumed = wording::assumptions(&r.assumptions)
         .into_iter()

@@ -97,7 +97,7 @@ impl Lint for MisalignedGlobalAccess {
             let Some(off) = unit_stride_misaligned(ctx.model, &sample.lanes, r.width) else {
                 continue;
             };
-            let (_, _, obj) = ctx.site_of(r);
+            let (k, _, obj) = ctx.site_of(r);
             let sector = ctx.model.sector_bytes();
             let message = format!(
                 "misaligned {} of `{}`: the warp starts {off} bytes into a {sector}-byte sector \
@@ -112,6 +112,7 @@ impl Lint for MisalignedGlobalAccess {
                 "{}, block {}x{}x{}; allocations are assumed 256-byte aligned",
                 ctx.arch, r.block[0], r.block[1], r.block[2]
             )];
+            notes.extend(crate::merged_note(k, r));
             notes.extend(assumption_notes(r));
             let mut facts = facts(ctx, r);
             facts.sectors = Some(g.sectors);
