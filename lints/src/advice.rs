@@ -104,11 +104,14 @@ pub fn vector_chunk(
             && linear::coefficient(&a.offset, Atom::LoopVar(*v)).and_then(|c| c.as_const())
                 == Some(w)
     });
+    if !walks {
+        return None;
+    }
     let active: Vec<(i64, i64)> = (0..WARP)
         .filter_map(|l| sample.lanes[l].map(|o| (l as i64, o)))
         .collect();
     let chunk = lane_stride(&active)?.abs();
-    if !walks || chunk <= w {
+    if chunk <= w {
         return None;
     }
     let now = model.global(&sample.lanes, width);

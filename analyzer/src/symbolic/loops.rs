@@ -198,11 +198,9 @@ impl Run<'_> {
         let mut k = 0u64;
         while inside != 0 && !self.budget_hit && k < self.opts.max_loop_iterations {
             if let Some(c) = &lp.pre_cond {
-                let v = self.eval(c);
-                lost |= v.err & inside;
-                let leave = inside & !v.truthy() & !v.err;
-                freeze(self, &mut exit, leave);
-                inside &= !leave & !v.err;
+                self.leave_where_false(c, &mut inside, &mut lost, &mut |run, lanes| {
+                    freeze(run, &mut exit, lanes)
+                });
                 if inside == 0 {
                     break;
                 }
@@ -213,11 +211,9 @@ impl Run<'_> {
             }
             self.memo.touch(level + 1);
             if let Some(c) = &lp.post_cond {
-                let v = self.eval(c);
-                lost |= v.err & inside;
-                let leave = inside & !v.truthy() & !v.err;
-                freeze(self, &mut exit, leave);
-                inside &= !leave & !v.err;
+                self.leave_where_false(c, &mut inside, &mut lost, &mut |run, lanes| {
+                    freeze(run, &mut exit, lanes)
+                });
             }
             k += 1;
         }
@@ -249,6 +245,23 @@ impl Run<'_> {
 }
 
 impl Run<'_> {
+    /// Lanes of `inside` for which loop condition `c` is false leave the
+    /// loop (`leave` keeps their values); those for which it is not known
+    /// are `lost`.
+    fn leave_where_false(
+        &mut self,
+        c: &Expr,
+        inside: &mut u32,
+        lost: &mut u32,
+        leave: &mut dyn FnMut(&Self, u32),
+    ) {
+        let v = self.eval(c);
+        *lost |= v.err & *inside;
+        let gone = *inside & !v.truthy() & !v.err;
+        leave(self, gone);
+        *inside &= !gone & !v.err;
+    }
+
     /// Lanes of `inside` that loop `lp` (a condition `i < b` on a variable
     /// stepping by a constant `s`, every other variable stepping by an
     /// amount free of the loop's variables, no `do … while`) takes to its

@@ -161,22 +161,20 @@ impl Input {
                 values,
                 source,
             } => {
-                let runs = |i: &usize| !idle.contains(i);
-                let met: Vec<i64> = holds
+                let vals =
+                    |is: Vec<usize>| -> Vec<i64> { is.into_iter().map(|i| values[i]).collect() };
+                let running: Vec<usize> = holds
                     .iter()
-                    .filter(|h| runs(h))
-                    .map(|h| values[*h])
+                    .copied()
+                    .filter(|h| !idle.contains(h))
                     .collect();
-                let (domain, idle): (Vec<i64>, Vec<i64>) = if met.is_empty() {
-                    (values.clone(), Vec::new())
+                // Said over every value when none is idle, or none that
+                // runs the access meets it.
+                let (domain, met, idle) = if idle.is_empty() || running.is_empty() {
+                    (values.clone(), vals(holds.to_vec()), Vec::new())
                 } else {
-                    let domain = (0..values.len()).filter(runs).map(|i| values[i]).collect();
-                    (domain, idle.iter().map(|i| values[*i]).collect())
-                };
-                let met = if idle.is_empty() {
-                    holds.iter().map(|h| values[*h]).collect()
-                } else {
-                    met
+                    let runs = (0..values.len()).filter(|i| !idle.contains(i)).collect();
+                    (vals(runs), vals(running), vals(idle.to_vec()))
                 };
                 Assumption::ParamCondition {
                     name: param_name(k, *index),

@@ -103,6 +103,7 @@ impl Lint for UncoalescedGlobalAccess {
                     _ => None,
                 });
             let step = tx.filter(|c| *c != 0).or(gap);
+            let rows = rows_misaligned(ctx.model, r);
             let cause = match step {
                 Some(d) if d % elem == 0 && d / elem != 1 && d != 0 => format!(
                     "threadIdx.x is multiplied by {} ({} bytes between neighbouring lanes)",
@@ -112,8 +113,8 @@ impl Lint for UncoalescedGlobalAccess {
                 Some(d) if d != r.width as i64 && d != 0 => {
                     format!("neighbouring lanes are {d} bytes apart")
                 }
-                _ if rows_misaligned(ctx.model, r).is_some() => {
-                    let (bx, off) = rows_misaligned(ctx.model, r).unwrap_or_default();
+                _ if rows.is_some() => {
+                    let (bx, off) = rows.unwrap_or_default();
                     format!(
                         "each row of {bx} lanes starts {off} bytes into a {}-byte sector",
                         ctx.model.sector_bytes()
@@ -154,7 +155,7 @@ impl Lint for UncoalescedGlobalAccess {
                      (structure of arrays)",
                     r.width, obj.elem_size
                 )
-            } else if let Some((bx, _)) = rows_misaligned(ctx.model, r) {
+            } else if let Some((bx, _)) = rows {
                 format!(
                     "with rows of {bx} lanes, every misaligned row pays a sector more: make the \
                      block 32 or more threads wide so a warp's row shares that sector, or start \

@@ -446,25 +446,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             .map(|list| self.template_args(list, src))
             .unwrap_or_default();
         self.bind_targs(&def.tparams, &explicit, &mut tscope, &mut scope);
-        // A value parameter not given takes its default (`template <int
-        // width = WARP_SIZE>`), read in the callee's scope: its earlier
-        // parameters and the file's names, not the caller's variables.
-        for (i, p) in def.tparams.iter().enumerate().skip(explicit.len()) {
-            let (TParam::Value(name), Some(Some(d))) = (p, def.tdefaults.get(i)) else {
-                continue;
-            };
-            let saved = std::mem::replace(&mut self.scopes, vec![scope.clone()]);
-            let v = self.const_int(*d, &main);
-            self.scopes = saved;
-            if let Some(v) = v {
-                scope.insert(
-                    name.clone(),
-                    Binding {
-                        val: Val::Int(Expr::konst(v)),
-                    },
-                );
-            }
-        }
+        self.value_defaults(def, explicit.len(), &mut scope, &main);
         let tnames: Vec<String> = def
             .tparams
             .iter()
@@ -559,11 +541,34 @@ impl<'a, 't> Lowerer<'a, 't> {
         let Some((_, last)) = rets.pop() else {
             return Val::Void;
         };
-        let mut v = last;
-        while let Some((c, val)) = rets.pop() {
-            v = self.merge_vals(c, val, v);
+        rets.into_iter()
+            .rev()
+            .fold(last, |v, (c, val)| self.merge_vals(c, val, v))
+    }
+
+    /// A value template parameter the call does not give (`explicit`
+    /// given) takes its default (`template <int width = WARP_SIZE>`), read
+    /// in the callee's scope: its earlier parameters and the file's names,
+    /// not the caller's variables.
+    fn value_defaults(
+        &mut self,
+        def: &FuncDef<'t>,
+        explicit: usize,
+        scope: &mut Scope,
+        main: &Src,
+    ) {
+        for (i, p) in def.tparams.iter().enumerate().skip(explicit) {
+            let (TParam::Value(name), Some(Some(d))) = (p, def.tdefaults.get(i)) else {
+                continue;
+            };
+            let saved = std::mem::replace(&mut self.scopes, vec![scope.clone()]);
+            let v = self.const_int(*d, main);
+            self.scopes = saved;
+            if let Some(v) = v {
+                let val = Val::Int(Expr::konst(v));
+                scope.insert(name.clone(), Binding { val });
+            }
         }
-        v
     }
 
     /// The caller's variable a reference parameter's argument names (`x`
