@@ -226,6 +226,14 @@ pub enum UnknownReason {
     /// The fix search stopped the run: a warp is `ways`-way, no better
     /// than the candidate it has to beat.
     FixSearchStopped { ways: f64, limit: f64 },
+    /// The SASS runs the access as `opcode`, `width` bytes per lane, where
+    /// the model has `modelled` (`nvcc::sass`): the model's cost is not
+    /// the hardware's.
+    SassWidth {
+        opcode: String,
+        width: u32,
+        modelled: u32,
+    },
 }
 
 impl UnknownReason {
@@ -236,9 +244,9 @@ impl UnknownReason {
                 origin.budgets()
             }
             UnknownReason::OutOfBudget(b) | UnknownReason::KernelBudgetSpent(b) => vec![*b],
-            UnknownReason::MergeUndecided { .. } | UnknownReason::FixSearchStopped { .. } => {
-                Vec::new()
-            }
+            UnknownReason::MergeUndecided { .. }
+            | UnknownReason::FixSearchStopped { .. }
+            | UnknownReason::SassWidth { .. } => Vec::new(),
         }
     }
 
@@ -251,6 +259,7 @@ impl UnknownReason {
             UnknownReason::BranchUndecided { .. } => "branch-undecided",
             UnknownReason::OutOfBudget(_) | UnknownReason::KernelBudgetSpent(_) => "budget",
             UnknownReason::FixSearchStopped { .. } => "fix-search-stopped",
+            UnknownReason::SassWidth { .. } => "sass-width",
         }
     }
 }

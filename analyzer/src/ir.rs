@@ -727,6 +727,11 @@ pub enum RemovedWhy {
     Reloaded { from: Span },
     /// The value the thread stored at `from` (on every path).
     Forwarded { from: Span },
+    /// The compiled code has no instruction of its space and operation on
+    /// its line (`nvcc::sass`): nvcc merged it into a neighbour on another
+    /// line, reused a value, or proved it dead. `compiler`: which built
+    /// the SASS (`None`: a listing given).
+    NotInSass { compiler: Option<String> },
 }
 
 impl RemovedWhy {
@@ -736,14 +741,16 @@ impl RemovedWhy {
             RemovedWhy::Merged { .. } => "merged",
             RemovedWhy::Reloaded { .. } => "reloaded",
             RemovedWhy::Forwarded { .. } => "forwarded",
+            RemovedWhy::NotInSass { .. } => "not-in-sass",
         }
     }
 
-    /// Where the instruction that stands for it is.
-    pub fn at(&self) -> Span {
+    /// Where the instruction that stands for it is, when known.
+    pub fn at(&self) -> Option<Span> {
         match self {
-            RemovedWhy::Merged { into } => *into,
-            RemovedWhy::Reloaded { from } | RemovedWhy::Forwarded { from } => *from,
+            RemovedWhy::Merged { into } => Some(*into),
+            RemovedWhy::Reloaded { from } | RemovedWhy::Forwarded { from } => Some(*from),
+            RemovedWhy::NotInSass { .. } => None,
         }
     }
 }

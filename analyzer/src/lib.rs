@@ -27,6 +27,9 @@ pub use symbolic::{analyze_program, AccessReport, EngineOptions, Status};
 pub struct Options {
     pub frontend: FrontendOptions,
     pub engine: EngineOptions,
+    /// What nvcc compiled the file to, where known: each report is checked
+    /// against its instructions ([`nvcc::sass::apply`]).
+    pub sass: Option<std::sync::Arc<nvcc::sass::Sass>>,
 }
 
 /// The result of analysing one translation unit.
@@ -129,7 +132,11 @@ pub fn launch_sites(source: &[u8], options: &FrontendOptions) -> Vec<ir::SiteRec
 /// Analyses one CUDA translation unit with the given hardware model.
 pub fn analyze(source: &[u8], model: &dyn MemoryModel, options: &Options) -> FileAnalysis {
     let (program, parsed) = frontend::parse_program_keeping_tree(source, &options.frontend);
-    let reports = analyze_program(&program, model, &options.engine);
+    let mut reports = analyze_program(&program, model, &options.engine);
+    let mut program = program;
+    if let Some(sass) = &options.sass {
+        nvcc::sass::apply(sass, &mut program, &mut reports);
+    }
     FileAnalysis {
         program,
         reports,

@@ -56,3 +56,44 @@ proptest! {
         let _ = analyze(&bytes, model.as_ref(), &Options::default());
     }
 }
+
+/// Lines of SASS listings, whole and cut anywhere, in any order: the
+/// listing parser (`--sass`, `--nvcc`) never panics.
+const SASS_PIECES: &[&str] = &[
+    ".text._Z1kPf:\n",
+    ".text._ZN2ns2nkEPdi:\n",
+    ".text.:\n",
+    "\t//## File \"/a/k.cu\", line 4\n",
+    "\t//## File \"/a/k.cuh\", line 2 inlined at \"/a/k.cu\", line 9\n",
+    "\t//## File \"/a/k.cu\", line\n",
+    "\t//## File \"unterminated, line 3\n",
+    "        /*0020*/                   LDS.64 R4, [R3] ;\n",
+    "        /*0030*/               @!P0 STG.E.128 desc[UR4][R2.64], R4 ;\n",
+    "        /*0040*/                   ATOMS.POPC.INC.32 RZ, [URZ] ;\n",
+    "        /*zz*/ LDS\n",
+    "        /*0050*/ {\n",
+    "_Z99\n",
+];
+
+proptest! {
+    #[test]
+    fn sass_listings_never_panic(
+        pieces in prop::collection::vec((0..SASS_PIECES.len(), 0usize..80), 0..30)
+    ) {
+        let mut text = String::new();
+        for (i, cut) in pieces {
+            let p = SASS_PIECES[i];
+            let mut end = cut.min(p.len());
+            while !p.is_char_boundary(end) {
+                end -= 1;
+            }
+            text.push_str(if cut % 3 == 0 { &p[..end] } else { p });
+        }
+        let l = warplint_analyzer::nvcc::sass::parse(&text);
+        for f in &l.functions {
+            for i in &f.insns {
+                prop_assert!(i.at.file < l.files.len());
+            }
+        }
+    }
+}

@@ -136,3 +136,65 @@ fn a_stored_value_is_forwarded_to_a_later_load() {
         1
     );
 }
+
+/// Checked against a SASS listing (`nvcc::sass`), a report becomes what
+/// the instruction on its line says: verified where the width is the
+/// model's, `unknown` where nvcc emits another width (the model's cost is
+/// not the hardware's), and removed, with why, where its line has no
+/// instruction of its space and operation.
+#[test]
+fn a_listing_verifies_widens_or_removes_each_report() {
+    use std::sync::Arc;
+    use warplint_analyzer::finding::UnknownReason;
+    use warplint_analyzer::ir::RemovedWhy;
+    use warplint_analyzer::nvcc::sass::{parse, Sass};
+    let src = "__global__ void k(float *out) {\n\
+        __shared__ float s[1024];\n\
+        int t = threadIdx.x; s[t] = t; __syncthreads();\n\
+        out[t] = s[(t * 2) % 1024];\n\
+        }\n\
+        void run(float *o) { k<<<1, 128>>>(o); }\n";
+    let listing = "\
+.text._Z1kPf:
+\t//## File \"/somewhere/k.cu\", line 3
+        /*0010*/                   STS [R0], R2 ;
+\t//## File \"/somewhere/k.cu\", line 4
+        /*0020*/                   LDS.64 R4, [R3] ;
+";
+    let sass = Sass {
+        listing: parse(listing),
+        file_ids: vec![Some(0)],
+        compiler: Some("nvcc 13.0".into()),
+    };
+    let plain = analyze(src.as_bytes(), &Modern, &Options::default());
+    assert_eq!(plain.reports.len(), 3);
+    let options = Options {
+        sass: Some(Arc::new(sass)),
+        ..Options::default()
+    };
+    let a = analyze(src.as_bytes(), &Modern, &options);
+    let of = |space, op| a.reports.iter().find(|r| r.space == space && r.op == op);
+    let store = of(Space::Shared, Op::Store).expect("the shared store");
+    assert_eq!(store.sass.as_ref().map(|c| c.opcode.as_str()), Some("STS"));
+    assert!(store.cost.is_some());
+    let load = of(Space::Shared, Op::Load).expect("the shared load");
+    assert_eq!(load.cost, None);
+    assert_eq!(
+        load.unknown_reason,
+        Some(UnknownReason::SassWidth {
+            opcode: "LDS.64".into(),
+            width: 8,
+            modelled: 4
+        })
+    );
+    assert!(of(Space::Global, Op::Store).is_none());
+    let removed = &a.program.kernels[0].removed;
+    assert_eq!(removed.len(), 1);
+    assert_eq!(removed[0].span.line, 4);
+    assert_eq!(
+        removed[0].why,
+        RemovedWhy::NotInSass {
+            compiler: Some("nvcc 13.0".into())
+        }
+    );
+}

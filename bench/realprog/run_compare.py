@@ -2,7 +2,7 @@
 """compare.py over every program of programs.json that has a truth file.
 
 usage: run_compare.py --bin target/release/warplint --src SRC [--truth fixtures/realprog]
-                      [--extract] [--only NAME ...] [--rows FILE] [--json FILE] [--markdown]
+                      [--extract] [--only NAME ...] [--rows FILE] [--json FILE] [--markdown] [--extra=ARG ...]
 SRC holds the sources as extract.py writes them (SRC/<root>/...); with --extract
 they are extracted there first from /work/.mirror (or --mirror). Per program:
 compare.py's headline figures; then the totals over all programs. --rows writes
@@ -24,6 +24,7 @@ def main():
     ap.add_argument("--manifest", default=os.path.join(HERE, "programs.json"))
     ap.add_argument("--extract", action="store_true"); ap.add_argument("--mirror", default="/work/.mirror")
     ap.add_argument("--only", nargs="*"); ap.add_argument("--rows"); ap.add_argument("--json"); ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--extra", action="append", default=[], help="an argument passed to every warplint run (--extra=--nvcc=auto)")
     a = ap.parse_args()
     man = json.load(open(a.manifest))
     if a.extract:
@@ -44,6 +45,7 @@ def main():
         for x in it:   # -I DIR / -D NAME, DIR relative to the repository root
             v = next(it)
             args += ["--arg=" + x, "--arg=" + (os.path.join(root, v) if x == "-I" else v)]
+        args += ["--arg=" + x for x in a.extra]
         with tempfile.NamedTemporaryFile(suffix=".json") as t:
             cmd = [sys.executable, os.path.join(HERE, "compare.py"), "--bin", binary, "--root", root, truth, "--json", t.name] + \
                   [f"--analyse={d}" for d in p["analyse"]] + args + (["--show", "-1"] if a.rows else [])

@@ -12,6 +12,7 @@ mod render;
 mod report;
 mod rule;
 mod sarif;
+mod sass;
 mod settings;
 mod suppress;
 
@@ -126,11 +127,20 @@ struct ModelArgs {
     /// configuration win over it.
     #[arg(long, value_name = "PATH")]
     compile_commands: Option<PathBuf>,
+    /// Compile each file with this nvcc (`-lineinfo`) and check the model
+    /// against the instructions it emits (nvdisasm beside it or on PATH);
+    /// `auto` finds nvcc on PATH or in $CUDA_HOME. Costs a compile per file.
+    #[arg(long, value_name = "PATH|auto")]
+    nvcc: Option<String>,
+    /// Check the model against this SASS listing (`nvdisasm -gi` of a
+    /// cubin built with `-lineinfo`) instead of compiling.
+    #[arg(long, value_name = "FILE", conflicts_with = "nvcc")]
+    sass: Option<PathBuf>,
 }
 
 impl ModelArgs {
-    fn flags(&self) -> settings::ModelFlags {
-        settings::ModelFlags {
+    fn flags(&self) -> Result<settings::ModelFlags, String> {
+        Ok(settings::ModelFlags {
             bank_mode: self.bank_mode,
             global_caching: self.global_caching.as_deref().map(|c| c == "l1"),
             defines: self.define.clone(),
@@ -138,7 +148,8 @@ impl ModelArgs {
             include_search: self.include_search.clone(),
             compile_commands: self.compile_commands.clone(),
             build: None,
-        }
+            sass: sass::SassSource::resolve(self.nvcc.as_deref(), self.sass.as_deref())?,
+        })
     }
 }
 
@@ -274,28 +285,31 @@ fn main() -> ExitCode {
     let handle = std::thread::Builder::new()
         .stack_size(MAIN_STACK_BYTES)
         .spawn(move || match cli.command {
-            Command::Check(a) => check::run(check::CheckArgs {
-                paths: a.paths,
-                select: a.select,
-                extend_select: a.extend_select,
-                ignore: a.ignore,
-                format: a.output_format,
-                exit_zero: a.exit_zero,
-                arch: a.arch,
-                statistics: a.statistics,
-                show_settings: a.show_settings,
-                quiet: a.quiet,
-                stdin_filename: a.stdin_filename,
-                show_unknown: a.show_unknown,
-                fix: a.fix,
-                unsafe_fixes: a.unsafe_fixes,
-                diff: a.diff,
-                exclude: a.exclude,
-                force_exclude: a.force_exclude,
-                jobs: a.jobs,
-                model: a.model.flags(),
-                config: a.config.args(),
-            }),
+            Command::Check(a) => match a.model.flags() {
+                Err(e) => fail(&e),
+                Ok(model) => check::run(check::CheckArgs {
+                    paths: a.paths,
+                    select: a.select,
+                    extend_select: a.extend_select,
+                    ignore: a.ignore,
+                    format: a.output_format,
+                    exit_zero: a.exit_zero,
+                    arch: a.arch,
+                    statistics: a.statistics,
+                    show_settings: a.show_settings,
+                    quiet: a.quiet,
+                    stdin_filename: a.stdin_filename,
+                    show_unknown: a.show_unknown,
+                    fix: a.fix,
+                    unsafe_fixes: a.unsafe_fixes,
+                    diff: a.diff,
+                    exclude: a.exclude,
+                    force_exclude: a.force_exclude,
+                    jobs: a.jobs,
+                    model,
+                    config: a.config.args(),
+                }),
+            },
             Command::Report(a) => report::run::report_cmd(a),
             Command::Rule(a) => rule_cmd(a),
             Command::Debug(DebugCommand::ParseOnly(a)) => parse_only_cmd(a),

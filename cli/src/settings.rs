@@ -33,6 +33,8 @@ pub struct Settings {
     /// files (`include-search = "project"`, the default where the compile
     /// database gives the file no settings).
     pub project_includes: bool,
+    /// Where the instructions nvcc emits come from (`--nvcc`, `--sass`).
+    pub sass: Option<crate::sass::SassSource>,
 }
 
 /// Model settings and macros given on the command line (beat the file's).
@@ -51,6 +53,8 @@ pub struct ModelFlags {
     /// The file's settings from the compile database, under the
     /// configuration's and the command line's.
     pub build: Option<crate::compile_db::BuildFlags>,
+    /// `--nvcc` or `--sass`, resolved once for the run.
+    pub sass: Option<crate::sass::SassSource>,
 }
 
 /// `NAME=VALUE` or `NAME` (which means `NAME=1`).
@@ -166,6 +170,9 @@ pub fn resolve_with(
             reparse: None,
         },
         engine: config.engine_options(),
+        // Set per file where a toolkit compiles it (`--nvcc`) or a listing
+        // is given (`--sass`).
+        sass: None,
     };
     let thresholds = config.thresholds();
     let include_dirs = {
@@ -207,6 +214,7 @@ pub fn resolve_with(
         model_options,
         include_dirs,
         project_includes,
+        sass: flags.sass,
     })
 }
 

@@ -79,6 +79,10 @@ pub struct Facts {
     /// The kind of each of [`Facts::assumptions`], in the same order.
     pub assumption_kinds: Vec<&'static str>,
     pub status: String,
+    /// The instruction that runs the access, where the compiled code was
+    /// read (`--nvcc`, `--sass`): its opcode, and the compiler that built
+    /// it (`None`: a listing given).
+    pub instruction: Option<(String, Option<String>)>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -315,30 +315,45 @@ pub fn facts(ctx: &Context, r: &AccessReport) -> Facts {
         assumptions,
         assumption_kinds,
         status: r.status.name().to_string(),
+        instruction: r
+            .sass
+            .as_ref()
+            .map(|c| (c.opcode.clone(), c.compiler.clone())),
         ..Facts::default()
     }
 }
 
-/// The assumptions lines appended to a diagnostic's notes, and the inputs
-/// the finding holds for every value of.
-/// The source accesses nvcc merged into `r`'s instruction (`k`'s
-/// removed accesses merged into its span), as a note.
-pub fn merged_note(k: &warplint_analyzer::ir::Kernel, r: &AccessReport) -> Option<String> {
+/// What the instruction that runs `r` is, as notes: the source accesses
+/// nvcc merged into it (`k`'s removed accesses merged into its span), and
+/// the SASS it was verified against.
+pub fn instruction_notes(k: &warplint_analyzer::ir::Kernel, r: &AccessReport) -> Vec<String> {
     let covered: Vec<String> = k
         .removed
         .iter()
         .filter(|x| matches!(x.why, warplint_analyzer::ir::RemovedWhy::Merged { into } if into == r.span))
         .map(|x| format!("`{}` (line {})", x.text, x.span.line))
         .collect();
-    (!covered.is_empty()).then(|| {
+    let merged = (!covered.is_empty()).then(|| {
         format!(
             "nvcc merges {} into this {}-byte access: one instruction runs for them",
             covered.join(", "),
             r.width
         )
-    })
+    });
+    let verified = r.sass.as_ref().map(|c| {
+        format!(
+            "verified against {}: `{}` runs it on this line",
+            c.compiler
+                .as_ref()
+                .map_or_else(|| "the SASS given".to_string(), |v| format!("{v} SASS")),
+            c.opcode
+        )
+    });
+    merged.into_iter().chain(verified).collect()
 }
 
+/// The assumptions lines appended to a diagnostic's notes, and the inputs
+/// the finding holds for every value of.
 pub fn assumption_notes(r: &AccessReport) -> Vec<String> {
     let assumed = wording::assumptions(&r.assumptions)
         .into_iter()

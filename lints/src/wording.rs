@@ -155,6 +155,13 @@ pub fn unknown_reason(r: &UnknownReason) -> String {
         UnknownReason::FixSearchStopped { ways, limit } => {
             format!("the fix search stopped: a warp is {ways}-way, no better than {limit}")
         }
+        UnknownReason::SassWidth {
+            opcode,
+            width,
+            modelled,
+        } => format!(
+            "the compiled code runs it as `{opcode}` ({width} bytes per lane), where warplint              modelled {modelled}-byte accesses"
+        ),
     }
 }
 

@@ -11,6 +11,7 @@ pub(crate) mod fuse;
 pub(crate) mod neighbours;
 pub mod predefined;
 pub(crate) mod reload;
+pub mod sass;
 pub(crate) mod unroll;
 
 pub use predefined::predefined_macros;

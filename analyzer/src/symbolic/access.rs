@@ -148,5 +148,6 @@ fn report(
         },
         min_offset: run.min_offset,
         inlined_at: a.inlined_at.clone(),
+        sass: None,
     }
 }

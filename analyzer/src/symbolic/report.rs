@@ -161,6 +161,9 @@ pub struct AccessReport {
     pub min_offset: Option<i64>,
     /// [`crate::ir::Access::inlined_at`].
     pub inlined_at: Option<crate::ir::Inlined>,
+    /// What the compiled code runs for it, where a SASS listing was given
+    /// ([`crate::Options::sass`], `nvcc::sass`).
+    pub sass: Option<crate::nvcc::sass::SassCheck>,
 }
 
 impl From<SharedStats> for Cost {

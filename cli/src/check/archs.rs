@@ -32,6 +32,10 @@ pub(super) fn across_archs(
     };
     let mut per_arch: Vec<(warplint_analyzer::Arch, Vec<Diagnostic>)> =
         vec![(settings.archs[0], first)];
+    // The SASS is the first architecture's.
+    let mut options = options.clone();
+    options.sass = None;
+    let options = &options;
     for a in &settings.archs[1..] {
         let Ok(model) = settings.model(*a) else {
             continue;

@@ -113,6 +113,13 @@ fn check_context(
     options.frontend.headers = reached.headers;
     options.frontend.project_launches = project_launches;
     options.frontend.only_file = Some(id);
+    o.warnings.extend(crate::sass::attach(
+        s,
+        &mut options,
+        Path::new(path),
+        bytes,
+        &reached.canonical,
+    ));
     let (analysis, diagnostics) = lint(
         bytes,
         &options,
@@ -172,7 +179,22 @@ impl Unit<'_> {
         bytes: &mut Vec<u8>,
         diagnostics: &mut Vec<Diagnostic>,
     ) -> Result<(), String> {
-        let relint = |b: &[u8]| self.lint(b).1;
+        // An edited source is not what nvcc compiled: the model alone
+        // re-checks it.
+        let mut plain = self.options.clone();
+        plain.sass = None;
+        let s = &self.cfg.settings;
+        let relint = |b: &[u8]| {
+            lint(
+                b,
+                &plain,
+                s.arch,
+                &s.thresholds,
+                self.cfg.model.as_ref(),
+                &self.cfg.selected,
+            )
+            .1
+        };
         let (new, n) = crate::fix::fix_source(bytes, diagnostics, self.args.unsafe_fixes, &relint);
         if n == 0 {
             return Ok(());
@@ -216,6 +238,13 @@ fn check_one(
     let mut options = settings.options.clone();
     options.frontend.headers = reached.headers;
     options.frontend.project_launches = project_launches;
+    let sass_warning = crate::sass::attach(
+        settings,
+        &mut options,
+        Path::new(&path),
+        &bytes,
+        &reached.canonical,
+    );
     let unit = Unit {
         path,
         stdin,
@@ -229,6 +258,7 @@ fn check_one(
             .cut
             .map(|c| format!("{}: {c}", unit.path))
             .into_iter()
+            .chain(sass_warning)
             .collect(),
         ..Outcome::default()
     };

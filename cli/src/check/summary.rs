@@ -226,6 +226,13 @@ pub(super) fn show_settings(s: &Settings, selected: &Selected) -> String {
         e.default_param
             .map_or_else(|| "(representative values)".into(), |p| p.to_string())
     ));
+    out.push_str(&format!(
+        "instructions: {}\n",
+        s.sass.as_ref().map_or_else(
+            || "the model's (no --nvcc or --sass)".to_string(),
+            |x| x.describe()
+        )
+    ));
     let t = &s.thresholds;
     out.push_str(&format!(
         "thresholds: shared-ways-warning = {}, shared-ways-error = {}, global-efficiency-warning = {}, global-efficiency-error = {}\n",

@@ -88,7 +88,8 @@ pub struct KernelRecord {
 
 /// A source access nvcc emits no instruction for, as `report` JSON states
 /// it: where, which array and operation, why (`merged`, `reloaded`,
-/// `forwarded`) and where the instruction that stands for it is (`at`).
+/// `forwarded`, `not-in-sass`) and where the instruction that stands for it
+/// is (`at`, null where not known).
 pub fn removed_json(
     k: &warplint_analyzer::ir::Kernel,
     r: &warplint_analyzer::ir::Removed,
@@ -103,7 +104,7 @@ pub fn removed_json(
         "op": r.op.name(),
         "text": r.text,
         "why": r.why.kind(),
-        "at": {"file": path_of(at.file), "line": at.line, "column": at.column},
+        "at": at.map(|at| json!({"file": path_of(at.file), "line": at.line, "column": at.column})),
     })
 }
 
@@ -194,6 +195,12 @@ pub fn access_json(path: &str, run: &ArchRun, r: &AccessReport) -> Value {
     if let Some(u) = &r.unknown_reason {
         m.insert("unknown_reason".into(), json!(wording::unknown_reason(u)));
         m.insert("unknown_kind".into(), json!(u.kind()));
+    }
+    if let Some(c) = &r.sass {
+        m.insert(
+            "sass".into(),
+            json!({"opcode": c.opcode, "width": c.width, "compiler": c.compiler}),
+        );
     }
     let (k, v) = cost_json(run, r);
     m.insert(k, v);
@@ -624,17 +631,21 @@ fn removed_lines(files: &[FileResult]) -> String {
                 let why = match s(&r["why"]).as_str() {
                     "merged" => "merged into the access at",
                     "reloaded" => "the value loaded at",
+                    "not-in-sass" => "no instruction on its line in the SASS",
                     _ => "the value stored at",
                 };
+                let at = match n(&r["at"]["line"]) {
+                    0 => String::new(),
+                    line => format!(" line {line}"),
+                };
                 out.push_str(&format!(
-                    "  {}:{}:{} ({} `{}`, {}): {why} line {}\n",
+                    "  {}:{}:{} ({} `{}`, {}): {why}{at}\n",
                     s(&r["file"]),
                     n(&r["line"]),
                     n(&r["column"]),
                     k.name,
                     s(&r["array"]),
                     s(&r["op"]),
-                    n(&r["at"]["line"])
                 ));
             }
         }

@@ -39,6 +39,15 @@ fn report_file(unit: Unit, build: &ReportBuild) -> Option<FileResult> {
     file_options.frontend.only_file = only;
     file_options.frontend.headers = unit.reached.headers;
     file_options.frontend.project_launches = unit.sites;
+    if let Some(w) = crate::sass::attach(
+        &build.settings,
+        &mut file_options,
+        unit.path,
+        unit.bytes,
+        &unit.reached.canonical,
+    ) {
+        eprintln!("warplint: warning: {w}");
+    }
     let header_paths: Vec<String> = file_options
         .frontend
         .headers
@@ -158,10 +167,11 @@ fn report_builds(
     args: &ReportArgs,
     files: &[PathBuf],
 ) -> Result<(Vec<ReportBuild>, Vec<usize>), String> {
+    let given = args.model.flags()?;
     let resolve = |build: Option<compile_db::BuildFlags>| -> Result<ReportBuild, String> {
         let flags = settings::ModelFlags {
             build: build.clone(),
-            ..args.model.flags()
+            ..given.clone()
         };
         let settings = settings::resolve_with(&args.config.args(), &args.arch, flags)?;
         let mut models = Vec::new();

@@ -136,7 +136,7 @@ impl Lint for SharedBankConflict {
                     notes.push(table);
                 }
             }
-            notes.extend(crate::merged_note(k, r));
+            notes.extend(crate::instruction_notes(k, r));
             notes.extend(assumption_notes(r));
             let (plan, pitch, cut) = plans
                 .entry((r.kernel, access.obj))

@@ -177,7 +177,7 @@ impl Lint for UncoalescedGlobalAccess {
                 "{}, block {}x{}x{}; allocations are assumed 256-byte aligned",
                 ctx.arch, r.block[0], r.block[1], r.block[2]
             )];
-            notes.extend(crate::merged_note(k, r));
+            notes.extend(crate::instruction_notes(k, r));
             notes.extend(assumption_notes(r));
             let mut facts = facts(ctx, r);
             facts.sectors = Some(g.sectors);

@@ -40,6 +40,7 @@ pub fn subject(r: &UnknownReason) -> Option<String> {
             Some(format!("`{}`", b.name))
         }
         UnknownReason::FixSearchStopped { .. } => None,
+        UnknownReason::SassWidth { opcode, .. } => Some(format!("`{opcode}`")),
     }
 }
 
@@ -115,6 +116,9 @@ fn predicate(r: &UnknownReason, kernel: Option<&str>) -> Predicate {
             return plain("budgets that ran out")
         }
         UnknownReason::FixSearchStopped { .. } => return plain("the fix search, which stopped"),
+        UnknownReason::SassWidth { .. } => {
+            return plain("instructions nvcc emits with another width than the model's")
+        }
     };
     let launch = "check it with the file that launches the kernel";
     let advised = |what, hint: String, header| Predicate {

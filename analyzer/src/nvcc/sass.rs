@@ -1,0 +1,551 @@
+//! What nvcc really emitted, read from its SASS: `nvdisasm -gi` (or `-g`)
+//! of a cubin built with `-lineinfo`. [`parse`] reads the listing's memory
+//! instructions with their source lines; [`apply`] checks each report of
+//! the model against them, where a toolkit was there to compile the file
+//! (`warplint check --nvcc`, or a listing given with `--sass`).
+//!
+//! The listing's form (nvcc 13.0, `fixtures/sass/`): a function starts at
+//! `.text.<mangled>:`; a block of `//## File "<path>", line <n>` comments,
+//! the first with ` inlined at "<path>", line <m>` under `-gi` when the
+//! code is inlined, gives the lines of the instructions after it; an
+//! instruction is `/*<address>*/ [@P] OPCODE.MODIFIERS operands ;`.
+//!
+//! What a report becomes (the instruction that runs is the hardware's
+//! answer; the model only stands in for it):
+//! - the line's instructions of its space and operation have its width:
+//!   it is verified ([`SassCheck::Agrees`]);
+//! - they have another width (nvcc merged or split what the model did
+//!   not): its cost is not the hardware's, it becomes `unknown`
+//!   ([`crate::finding::UnknownReason::SassWidth`]);
+//! - there is none (nvcc merged it into a neighbour on another line,
+//!   reused a value, or proved it dead): the report is dropped and the
+//!   access is listed in `Kernel::removed` ([`RemovedWhy::NotInSass`]).
+//!
+//! A kernel the listing lacks, an atomic, a constant access, and an
+//! instruction whose width the opcode does not say (`LDSM`, `LDGSTS`)
+//! are left as the model says.
+
+use crate::ir::{Op, Program, Removed, RemovedWhy, Space, Span};
+use crate::symbolic::{AccessReport, Status};
+
+/// A source line: a file of the listing (index into [`Listing::files`])
+/// and its line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Loc {
+    pub file: usize,
+    pub line: u32,
+}
+
+/// One memory instruction of a function.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Insn {
+    /// The line the line table gives it (the innermost when inlined).
+    pub at: Loc,
+    /// The calls it was inlined through, innermost first (`-gi` only).
+    pub inlined_at: Vec<Loc>,
+    /// The opcode with its modifiers (`LDS.64`, `LDG.E.128.CONSTANT`).
+    pub opcode: String,
+    /// `None`: a generic `LD`/`ST`, whose space the hardware decides.
+    pub space: Option<Space>,
+    pub op: Op,
+    /// Bytes per lane; `None` where the opcode does not say it as a
+    /// plain access (`LDSM`, `LDGSTS`, atomics).
+    pub width: Option<u32>,
+}
+
+/// One function of the listing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Function {
+    pub mangled: String,
+    /// The unqualified name the mangled name gives (`_ZN2ns2nkEPdi`: `nk`).
+    pub name: String,
+    pub insns: Vec<Insn>,
+}
+
+/// A parsed SASS listing.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Listing {
+    pub files: Vec<String>,
+    pub functions: Vec<Function>,
+}
+
+/// A listing ready to check a translation unit against: which of its
+/// files is which file of the unit.
+#[derive(Clone, Debug, Default)]
+pub struct Sass {
+    pub listing: Listing,
+    /// Per [`Listing::files`] entry, the `Span::file` it is (0: the file
+    /// analysed; `n`: its header `n - 1`), `None` for another file.
+    pub file_ids: Vec<Option<u32>>,
+    /// Which compiler built it, for the wording (`nvcc 13.0`); `None`
+    /// when the listing was given.
+    pub compiler: Option<String>,
+}
+
+/// What the SASS says of one report ([`AccessReport::sass`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SassCheck {
+    /// [`Sass::compiler`].
+    pub compiler: Option<String>,
+    /// The instruction that runs the access (one of them, the widest).
+    pub opcode: String,
+    /// Its width in bytes.
+    pub width: u32,
+}
+
+/// The memory instructions of a listing. Lines it does not understand are
+/// skipped: a listing of another form gives no instructions, never an
+/// error.
+pub fn parse(text: &str) -> Listing {
+    let mut listing = Listing::default();
+    let mut here: Option<Loc> = None;
+    let mut chain: Vec<Loc> = Vec::new();
+    // Whether the last line read was a `//##` line (a new block starts
+    // after an instruction).
+    let mut in_block = false;
+    for raw in text.lines() {
+        let line = raw.trim();
+        if let Some(rest) = line.strip_prefix("//##") {
+            let locs = locations(rest, &mut listing.files);
+            // A block's first line names the innermost line and the calls
+            // it is inlined at; the lines after it repeat those calls. A
+            // block of plain lines (no inlining) means its last.
+            if !in_block || chain.is_empty() {
+                here = locs.first().copied();
+                chain = locs.get(1..).unwrap_or_default().to_vec();
+                in_block = true;
+            } else {
+                for l in locs {
+                    if Some(l) != here && !chain.contains(&l) {
+                        chain.push(l);
+                    }
+                }
+            }
+            continue;
+        }
+        in_block = false;
+        if let Some(name) = function_start(line) {
+            listing.functions.push(Function {
+                name: base_name(name).unwrap_or_else(|| name.to_string()),
+                mangled: name.to_string(),
+                insns: Vec::new(),
+            });
+            here = None;
+            chain.clear();
+            continue;
+        }
+        let (Some(f), Some(at)) = (listing.functions.last_mut(), here) else {
+            continue;
+        };
+        if let Some(opcode) = instruction_opcode(line) {
+            if let Some((space, op, width)) = classify(opcode) {
+                f.insns.push(Insn {
+                    at,
+                    inlined_at: chain.clone(),
+                    opcode: opcode.to_string(),
+                    space,
+                    op,
+                    width,
+                });
+            }
+        }
+    }
+    listing
+}
+
+/// `.text.<mangled>:` starts a function.
+fn function_start(line: &str) -> Option<&str> {
+    let name = line.strip_prefix(".text.")?.strip_suffix(':')?;
+    (!name.is_empty() && !name.contains(char::is_whitespace)).then_some(name)
+}
+
+/// The `File "<path>", line <n>` locations of a `//##` line, in order.
+fn locations(mut rest: &str, files: &mut Vec<String>) -> Vec<Loc> {
+    let mut out = Vec::new();
+    while let Some(q) = rest.find('"') {
+        let after = &rest[q + 1..];
+        let Some(end) = after.find('"') else { break };
+        let path = &after[..end];
+        let tail = after[end + 1..].trim_start();
+        let Some(num) = tail.strip_prefix(", line") else {
+            rest = &after[end + 1..];
+            continue;
+        };
+        let num = num.trim_start();
+        let digits: &str = &num[..num.find(|c: char| !c.is_ascii_digit()).unwrap_or(num.len())];
+        if let Ok(line) = digits.parse::<u32>() {
+            let file = match files.iter().position(|f| f == path) {
+                Some(i) => i,
+                None => {
+                    files.push(path.to_string());
+                    files.len() - 1
+                }
+            };
+            out.push(Loc { file, line });
+        }
+        rest = &num[digits.len()..];
+    }
+    out
+}
+
+/// The opcode with its modifiers of an instruction line
+/// (`/*0130*/ @!P0 STS.64 [R0], R4 ;`: `STS.64`).
+fn instruction_opcode(line: &str) -> Option<&str> {
+    let rest = line.strip_prefix("/*")?;
+    let close = rest.find("*/")?;
+    if !rest[..close].chars().all(|c| c.is_ascii_hexdigit()) {
+        return None;
+    }
+    let mut words = rest[close + 2..]
+        .trim_start()
+        .trim_start_matches('{')
+        .split_whitespace();
+    let mut w = words.next()?;
+    if w.starts_with('@') {
+        w = words.next()?;
+    }
+    let w = w.trim_end_matches(';');
+    w.starts_with(|c: char| c.is_ascii_uppercase()).then_some(w)
+}
+
+/// The space, operation and width of a memory opcode; `None` for any
+/// other instruction (and the constant bank's `LDC`/`ULDC`).
+fn classify(opcode: &str) -> Option<(Option<Space>, Op, Option<u32>)> {
+    let mut parts = opcode.split('.');
+    let base = parts.next()?;
+    let mods: Vec<&str> = parts.collect();
+    let (space, op) = match base {
+        "LDS" => (Some(Space::Shared), Op::Load),
+        "STS" => (Some(Space::Shared), Op::Store),
+        "LDG" => (Some(Space::Global), Op::Load),
+        "STG" => (Some(Space::Global), Op::Store),
+        "LDL" => (Some(Space::Local), Op::Load),
+        "STL" => (Some(Space::Local), Op::Store),
+        "LD" => (None, Op::Load),
+        "ST" => (None, Op::Store),
+        "ATOMS" => (Some(Space::Shared), Op::Atomic),
+        "ATOMG" | "REDG" => (Some(Space::Global), Op::Atomic),
+        "ATOM" | "RED" => (None, Op::Atomic),
+        // ldmatrix and cp.async: a shape, not a per-lane width.
+        "LDSM" | "STSM" => return Some((Some(Space::Shared), op_of(base), None)),
+        "LDGSTS" => return Some((Some(Space::Global), Op::Load, None)),
+        _ => return None,
+    };
+    if op == Op::Atomic {
+        return Some((space, op, None));
+    }
+    let mut width = 4;
+    for m in &mods {
+        match *m {
+            "U8" | "S8" => width = 1,
+            "U16" | "S16" => width = 2,
+            "64" => width = 8,
+            "128" => width = 16,
+            _ => {}
+        }
+    }
+    Some((space, op, Some(width)))
+}
+
+fn op_of(base: &str) -> Op {
+    if base.starts_with("ST") {
+        Op::Store
+    } else {
+        Op::Load
+    }
+}
+
+/// The unqualified name of an Itanium-mangled function name (`_Z6kernelPf`:
+/// `kernel`; `_ZN2ns2nkEPdi`: `nk`); `None` for a name not mangled so.
+pub fn base_name(mangled: &str) -> Option<String> {
+    let rest = mangled.strip_prefix("_Z")?;
+    let (nested, mut rest) = match rest.strip_prefix('N') {
+        Some(r) => (true, r),
+        None => (false, rest),
+    };
+    let mut last = None;
+    loop {
+        // Qualifiers of a nested name (`K`, `V`, `r`) before the parts.
+        rest = rest.trim_start_matches(['K', 'V', 'r']);
+        let digits = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        if digits == 0 {
+            break;
+        }
+        let n: usize = rest[..digits].parse().ok()?;
+        let id = rest.get(digits..digits + n)?;
+        last = Some(id.to_string());
+        rest = &rest[digits + n..];
+        if !nested {
+            break;
+        }
+        // Template arguments of a nested part: skipped (the base name is
+        // the part before them).
+        if rest.starts_with('I') || rest.starts_with('E') {
+            break;
+        }
+    }
+    last
+}
+
+/// The instructions of a kernel's `functions` of `space` and `op` on the
+/// lines of `spans` (an access and those merged into it: nvcc gives a
+/// merged instruction one of their lines, not always the model's); or,
+/// for an access inlined from a call, those whose inlining passes through
+/// the call's line.
+fn at_lines<'a>(
+    sass: &'a Sass,
+    functions: &[&'a Function],
+    spans: &[Span],
+    call: Option<Span>,
+    space: Space,
+    op: Op,
+) -> Vec<&'a Insn> {
+    let is = |l: &Loc, s: &Span| {
+        l.line == s.line && sass.file_ids.get(l.file).copied().flatten() == Some(s.file)
+    };
+    let insns = || {
+        functions
+            .iter()
+            .flat_map(|f| &f.insns)
+            .filter(move |i| i.op == op && i.space.is_none_or(|s| s == space))
+    };
+    let here: Vec<&Insn> = insns()
+        .filter(|i| spans.iter().any(|s| is(&i.at, s)))
+        .collect();
+    match call {
+        Some(c) if here.is_empty() => insns()
+            .filter(|i| i.inlined_at.iter().any(|l| is(l, &c)) || is(&i.at, &c))
+            .collect(),
+        _ => here,
+    }
+}
+
+/// What the SASS says of one report.
+enum Verdict {
+    Agrees(SassCheck),
+    Width(SassCheck),
+    Absent,
+}
+
+/// `merged`: the spans of the accesses the model merged into `r`.
+fn verdict(
+    sass: &Sass,
+    functions: &[&Function],
+    r: &AccessReport,
+    merged: &[Span],
+) -> Option<Verdict> {
+    if !matches!(r.space, Space::Shared | Space::Global | Space::Local)
+        || !matches!(r.op, Op::Load | Op::Store)
+    {
+        return None;
+    }
+    // A file the listing does not hold (another unit's listing, a header
+    // nvcc read elsewhere): nothing to say.
+    if !sass.file_ids.contains(&Some(r.span.file)) {
+        return None;
+    }
+    let call = r.inlined_at.as_ref().map(|i| i.call);
+    let spans: Vec<Span> = std::iter::once(r.span)
+        .chain(merged.iter().copied())
+        .collect();
+    let insns = at_lines(sass, functions, &spans, call, r.space, r.op);
+    if insns.is_empty() {
+        return Some(Verdict::Absent);
+    }
+    let check = |i: &Insn| SassCheck {
+        compiler: sass.compiler.clone(),
+        opcode: i.opcode.clone(),
+        width: i.width.unwrap_or(r.width),
+    };
+    if let Some(i) = insns.iter().find(|i| i.width == Some(r.width)) {
+        return Some(Verdict::Agrees(check(i)));
+    }
+    // Instructions whose width the opcode does not say: no verdict.
+    let widest = insns
+        .iter()
+        .filter(|i| i.width.is_some())
+        .max_by_key(|i| i.width)?;
+    Some(Verdict::Width(check(widest)))
+}
+
+/// Checks `reports` against the listing (see the module doc): verified
+/// reports carry [`AccessReport::sass`], a width the model did not give
+/// makes the report `unknown`, and an access with no instruction on its
+/// line is removed, with why, from the reports.
+pub fn apply(sass: &Sass, program: &mut Program, reports: &mut Vec<AccessReport>) {
+    let mut absent: Vec<(usize, usize)> = Vec::new();
+    for r in reports.iter_mut() {
+        let Some(k) = program.kernels.get(r.kernel) else {
+            continue;
+        };
+        let name = k.name.rsplit("::").next().unwrap_or(&k.name);
+        let functions: Vec<&Function> = sass
+            .listing
+            .functions
+            .iter()
+            .filter(|f| f.name == name)
+            .collect();
+        if functions.is_empty() {
+            continue;
+        }
+        let merged: Vec<Span> = k
+            .removed
+            .iter()
+            .filter(|x| matches!(x.why, RemovedWhy::Merged { into } if into == r.span))
+            .map(|x| x.span)
+            .collect();
+        match verdict(sass, &functions, r, &merged) {
+            Some(Verdict::Agrees(c)) => r.sass = Some(c),
+            Some(Verdict::Width(c)) => {
+                r.unknown_reason = Some(crate::finding::UnknownReason::SassWidth {
+                    opcode: c.opcode.clone(),
+                    width: c.width,
+                    modelled: r.width,
+                });
+                r.status = Status::Unknown;
+                r.cost = None;
+                r.worst = None;
+                r.sass = Some(c);
+            }
+            Some(Verdict::Absent) if !absent.contains(&(r.kernel, r.access)) => {
+                absent.push((r.kernel, r.access));
+            }
+            Some(Verdict::Absent) | None => {}
+        }
+    }
+    for &(ki, ai) in &absent {
+        let Some(k) = program.kernels.get_mut(ki) else {
+            continue;
+        };
+        let Some(a) = k.accesses.get(ai) else {
+            continue;
+        };
+        k.removed.push(Removed {
+            obj: a.obj,
+            op: a.op,
+            span: a.span,
+            text: a.text.clone(),
+            why: RemovedWhy::NotInSass {
+                compiler: sass.compiler.clone(),
+            },
+        });
+    }
+    reports.retain(|r| !absent.contains(&(r.kernel, r.access)));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mangled_names_give_their_base_name() {
+        let cases = [
+            ("_Z6kernelPf", Some("kernel")),
+            ("_ZN2ns2nkEPdi", Some("nk")),
+            ("_Z2tkILi64EEvPfPKf", Some("tk")),
+            ("_ZN5outer5inner3fooILi4EEEvv", Some("foo")),
+            ("_ZN3fooILi4EE3barEv", Some("foo")),
+            ("main", None),
+            ("_Z", None),
+            ("_Z99x", None),
+        ];
+        for (m, want) in cases {
+            assert_eq!(base_name(m).as_deref(), want, "{m}");
+        }
+    }
+
+    #[test]
+    fn opcodes_give_space_operation_and_width() {
+        let cases = [
+            ("LDS", Some((Some(Space::Shared), Op::Load, Some(4)))),
+            ("STS.64", Some((Some(Space::Shared), Op::Store, Some(8)))),
+            ("LDS.U.128", Some((Some(Space::Shared), Op::Load, Some(16)))),
+            (
+                "LDG.E.128.CONSTANT",
+                Some((Some(Space::Global), Op::Load, Some(16))),
+            ),
+            ("STG.E.U16", Some((Some(Space::Global), Op::Store, Some(2)))),
+            ("LDS.S8", Some((Some(Space::Shared), Op::Load, Some(1)))),
+            ("LD.E.64", Some((None, Op::Load, Some(8)))),
+            (
+                "ATOMS.POPC.INC.32",
+                Some((Some(Space::Shared), Op::Atomic, None)),
+            ),
+            (
+                "REDG.E.ADD.F32.FTZ.RN.STRONG.GPU",
+                Some((Some(Space::Global), Op::Atomic, None)),
+            ),
+            ("LDSM.16.M88.4", Some((Some(Space::Shared), Op::Load, None))),
+            ("LDC.64", None),
+            ("ULDC", None),
+            ("FADD", None),
+        ];
+        for (o, want) in cases {
+            assert_eq!(classify(o), want, "{o}");
+        }
+    }
+
+    #[test]
+    fn a_listing_gives_each_function_its_memory_instructions_and_lines() {
+        let text = r#"
+//--------------------- .text._Z2tkILi64EEvPfPKf  --------------------------
+_Z2tkILi64EEvPfPKf:
+.text._Z2tkILi64EEvPfPKf:
+	//## File "/a/inl.cu", line 6
+        /*0050*/                   LDG.E R4, desc[UR6][R2.64] ;
+	//## File "/a/inl.cuh", line 3 inlined at "/a/inl.cu", line 6
+	//## File "/a/inl.cu", line 6
+        /*0120*/                   FADD R5, R4, R4 ;
+        /*0130*/               @!P0 STS.64 [R0], R4 ;
+	//## File "/a/inl.cu", line 8
+        /*0160*/                   LDS R7, [R7] ;
+.L_x_1:
+        /*01b0*/                   BRA `(.L_x_1);
+"#;
+        let l = parse(text);
+        assert_eq!(
+            l.files,
+            vec!["/a/inl.cu".to_string(), "/a/inl.cuh".to_string()]
+        );
+        assert_eq!(l.functions.len(), 1);
+        let f = &l.functions[0];
+        assert_eq!(f.name, "tk");
+        let got: Vec<(&str, u32, usize, Vec<u32>)> = f
+            .insns
+            .iter()
+            .map(|i| {
+                (
+                    i.opcode.as_str(),
+                    i.at.line,
+                    i.at.file,
+                    i.inlined_at.iter().map(|l| l.line).collect(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("LDG.E", 6, 0, vec![]),
+                ("STS.64", 3, 1, vec![6]),
+                ("LDS", 8, 0, vec![]),
+            ]
+        );
+    }
+
+    #[test]
+    fn text_that_is_not_a_listing_gives_nothing() {
+        for t in [
+            "",
+            "hello\n/*zz*/ LDS R0 ;",
+            "//## File \"x\", line",
+            ".text.:\n/*0010*/ LDS",
+        ] {
+            assert!(
+                parse(t).functions.iter().all(|f| f.insns.is_empty()),
+                "{t:?}"
+            );
+        }
+    }
+}

@@ -1,0 +1,279 @@
+//! `--sass` and `--nvcc`: the model checked against the instructions nvcc
+//! really emitted, through the real binary. The listings in
+//! `fixtures/sass/` were recorded with nvcc 13.0 (`nvdisasm -gi` of
+//! `nvcc -cubin -O3 -lineinfo -arch=sm_90`; see its README), so no toolkit
+//! is needed; `--nvcc` runs a stand-in toolkit that hands back a recorded
+//! listing.
+
+mod common;
+use common::{stderr, stdout, temp_project, warplint};
+use serde_json::Value;
+
+fn report(args: &[&str]) -> Value {
+    let mut all = vec!["report", "--isolated", "--format", "json"];
+    all.extend(args);
+    let out = warplint(&all);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    serde_json::from_str(&stdout(&out)).expect("json")
+}
+
+fn accesses(doc: &Value) -> &Vec<Value> {
+    doc["accesses"].as_array().expect("accesses")
+}
+
+fn find<'a>(doc: &'a Value, kernel: &str, line: u64, op: &str) -> Option<&'a Value> {
+    accesses(doc)
+        .iter()
+        .find(|a| a["kernel"] == kernel && a["line"] == line && a["op"] == op)
+}
+
+/// `widen.cu` as nvcc 13.0 compiled it: four neighbouring loads are one
+/// `LDS.128` that nvcc gives the second load's line (the model merges them
+/// on the first: the instruction is found through the accesses it covers),
+/// an unrolled loop's stores two `STS.128`, scalar global loads `LDG`s; the
+/// loop-invariant `in[t]` of `unroll8` is loaded once before the loop, so
+/// its line has no load and the access is reported removed.
+#[test]
+fn a_listing_verifies_each_access_or_says_it_runs_no_instruction() {
+    let plain = report(&["fixtures/sass/widen.cu"]);
+    let doc = report(&[
+        "--sass",
+        "fixtures/sass/widen.gi.sass",
+        "fixtures/sass/widen.cu",
+    ]);
+    assert!(plain["accesses"][0].get("sass").is_none());
+    let quad = find(&doc, "four_loads", 22, "load").expect("the merged load");
+    assert_eq!(quad["access_bytes"], 16);
+    assert_eq!(quad["sass"]["opcode"], "LDS.128", "{quad}");
+    assert_eq!(quad["sass"]["compiler"], Value::Null);
+    let stores = find(&doc, "unroll8", 57, "store").expect("the unrolled store");
+    assert_eq!(stores["sass"]["opcode"], "STS.128");
+    let scalar = find(&doc, "global_quad", 50, "load").expect("a scalar global load");
+    assert_eq!(scalar["sass"]["opcode"], "LDG.E.CONSTANT");
+    // Every other shared or global access is verified.
+    for a in accesses(&doc) {
+        assert!(a.get("sass").is_some(), "not verified: {a}");
+    }
+    // The hoisted load: an access without the listing, removed with it.
+    assert!(find(&plain, "unroll8", 57, "load").is_some());
+    assert!(find(&doc, "unroll8", 57, "load").is_none());
+    let unroll8 = doc["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["name"] == "unroll8")
+        .expect("unroll8");
+    let removed: Vec<&Value> = unroll8["removed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["why"] == "not-in-sass")
+        .collect();
+    assert_eq!(removed.len(), 1, "{removed:?}");
+    assert_eq!(removed[0]["line"], 57);
+    assert_eq!(removed[0]["at"], Value::Null);
+    let text = stdout(&warplint(&[
+        "report",
+        "--isolated",
+        "--sass",
+        "fixtures/sass/widen.gi.sass",
+        "fixtures/sass/widen.cu",
+    ]));
+    assert!(
+        text.contains(
+            "widen.cu:57:48 (unroll8 `in`, load): no instruction on its line in the SASS"
+        ),
+        "{text}"
+    );
+}
+
+/// Arrays of a thread nvcc keeps in registers (`float kr[8]` indexed by an
+/// unrolled loop's counter) run no memory instruction: with the listing
+/// they are removed, not reported as local-memory traffic.
+#[test]
+fn register_arrays_run_no_instruction() {
+    let path = "fixtures/groundtruth/sm_90/unrolled_loads.cu";
+    let plain = report(&[path]);
+    let doc = report(&["--sass", "fixtures/sass/unrolled_loads.gi.sass", path]);
+    let local = |d: &Value| accesses(d).iter().filter(|a| a["space"] == "local").count();
+    assert!(local(&plain) > 0);
+    assert_eq!(local(&doc), 0);
+    // The global loads stay, verified.
+    let loads: Vec<&Value> = accesses(&doc)
+        .iter()
+        .filter(|a| a["space"] == "global" && a["op"] == "load")
+        .collect();
+    assert!(!loads.is_empty());
+    assert!(loads.iter().all(|a| a.get("sass").is_some()), "{loads:?}");
+}
+
+/// A diagnostic on a verified access says which instruction runs it, in
+/// its notes and as data.
+#[test]
+fn a_verified_diagnostic_names_its_instruction() {
+    let out = warplint(&[
+        "check",
+        "--isolated",
+        "--output-format",
+        "json",
+        "--sass",
+        "fixtures/sass/widen.gi.sass",
+        "fixtures/sass/widen.cu",
+    ]);
+    let v: Value = serde_json::from_str(&stdout(&out)).expect("json");
+    let sm = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["code"] == "SM001" && d["kernel"] == "unroll8")
+        .expect("the 2-way unrolled store");
+    assert_eq!(sm["instruction"]["opcode"], "STS.128", "{sm}");
+    assert_eq!(sm["instruction"]["verified_against"], "listing");
+    let notes = sm["notes"].to_string();
+    assert!(
+        notes.contains("verified against the SASS given: `STS.128` runs it on this line"),
+        "{notes}"
+    );
+    let plain = warplint(&[
+        "check",
+        "--isolated",
+        "--output-format",
+        "json",
+        "fixtures/sass/widen.cu",
+    ]);
+    let p: Value = serde_json::from_str(&stdout(&plain)).expect("json");
+    assert!(p
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|d| d["instruction"].is_null()));
+}
+
+/// An access in an inlined function is found at its own line of the
+/// header (`-gi` names both it and the call).
+#[test]
+fn an_inlined_access_is_found_in_its_header() {
+    let doc = report(&[
+        "--sass",
+        "fixtures/sass/inl.gi.sass",
+        "fixtures/sass/inl.cu",
+    ]);
+    let in_header: Vec<&Value> = accesses(&doc)
+        .iter()
+        .filter(|a| a["file"].as_str().is_some_and(|f| f.ends_with("inl.cuh")))
+        .collect();
+    assert!(!in_header.is_empty());
+    for a in in_header {
+        assert!(
+            a["sass"]["opcode"]
+                .as_str()
+                .is_some_and(|o| o.starts_with("STS") || o.starts_with("LDS")),
+            "{a}"
+        );
+    }
+}
+
+#[test]
+fn nvcc_and_sass_cannot_be_given_together() {
+    let out = warplint(&[
+        "check",
+        "--isolated",
+        "--nvcc",
+        "auto",
+        "--sass",
+        "fixtures/sass/widen.gi.sass",
+        "fixtures/sass/widen.cu",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+}
+
+#[test]
+fn a_file_that_is_not_a_listing_is_refused() {
+    let out = warplint(&[
+        "check",
+        "--isolated",
+        "--sass",
+        "fixtures/sass/widen.cu",
+        "fixtures/sass/widen.cu",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("no function in it"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// `--nvcc` compiles the file and disassembles the cubin with the
+/// toolkit's nvdisasm: here a stand-in toolkit (shell scripts) that checks
+/// the flags it is given and hands back the recorded listing. A toolkit
+/// that fails to compile leaves the model alone, with a warning.
+#[cfg(unix)]
+#[test]
+fn nvcc_compiles_the_file_and_reads_its_sass() {
+    use std::os::unix::fs::PermissionsExt;
+    let listing = common::root().join("fixtures/sass/widen.gi.sass");
+    let nvcc = r#"#!/bin/sh
+if [ "$1" = "--version" ]; then echo "Cuda compilation tools, release 13.0, V13.0.88"; exit 0; fi
+out=""; lineinfo=no; arch=no
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -o) out="$2"; shift;;
+    -lineinfo) lineinfo=yes;;
+    -arch=sm_90) arch=yes;;
+  esac
+  shift
+done
+[ "$lineinfo" = yes ] && [ "$arch" = yes ] || { echo "error: missing flags" >&2; exit 1; }
+echo cubin > "$out"
+"#;
+    let nvdisasm = format!(
+        "#!/bin/sh\n[ \"$1\" = \"-gi\" ] || exit 1\ncat '{}'\n",
+        listing.display()
+    );
+    let dir = temp_project(
+        "fake-toolkit",
+        &[("bin/nvcc", nvcc), ("bin/nvdisasm", &nvdisasm)],
+    );
+    for tool in ["nvcc", "nvdisasm"] {
+        let p = dir.join("bin").join(tool);
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let nvcc_path = dir.join("bin/nvcc");
+    let nvcc_arg = nvcc_path.to_str().unwrap();
+    let doc = report(&["--nvcc", nvcc_arg, "fixtures/sass/widen.cu"]);
+    let quad = find(&doc, "four_loads", 22, "load").expect("the merged load");
+    assert_eq!(quad["sass"]["opcode"], "LDS.128");
+    assert_eq!(quad["sass"]["compiler"], "nvcc 13.0");
+    let out = warplint(&[
+        "check",
+        "--isolated",
+        "--nvcc",
+        nvcc_arg,
+        "fixtures/sass/widen.cu",
+    ]);
+    assert!(
+        stdout(&out).contains("verified against nvcc 13.0 SASS: `STS.128` runs it on this line"),
+        "{}",
+        stdout(&out)
+    );
+    // For sm_80 the stand-in refuses (it wants -arch=sm_90): the model alone.
+    let out = warplint(&[
+        "check",
+        "--isolated",
+        "--arch",
+        "sm_80",
+        "--nvcc",
+        nvcc_arg,
+        "fixtures/sass/widen.cu",
+    ]);
+    assert!(
+        stderr(&out).contains(
+            "nvcc could not compile it (error: missing flags); analysed by the model alone"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!stdout(&out).contains("verified against"));
+    let _ = std::fs::remove_dir_all(dir);
+}
