@@ -135,7 +135,13 @@ pub fn analyze(source: &[u8], model: &dyn MemoryModel, options: &Options) -> Fil
     let mut reports = analyze_program(&program, model, &options.engine);
     let mut program = program;
     if let Some(sass) = &options.sass {
-        nvcc::sass::apply(sass, &mut program, &mut reports);
+        let again = nvcc::sass::apply(sass, &mut program, &mut reports);
+        if !again.is_empty() {
+            let which: Vec<(usize, usize)> = again.iter().map(|&(k, a, _)| (k, a)).collect();
+            let wide = nvcc::sass::widened(&program, &again);
+            let costed = symbolic::analyze_accesses(&wide, model, &options.engine, &which);
+            nvcc::sass::recosted(&mut reports, costed);
+        }
     }
     FileAnalysis {
         program,

@@ -139,13 +139,12 @@ fn a_stored_value_is_forwarded_to_a_later_load() {
 
 /// Checked against a SASS listing (`nvcc::sass`), a report becomes what
 /// the instruction on its line says: verified where the width is the
-/// model's, `unknown` where nvcc emits another width (the model's cost is
-/// not the hardware's), and removed, with why, where its line has no
-/// instruction of its space and operation.
+/// model's, costed again as the instruction where nvcc emits another
+/// width, and removed, with why, where its line has no instruction of its
+/// space and operation.
 #[test]
 fn a_listing_verifies_widens_or_removes_each_report() {
     use std::sync::Arc;
-    use warplint_analyzer::finding::UnknownReason;
     use warplint_analyzer::ir::RemovedWhy;
     use warplint_analyzer::nvcc::sass::{parse, Sass};
     let src = "__global__ void k(float *out) {\n\
@@ -168,6 +167,13 @@ fn a_listing_verifies_widens_or_removes_each_report() {
     };
     let plain = analyze(src.as_bytes(), &Modern, &Options::default());
     assert_eq!(plain.reports.len(), 3);
+    let of_plain = |a: &warplint_analyzer::FileAnalysis, space, op| {
+        a.reports
+            .iter()
+            .find(|r| r.space == space && r.op == op)
+            .cloned()
+            .expect("a report")
+    };
     let options = Options {
         sass: Some(Arc::new(sass)),
         ..Options::default()
@@ -177,16 +183,25 @@ fn a_listing_verifies_widens_or_removes_each_report() {
     let store = of(Space::Shared, Op::Store).expect("the shared store");
     assert_eq!(store.sass.as_ref().map(|c| c.opcode.as_str()), Some("STS"));
     assert!(store.cost.is_some());
+    // The 4-byte load nvcc emits as `LDS.64`: costed as that instruction
+    // (`2t * 4` bytes aligned down to 8: lanes 8 bytes apart, two
+    // wavefronts as a conflict-free 8-byte access needs).
     let load = of(Space::Shared, Op::Load).expect("the shared load");
-    assert_eq!(load.cost, None);
+    assert_eq!(load.width, 8);
+    assert_eq!(load.unknown_reason, None);
+    let c = load.sass.as_ref().expect("checked");
     assert_eq!(
-        load.unknown_reason,
-        Some(UnknownReason::SassWidth {
-            opcode: "LDS.64".into(),
-            width: 8,
-            modelled: 4
-        })
+        (c.opcode.as_str(), c.width, c.modelled),
+        ("LDS.64", 8, Some(4))
     );
+    match &load.cost {
+        Some(warplint_analyzer::symbolic::Cost::Shared(s)) => {
+            assert_eq!((s.wavefronts, s.ideal_wavefronts), (2.0, 2.0), "{s:?}");
+        }
+        other => panic!("{other:?}"),
+    }
+    let four = of_plain(&plain, Space::Shared, Op::Load);
+    assert_eq!(four.width, 4);
     assert!(of(Space::Global, Op::Store).is_none());
     let removed = &a.program.kernels[0].removed;
     assert_eq!(removed.len(), 1);

@@ -277,3 +277,34 @@ echo cubin > "$out"
     assert!(!stdout(&out).contains("verified against"));
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Four `__shared__` scalars one thread sets: nvcc lays them out together
+/// and stores them as one `STS.128` on the last store's line (and loads
+/// them as one `LDS.128`), which the model, one 4-byte access per
+/// variable, does not know. With the listing the instruction's line is
+/// costed as that 16-byte instruction, saying what the model had, and the
+/// other stores' lines run nothing.
+#[test]
+fn an_instruction_wider_than_the_model_is_costed_as_the_instruction() {
+    let path = "fixtures/sass/scalars.cu";
+    let plain = report(&[path]);
+    let store = find(&plain, "limits", 9, "store").expect("the model's store");
+    assert_eq!(store["access_bytes"], 4);
+    let doc = report(&["--sass", "fixtures/sass/scalars.gi.sass", path]);
+    let store = find(&doc, "limits", 9, "store").expect("the store instruction");
+    assert_eq!(store["access_bytes"], 16, "{store}");
+    assert_eq!(store["sass"]["opcode"], "STS.128");
+    assert_eq!(store["sass"]["modelled_bytes"], 4);
+    assert_eq!(store["status"], "exact");
+    assert_eq!(store["shared"]["ways"], 1, "{store}");
+    for line in [6, 7, 8] {
+        assert!(find(&doc, "limits", line, "store").is_none(), "line {line}");
+    }
+    let removed = doc["kernels"][0]["removed"].as_array().unwrap();
+    let not_in_sass: Vec<u64> = removed
+        .iter()
+        .filter(|r| r["why"] == "not-in-sass" && r["op"] == "store")
+        .filter_map(|r| r["line"].as_u64())
+        .collect();
+    assert_eq!(not_in_sass, vec![6, 7, 8]);
+}

@@ -341,13 +341,18 @@ pub fn instruction_notes(k: &warplint_analyzer::ir::Kernel, r: &AccessReport) ->
         )
     });
     let verified = r.sass.as_ref().map(|c| {
-        format!(
-            "verified against {}: `{}` runs it on this line",
-            c.compiler
-                .as_ref()
-                .map_or_else(|| "the SASS given".to_string(), |v| format!("{v} SASS")),
-            c.opcode
-        )
+        let by = c
+            .compiler
+            .as_ref()
+            .map_or_else(|| "the SASS given".to_string(), |v| format!("{v} SASS"));
+        match c.modelled {
+            Some(m) => format!(
+                "{by} runs it as `{}` ({} bytes per lane, where warplint modelled {m}): \
+                 costed as that instruction",
+                c.opcode, c.width
+            ),
+            None => format!("verified against {by}: `{}` runs it on this line", c.opcode),
+        }
     });
     merged.into_iter().chain(verified).collect()
 }

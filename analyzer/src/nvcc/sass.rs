@@ -91,6 +91,10 @@ pub struct SassCheck {
     pub opcode: String,
     /// Its width in bytes.
     pub width: u32,
+    /// The width the model had, where the instruction's differs: the cost
+    /// is then that of the instruction (the model's lane addresses, each
+    /// aligned down to its width), not of the model's access.
+    pub modelled: Option<u32>,
 }
 
 /// The memory instructions of a listing. Lines it does not understand are
@@ -358,6 +362,7 @@ fn verdict(
         compiler: sass.compiler.clone(),
         opcode: i.opcode.clone(),
         width: i.width.unwrap_or(r.width),
+        modelled: None,
     };
     if let Some(i) = insns.iter().find(|i| i.width == Some(r.width)) {
         return Some(Verdict::Agrees(check(i)));
@@ -373,8 +378,16 @@ fn verdict(
 /// Checks `reports` against the listing (see the module doc): verified
 /// reports carry [`AccessReport::sass`], a width the model did not give
 /// makes the report `unknown`, and an access with no instruction on its
-/// line is removed, with why, from the reports.
-pub fn apply(sass: &Sass, program: &mut Program, reports: &mut Vec<AccessReport>) {
+/// line is removed, with why, from the reports. Returns the accesses
+/// (kernel, access, the instruction's width) to cost again as the
+/// instruction ([`widened`]); a kernel lowered with a representative type
+/// (its reports put together) keeps `unknown`.
+pub fn apply(
+    sass: &Sass,
+    program: &mut Program,
+    reports: &mut Vec<AccessReport>,
+) -> Vec<(usize, usize, u32)> {
+    let mut again: Vec<(usize, usize, u32)> = Vec::new();
     let mut absent: Vec<(usize, usize)> = Vec::new();
     for r in reports.iter_mut() {
         let Some(k) = program.kernels.get(r.kernel) else {
@@ -399,6 +412,11 @@ pub fn apply(sass: &Sass, program: &mut Program, reports: &mut Vec<AccessReport>
         match verdict(sass, &functions, r, &merged) {
             Some(Verdict::Agrees(c)) => r.sass = Some(c),
             Some(Verdict::Width(c)) => {
+                if k.representative.is_none()
+                    && !again.iter().any(|x| (x.0, x.1) == (r.kernel, r.access))
+                {
+                    again.push((r.kernel, r.access, c.width));
+                }
                 r.unknown_reason = Some(crate::finding::UnknownReason::SassWidth {
                     opcode: c.opcode.clone(),
                     width: c.width,
@@ -433,6 +451,41 @@ pub fn apply(sass: &Sass, program: &mut Program, reports: &mut Vec<AccessReport>
         });
     }
     reports.retain(|r| !absent.contains(&(r.kernel, r.access)));
+    again
+}
+
+/// `program` with each access of `again` made the instruction the SASS
+/// runs for it: `width` bytes per lane, each lane's address aligned down
+/// to it (a merged pair's instruction starts at the lower of the two).
+pub fn widened(program: &Program, again: &[(usize, usize, u32)]) -> Program {
+    use crate::ir::{BinOp, Expr};
+    let mut p = program.clone();
+    for &(ki, ai, width) in again {
+        if let Some(a) = p.kernels.get_mut(ki).and_then(|k| k.accesses.get_mut(ai)) {
+            a.width = width;
+            a.offset = Expr::bin(BinOp::And, a.offset.clone(), Expr::konst(-i64::from(width)));
+            a.unrolled = 1;
+        }
+    }
+    p
+}
+
+/// `reports` with those of `again` replaced by `costed` (their reports
+/// as the instruction), each saying what the model had.
+pub fn recosted(reports: &mut [AccessReport], costed: Vec<AccessReport>) {
+    for new in costed {
+        let Some(old) = reports
+            .iter_mut()
+            .find(|r| (r.kernel, r.access, r.launch) == (new.kernel, new.access, new.launch))
+        else {
+            continue;
+        };
+        let sass = old.sass.take().map(|c| SassCheck {
+            modelled: Some(old.width),
+            ..c
+        });
+        *old = AccessReport { sass, ..new };
+    }
 }
 
 #[cfg(test)]

@@ -78,6 +78,43 @@ pub fn analyze_program(
         }
     }
     let mut out = types::put_together(p, out);
+    sort(&mut out);
+    out
+}
+
+/// The reports of the accesses `which` (kernel, access) alone, under each
+/// of their kernel's launches, in [`analyze_program`]'s order (for a
+/// kernel lowered with a representative type, not put together).
+pub fn analyze_accesses(
+    p: &Program,
+    model: &dyn MemoryModel,
+    opts: &EngineOptions,
+    which: &[(usize, usize)],
+) -> Vec<AccessReport> {
+    let mut out = Vec::new();
+    for (ki, k) in p.kernels.iter().enumerate() {
+        let mut kernel_work = 0u64;
+        let mine: Vec<usize> = which
+            .iter()
+            .filter(|(k2, a)| *k2 == ki && *a < k.accesses.len())
+            .map(|&(_, a)| a)
+            .collect();
+        if mine.is_empty() {
+            continue;
+        }
+        for li in 0..k.launches.len() {
+            let setup = Setup::new(k, li, opts);
+            for &ai in &mine {
+                let (r, _) = analyze_access(k, (ki, ai, li), &setup, model, opts, &mut kernel_work);
+                out.push(r);
+            }
+        }
+    }
+    sort(&mut out);
+    out
+}
+
+fn sort(out: &mut [AccessReport]) {
     out.sort_by(|a, b| {
         (a.span.start, a.kernel, a.launch, a.access).cmp(&(
             b.span.start,
@@ -86,5 +123,4 @@ pub fn analyze_program(
             b.access,
         ))
     });
-    out
 }

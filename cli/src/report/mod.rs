@@ -199,7 +199,12 @@ pub fn access_json(path: &str, run: &ArchRun, r: &AccessReport) -> Value {
     if let Some(c) = &r.sass {
         m.insert(
             "sass".into(),
-            json!({"opcode": c.opcode, "width": c.width, "compiler": c.compiler}),
+            json!({
+                "opcode": c.opcode,
+                "width": c.width,
+                "compiler": c.compiler,
+                "modelled_bytes": c.modelled,
+            }),
         );
     }
     let (k, v) = cost_json(run, r);
