@@ -489,6 +489,9 @@ pub struct Access {
     /// access was inlined (the innermost one; `None` in the kernel's own
     /// body).
     pub inlined_at: Option<Inlined>,
+    /// The loop nvcc hoists this load out of (`nvcc/hoist.rs`): it runs
+    /// once per entry of that loop, no longer in its `loops`.
+    pub hoisted: Option<Span>,
 }
 
 /// Where an access's `__device__` function was inlined.
@@ -528,6 +531,10 @@ pub struct Loop {
     /// The body ends a straight-line region (a barrier, a fence, a
     /// branching math call: [`Access::region`]) somewhere.
     pub splits_regions: bool,
+    /// The body holds a barrier, a fence or a call the engine cannot see
+    /// (which may write memory): no load is hoisted out of it
+    /// (`nvcc/hoist.rs`).
+    pub fenced: bool,
     pub span: Span,
 }
 

@@ -213,3 +213,75 @@ fn a_listing_verifies_widens_or_removes_each_report() {
         }
     );
 }
+
+/// The shared load in `for j < n` of `BODY`, analysed with `extra` in the
+/// loop body: whether nvcc hoists it (`nvcc/hoist.rs`, measured in
+/// `fixtures/groundtruth/sm_90/hoist.cu`) and how often it runs a block.
+fn hoisted_with(extra: &str, index: &str) -> (bool, f64) {
+    let src = format!(
+        "__global__ void k(float *out, const float *in, int n) {{\n\
+         __shared__ float s[1024];\n\
+         __shared__ float w[64];\n\
+         int t = threadIdx.x;\n\
+         s[t] = t; w[t % 64] = t;\n\
+         __syncthreads();\n\
+         float acc = 0;\n\
+         for (int j = 0; j < n; j++) {{\n\
+           acc += s[{index}] * w[j % 64];\n\
+           {extra}\n\
+         }}\n\
+         out[t] = acc;\n\
+         }}\n\
+         void run(float *o, const float *i) {{ k<<<1, 256>>>(o, i, 64); }}\n"
+    );
+    let a = analyze(src.as_bytes(), &Modern, &Options::default());
+    let r = a
+        .reports
+        .iter()
+        .find(|r| r.array == "s" && r.op == Op::Load)
+        .expect("the load of s");
+    (r.hoisted.is_some(), r.executions)
+}
+
+/// A load whose address does not change in its loop runs once, before it:
+/// unless a barrier in the loop orders memory, something in the loop may
+/// write what it reads, or its address or a guard of its own changes.
+#[test]
+fn an_invariant_load_is_hoisted_out_of_its_loop_unless_something_stops_it() {
+    let once = (true, 8.0);
+    let every = |h: (bool, f64)| !h.0 && h.1 == 8.0 * 64.0;
+    assert_eq!(hoisted_with("", "(t * 2) % 1024"), once);
+    assert!(every(hoisted_with("__syncthreads();", "(t * 2) % 1024")));
+    assert!(every(hoisted_with(
+        "s[(t * 2 + 1) % 1024] = acc;",
+        "(t * 2) % 1024"
+    )));
+    assert!(every(hoisted_with("", "(t + j) % 1024")));
+    // A store to another shared array or to global memory does not stop it.
+    assert_eq!(hoisted_with("w[t % 64] = acc;", "(t * 2) % 1024"), once);
+    assert_eq!(hoisted_with("out[j] = acc;", "(t * 2) % 1024"), once);
+}
+
+/// Under a condition on the loop's variable, the invariant load stays in
+/// the loop (it does not run in every iteration).
+#[test]
+fn a_load_under_a_condition_on_the_loop_stays_in_it() {
+    let src = "__global__ void k(float *out, int n) {\n\
+        __shared__ float s[1024];\n\
+        int t = threadIdx.x; s[t] = t; __syncthreads();\n\
+        float acc = 0;\n\
+        for (int j = 0; j < n; j++) {\n\
+          if (j % 2 == 0) acc += s[(t * 2) % 1024];\n\
+        }\n\
+        out[t] = acc;\n\
+        }\n\
+        void run(float *o) { k<<<1, 256>>>(o, 64); }\n";
+    let a = analyze(src.as_bytes(), &Modern, &Options::default());
+    let r = a
+        .reports
+        .iter()
+        .find(|r| r.array == "s" && r.op == Op::Load)
+        .expect("the load of s");
+    assert!(r.hoisted.is_none());
+    assert_eq!(r.executions, 8.0 * 32.0, "every other of 64 iterations");
+}

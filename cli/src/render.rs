@@ -258,6 +258,7 @@ pub fn diagnostic_json(f: &FileDiagnostics, d: &Diagnostic) -> Value {
         "status": d.facts.status,
         "assumptions": d.facts.assumptions,
         "assumption_kinds": d.facts.assumption_kinds,
+        "hoisted_to_line": d.facts.hoisted_to_line,
         "instruction": d.facts.instruction.as_ref().map(|(opcode, compiler)| json!({
             "opcode": opcode,
             "verified_against": compiler.clone().unwrap_or_else(|| "listing".into()),

@@ -544,3 +544,50 @@ fn a_merged_access_names_the_accesses_it_covers() {
     assert_eq!(merged["covers"][0]["line"], 11, "{merged}");
     assert_eq!(merged["covers"].as_array().map(Vec::len), Some(1));
 }
+
+/// A load nvcc hoists out of its loop (measured: `hoist.cu`'s
+/// `shared_invariant`, once per warp, counted on the loop's line 14) keeps
+/// its record on its own line, saying where it is hoisted to, and gets a
+/// second record on the loop's line; its diagnostic says so.
+#[test]
+fn a_hoisted_load_is_recorded_on_its_loop_line_and_says_so() {
+    let path = "fixtures/groundtruth/sm_90/hoist.cu";
+    let out = warplint(&["report", "--isolated", "--format", "json", path]);
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let of = |line: u64| -> Vec<&serde_json::Value> {
+        doc["accesses"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|a| {
+                a["kernel"] == "shared_invariant"
+                    && a["array"] == "s"
+                    && a["line"] == line
+                    && a["op"] == "load"
+            })
+            .collect()
+    };
+    let own = of(15);
+    assert_eq!(own.len(), 1, "{own:?}");
+    assert_eq!(own[0]["hoisted_to"]["line"], 14);
+    assert_eq!(own[0]["executions"], 8, "once per warp");
+    let at_loop = of(14);
+    assert_eq!(at_loop.len(), 1, "{at_loop:?}");
+    assert_eq!(at_loop[0]["attribution"], "hoisted");
+    assert_eq!(at_loop[0]["hoisted_from"]["line"], 15);
+    let check = warplint(&["check", "--isolated", "--output-format", "json", path]);
+    let diags: serde_json::Value = serde_json::from_str(&stdout(&check)).unwrap();
+    let d = diags
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["kernel"] == "shared_invariant")
+        .expect("the 2-way load");
+    assert_eq!(d["hoisted_to_line"], 14);
+    assert!(
+        d["notes"]
+            .to_string()
+            .contains("nvcc hoists this load out of the loop at line 14"),
+        "{d}"
+    );
+}

@@ -83,6 +83,8 @@ pub struct Facts {
     /// read (`--nvcc`, `--sass`): its opcode, and the compiler that built
     /// it (`None`: a listing given).
     pub instruction: Option<(String, Option<String>)>,
+    /// The line of the loop nvcc hoists the load out of.
+    pub hoisted_to_line: Option<u32>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -319,6 +319,7 @@ pub fn facts(ctx: &Context, r: &AccessReport) -> Facts {
             .sass
             .as_ref()
             .map(|c| (c.opcode.clone(), c.compiler.clone())),
+        hoisted_to_line: r.hoisted.map(|l| l.line),
         ..Facts::default()
     }
 }
@@ -354,7 +355,19 @@ pub fn instruction_notes(k: &warplint_analyzer::ir::Kernel, r: &AccessReport) ->
             None => format!("verified against {by}: `{}` runs it on this line", c.opcode),
         }
     });
-    merged.into_iter().chain(verified).collect()
+    let hoisted = r.hoisted.map(|l| {
+        format!(
+            "nvcc hoists this load out of the loop at line {}: it runs once each time the loop \
+             is entered, not in every iteration{}",
+            l.line,
+            if r.space == warplint_analyzer::ir::Space::Shared {
+                " (Nsight Compute counts it on that line)"
+            } else {
+                ""
+            }
+        )
+    });
+    merged.into_iter().chain(hoisted).chain(verified).collect()
 }
 
 /// The assumptions lines appended to a diagnostic's notes, and the inputs

@@ -8,6 +8,7 @@
 //! the CUDA release warplint stands in for (see [`predefined::CUDA_VERSION`]).
 
 pub(crate) mod fuse;
+pub(crate) mod hoist;
 pub(crate) mod neighbours;
 pub mod predefined;
 pub(crate) mod reload;

@@ -25,7 +25,7 @@ use crate::ir::{Access, Guard, Kernel, MemObject, Op, RemovedWhy, Space};
 
 /// Whether `b`, between an earlier load and the load `load` of the same
 /// address, may write the loaded bytes (see the module doc).
-fn may_write(k: &Kernel, load: &Access, b: &Access) -> bool {
+pub(super) fn may_write(k: &Kernel, load: &Access, b: &Access) -> bool {
     if b.op == Op::Load {
         return false;
     }

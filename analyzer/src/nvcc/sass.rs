@@ -351,12 +351,15 @@ fn verdict(
         return None;
     }
     let call = r.inlined_at.as_ref().map(|i| i.call);
+    // A hoisted load runs on the loop's line (shared) or on a line before
+    // it the source does not tell (global): not finding it says nothing.
     let spans: Vec<Span> = std::iter::once(r.span)
         .chain(merged.iter().copied())
+        .chain(r.hoisted)
         .collect();
     let insns = at_lines(sass, functions, &spans, call, r.space, r.op);
     if insns.is_empty() {
-        return Some(Verdict::Absent);
+        return r.hoisted.is_none().then_some(Verdict::Absent);
     }
     let check = |i: &Insn| SassCheck {
         compiler: sass.compiler.clone(),

@@ -148,6 +148,7 @@ fn report(
         },
         min_offset: run.min_offset,
         inlined_at: a.inlined_at.clone(),
+        hoisted: a.hoisted,
         sass: None,
     }
 }

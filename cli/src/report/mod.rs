@@ -246,9 +246,16 @@ fn access_items(f: &FileResult) -> Vec<(String, usize, warplint_analyzer::Status
             .filter(|(i, _)| {
                 i.repeated && !direct.contains(&(i.call.file, i.call.line, r.space, r.op))
             });
+        let at_loop = r
+            .hoisted
+            .map(|l| hoisted_json(&mut v, f.path_of(l.file), l))
+            .filter(|_| r.space == warplint_analyzer::ir::Space::Shared);
         out.push((item(&v), r.kernel, r.status));
         if let Some((_, c)) = at_call {
             out.push((item(&c), r.kernel, r.status));
+        }
+        if let Some(h) = at_loop {
+            out.push((item(&h), r.kernel, r.status));
         }
     }
     out
@@ -291,6 +298,31 @@ fn call_site_json(v: &mut Value, call_file: &str, call: Span) -> Value {
         cm.insert("end_column".into(), json!(call.end_column));
         cm.insert("attribution".into(), json!("call-site"));
         cm.insert("inlined_from".into(), own);
+    }
+    c
+}
+
+/// A load nvcc hoists out of a loop (`hoisted_to` on its record), and,
+/// returned, its record on the loop's line (`"attribution": "hoisted"`,
+/// `hoisted_from`): Nsight Compute counts a hoisted shared load there
+/// (`fixtures/groundtruth/sm_90/hoist.cu`; a hoisted global load it counts
+/// on a line before the loop that the source does not tell, so it gets no
+/// second record).
+fn hoisted_json(v: &mut Value, loop_file: &str, l: Span) -> Value {
+    let mut c = v.clone();
+    if let (Some(m), Some(cm)) = (v.as_object_mut(), c.as_object_mut()) {
+        let own = json!({"file": m["file"], "line": m["line"], "column": m["column"]});
+        m.insert(
+            "hoisted_to".into(),
+            json!({"file": loop_file, "line": l.line, "column": l.column}),
+        );
+        cm.insert("file".into(), json!(loop_file));
+        cm.insert("line".into(), json!(l.line));
+        cm.insert("column".into(), json!(l.column));
+        cm.insert("end_line".into(), json!(l.line));
+        cm.insert("end_column".into(), json!(l.column));
+        cm.insert("attribution".into(), json!("hoisted"));
+        cm.insert("hoisted_from".into(), own);
     }
     c
 }

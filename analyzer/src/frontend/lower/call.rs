@@ -243,7 +243,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                     self.rv(*a, src);
                 }
                 // A barrier or fence orders memory: nothing merges across it.
-                self.region += 1;
+                self.fence();
                 Val::Void
             }
             _ => return None,
@@ -379,6 +379,8 @@ impl<'a, 't> Lowerer<'a, 't> {
             self.region += 1;
         } else if !fuse::MERGES.contains(&short) {
             self.undecided += 1;
+            // A function the engine cannot see may write memory.
+            self.fences += 1;
         }
         let witness = match (args.len(), first) {
             (1, Some(Val::Int(e))) => Some(e),

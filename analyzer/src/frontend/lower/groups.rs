@@ -178,7 +178,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             }
             ("sync", 1, None) => {
                 self.group_arg(args[0], src)?;
-                self.region += 1;
+                self.fence();
                 Val::Void
             }
             _ => return None,
@@ -204,7 +204,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             (_, "meta_group_rank", Some((rank, _))) => Val::Int(rank),
             (_, "meta_group_size", Some((_, count))) => Val::Int(count),
             (_, "sync", _) => {
-                self.region += 1;
+                self.fence();
                 Val::Void
             }
             (Kind::Block, "group_index", _) | (Kind::Grid, "block_index", _) => {

@@ -97,9 +97,10 @@ impl<'a, 't> Lowerer<'a, 't> {
             entry_guards: self.current_guards(),
             breaks: Vec::new(),
             splits_regions: false,
+            fenced: false,
             span,
         });
-        let (region, slow_paths) = (self.region, self.slow_paths);
+        let (region, slow_paths, fences) = (self.region, self.slow_paths, self.fences);
         let carried = self.carry(assigned, id);
         self.open_loops.push(id);
         self.frame().loops.push(LoopCtx {
@@ -134,6 +135,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         }
         self.k.loops[id].next = self.next_values(&carried);
         self.k.loops[id].splits_regions = self.region != region || self.slow_paths != slow_paths;
+        self.k.loops[id].fenced = self.fences != fences;
         self.open_loops.pop();
         let ctx = self.frame().loops.pop().unwrap_or_default();
         if ctx.returned {

@@ -90,6 +90,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                     .map(|o| crate::finding::UnknownReason::BranchUndecided { origin: o.clone() }),
                 unrolled: 1,
                 inlined_at: self.call_site.clone(),
+                hoisted: None,
             });
         }
     }

@@ -157,6 +157,9 @@ pub(crate) struct Lowerer<'a, 't> {
     /// accesses ([`crate::ir::Loop::splits_regions`]; measured:
     /// `fixtures/groundtruth/sm_90/unrolled_loads.cu`).
     slow_paths: u32,
+    /// Barriers, fences and calls the engine cannot see (which may write
+    /// memory) lowered so far ([`crate::ir::Loop::fenced`]).
+    fences: u32,
     /// Names declared with a floating-point type (an approximation of
     /// scope: the last declaration of a name wins).
     float_vars: std::collections::HashSet<String>,
@@ -250,6 +253,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             inline_depth: 0,
             call_site: None,
             slow_paths: 0,
+            fences: 0,
             float_vars: Default::default(),
             inlining: Vec::new(),
             inlined: 0,
@@ -384,6 +388,13 @@ impl<'a, 't> Lowerer<'a, 't> {
         if let Some(s) = self.scopes.last_mut() {
             s.insert(name, Binding { val });
         }
+    }
+
+    /// A barrier or fence: it orders memory (nothing merges across it, no
+    /// load is hoisted out of a loop holding it).
+    fn fence(&mut self) {
+        self.region += 1;
+        self.fences += 1;
     }
 
     fn frame(&mut self) -> &mut Frame {

@@ -204,7 +204,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 .iter()
                 .any(|b| code.contains(b))
         {
-            self.region += 1;
+            self.fence();
         }
         let instruction = code
             .split_whitespace()

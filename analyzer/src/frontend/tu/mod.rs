@@ -678,6 +678,7 @@ impl<'t> Tu<'t> {
             crate::nvcc::fuse::fuse_fields(&mut k);
             crate::nvcc::neighbours::merge_neighbours(&mut k);
             crate::nvcc::unroll::vectorise_unrolled(&mut k);
+            crate::nvcc::hoist::hoist_invariant_loads(&mut k);
             (k, lw.notes)
         };
         kernel.lowering_notes = notes;

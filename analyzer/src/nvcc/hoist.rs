@@ -1,0 +1,95 @@
+//! What nvcc does with a load whose address does not change in its loop:
+//! it loads once, before the loop, and keeps the value in a register.
+//!
+//! Measured (nvcc 13.0, `-O3 -arch=sm_90`, SASS and Nsight Compute;
+//! `fixtures/groundtruth/sm_90/hoist.cu`):
+//! - `acc += s[(t * 2) % 1024] * w[j]` in `for j < n`: the `s` load runs
+//!   once per warp (2-way, as in the loop) and Nsight Compute counts it on
+//!   the loop's line; `w[j]` stays in the loop;
+//! - the same with `__syncthreads()` in the loop body: not hoisted;
+//! - `in[t * 2]` of a global array: hoisted too (counted on a line before
+//!   the loop); with a store through another (not `__restrict__`) global
+//!   pointer in the loop it is not;
+//! - both fields of a shared struct element (`a[t].v`, `a[t].x`, merged
+//!   into one 16-byte load): hoisted, counted on the loop's line.
+//!
+//! Here a load is hoisted out of its innermost loop when its address and
+//! the guards it has beyond the loop's own use none of that loop's
+//! variables and no unknown value, no
+//! barrier or fence splits the loop's body, and nothing in the loop may
+//! write what it reads (a store or atomic to the same shared array, or
+//! through a global pointer unless both are `__restrict__`; the aliasing
+//! rules of `reload.rs`). nvcc also hoists past a store to the same array
+//! that it proves writes other elements (measured); that is left in the
+//! loop here: the cost per instruction is the same, only how often it runs
+//! differs. `volatile` loads stay.
+
+use crate::ir::{Atom, Expr, Kernel, Op, Space};
+
+/// Whether `e` uses a variable of loop `l` (or of a loop inside it), an
+/// unknown value or an expression too large to follow.
+fn varies_in(k: &Kernel, l: usize, e: &Expr) -> bool {
+    let inside = |mut id: usize| loop {
+        if id == l {
+            return true;
+        }
+        match k.loops.get(id).and_then(|x| x.parent) {
+            Some(p) => id = p,
+            None => return false,
+        }
+    };
+    e.atoms().into_iter().any(|a| match a {
+        Atom::LoopVar(v) => k
+            .loop_vars
+            .get(v as usize)
+            .is_none_or(|lv| inside(lv.loop_id)),
+        Atom::Unknown(_) | Atom::TooComplex => true,
+        Atom::Builtin(_) | Atom::Param(_) => false,
+    })
+}
+
+/// Whether `g` is one of the guards the loop `lp` is entered under (it
+/// holds before the loop, whatever it depends on).
+fn entered_under(lp: &crate::ir::Loop, g: &crate::ir::Guard) -> bool {
+    lp.entry_guards
+        .iter()
+        .any(|e| e.expect == g.expect && e.cond.same(&g.cond))
+}
+
+/// Moves each hoistable load out of its innermost loop (see the module
+/// doc), recording the loop in `Access::hoisted`.
+pub fn hoist_invariant_loads(k: &mut Kernel) {
+    let mut hoist: Vec<(usize, usize)> = Vec::new();
+    for (ai, a) in k.accesses.iter().enumerate() {
+        let Some(&l) = a.loops.last() else { continue };
+        let Some(lp) = k.loops.get(l) else { continue };
+        let obj = &k.objects[a.obj];
+        if a.op != Op::Load
+            || !matches!(obj.space, Space::Shared | Space::Global)
+            || obj.decl_text.contains("volatile")
+            || a.unknown.is_some()
+            || a.unrolled != 1
+            || lp.fenced
+            || varies_in(k, l, &a.offset)
+            || a.guards
+                .iter()
+                .filter(|g| !entered_under(lp, g))
+                .any(|g| varies_in(k, l, &g.cond))
+        {
+            continue;
+        }
+        let written = k
+            .accesses
+            .iter()
+            .any(|b| b.loops.contains(&l) && super::reload::may_write(k, a, b));
+        if !written {
+            hoist.push((ai, l));
+        }
+    }
+    for (ai, l) in hoist {
+        let span = k.loops[l].span;
+        let a = &mut k.accesses[ai];
+        a.loops.pop();
+        a.hoisted = Some(span);
+    }
+}
