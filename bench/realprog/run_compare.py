@@ -12,7 +12,7 @@ import argparse, json, os, subprocess, sys, tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 KEYS = ["lines", "covered", "agree", "close", "excess_lines", "excess_predicted", "diagnostics", "diagnostics_on_measured",
-        "diagnostics_right", "diagnostics_unmeasured", "excess_lines_with_diagnostic", "excess_line_count"]
+        "diagnostics_right", "diagnostics_shown", "diagnostics_unmeasured", "excess_lines_with_diagnostic", "excess_line_count"]
 
 def pc(x, y):
     return f"{100 * x / y:.0f}%" if y else "-"
@@ -80,7 +80,8 @@ def main():
           f"flags agree {tot['agree']}/{tot['covered']} ({pc(tot['agree'], tot['covered'])}), within 10% {tot['close']}/{tot['covered']} "
           f"({pc(tot['close'], tot['covered'])}); excess lines {tot['excess_lines']}: predicted {tot['excess_predicted']} "
           f"({pc(tot['excess_predicted'], tot['excess_lines'])}); check: {tot['diagnostics_right']}/{tot['diagnostics_on_measured']} "
-          f"diagnostics on measured lines right ({pc(tot['diagnostics_right'], tot['diagnostics_on_measured'])}), "
+          f"diagnostics on measured lines right ({pc(tot['diagnostics_right'], tot['diagnostics_on_measured'])}; "
+          f"{tot['diagnostics_shown']} show the excess predicted for their line: {pc(tot['diagnostics_shown'], tot['diagnostics_on_measured'])}), "
           f"{tot['excess_lines_with_diagnostic']}/{tot['excess_line_count']} excess lines caught "
           f"({pc(tot['excess_lines_with_diagnostic'], tot['excess_line_count'])})")
     if a.rows:

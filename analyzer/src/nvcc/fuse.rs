@@ -25,7 +25,10 @@
 //! - in shared memory the same holds (`LDS.64`/`LDS.128`, `STS.64`), and
 //!   an 8-byte struct of two floats merges too: the compiler places the
 //!   array, so each element is aligned to its size
-//!   (`fixtures/groundtruth/sm_90/shared_fields.cu`).
+//!   (`fixtures/groundtruth/sm_90/shared_fields.cu`); a 32-byte struct of
+//!   four doubles is merged in two 16-byte halves, `.v` with `.x` and `.y`
+//!   with `.z` (`STS.128`/`LDS.128`: `fixtures/groundtruth/sm_90/hoist.cu`,
+//!   rodinia's lavaMD).
 //!
 //! Each merged group becomes one access (the first in source order, widened)
 //! and the others are dropped: the hardware runs one instruction for them.
@@ -35,6 +38,10 @@
 
 use crate::finding::UnknownReason;
 use crate::ir::{Access, BinOp, Expr, ExprKind, Kernel, MemObject, Op, RemovedWhy, Space};
+
+/// The largest element (bytes) whose fields are merged in 16-byte pieces:
+/// what was measured (a 32-byte struct of four doubles), and twice it.
+const MAX_PIECED_ELEMENT: u64 = 64;
 
 /// Math functions whose libdevice implementation branches: nvcc does not
 /// merge field accesses across a call to one (measured, nvcc 13.0).
@@ -168,8 +175,11 @@ fn chain(k: &Kernel, i: usize, done: &[bool]) -> Option<Chain> {
         return None;
     }
     let e = obj.elem_size;
-    if e < 2 || a.width as u64 >= e || e > 16 {
-        return None; // not a field of a vector-sized element
+    // A vector-sized element, or a larger one made of 16-byte pieces (a
+    // struct of four doubles: measured in shared memory, `hoist.cu`).
+    let sized = e <= 16 || (e.is_multiple_of(16) && e <= MAX_PIECED_ELEMENT);
+    if e < 2 || a.width as u64 >= e || !sized {
+        return None; // not a field of an element nvcc merges within
     }
     let (rest, c) = split_const(&a.offset);
     let base = c.div_euclid(e as i64) * e as i64;
