@@ -2,8 +2,10 @@
 //!
 //! Shared memory: 32 banks of 4 bytes; lanes touching the same word never
 //! conflict; 8-byte accesses are served per half-warp and 16-byte ones per
-//! quarter-warp; wavefronts = sum over those groups of the largest number
-//! of distinct words any bank holds. Global memory: 32-byte sectors.
+//! quarter-warp (the two of a half-warp together when they fit one
+//! conflict-free wavefront); wavefronts = sum over those groups of the
+//! largest number of distinct words any bank holds. Global memory: 32-byte
+//! sectors.
 
 use super::{
     bank_uses, ideal_sectors, word_range, BankUse, GlobalCost, Lanes, MemoryModel, SharedCost,
@@ -25,6 +27,30 @@ pub fn group_size(width: u32) -> usize {
     }
 }
 
+/// The largest number of distinct words (`words` holds no repeats) any
+/// bank holds.
+fn conflict_degree<'a>(words: impl Iterator<Item = &'a i64>) -> u32 {
+    let mut per_bank = [0u32; BANKS];
+    for w in words {
+        per_bank[w.rem_euclid(BANKS as i64) as usize] += 1;
+    }
+    per_bank.iter().copied().max().unwrap_or(0)
+}
+
+/// The wavefronts (and ideal) of two quarter-warps served together: one,
+/// when both are active, their words number at most a wavefront counted
+/// per quarter, and no bank holds two distinct words of the two; `None`
+/// when they are served apart.
+fn half_warp_together(a: &[i64], b: &[i64]) -> Option<u32> {
+    if a.is_empty() || b.is_empty() || a.len() + b.len() > BANKS {
+        return None;
+    }
+    let mut both: Vec<i64> = a.iter().chain(b).copied().collect();
+    both.sort_unstable();
+    both.dedup();
+    (conflict_degree(both.iter()) == 1).then_some(1)
+}
+
 impl MemoryModel for Modern {
     fn name(&self) -> &'static str {
         "compute capability 5.0+"
@@ -36,26 +62,42 @@ impl MemoryModel for Modern {
         // and Nsight's ideal counts only the groups with an active lane.
         let mut ideal = 0;
         let mut wavefronts = 0;
-        // At most 8 lanes x 4 words, 16 x 2 or 32 x 1 words per group (more
-        // only for odd widths that straddle words).
-        let mut words: Vec<i64> = Vec::with_capacity(64);
-        for group in lanes.chunks(gsize) {
-            words.clear();
-            for a in group.iter().flatten() {
-                let (first, last) = word_range(*a, width);
-                words.extend(first..=last);
+        // Each group's distinct words (at most 8 lanes x 4 words, 16 x 2 or
+        // 32 x 1; more only for odd widths that straddle words).
+        let groups: Vec<Vec<i64>> = lanes
+            .chunks(gsize)
+            .map(|group| {
+                let mut words: Vec<i64> = Vec::with_capacity(64);
+                for a in group.iter().flatten() {
+                    let (first, last) = word_range(*a, width);
+                    words.extend(first..=last);
+                }
+                words.sort_unstable();
+                words.dedup();
+                words
+            })
+            .collect();
+        let mut q = 0;
+        while q < groups.len() {
+            // 16 bytes: the two quarter-warps of a half-warp are served in
+            // one wavefront when together they ask for at most a wavefront
+            // of words (128 bytes, counted per quarter) and no bank holds
+            // two of them (measured: `fixtures/groundtruth/sm_90/q16.cu`).
+            if gsize == 8 && q % 2 == 0 && q + 1 < groups.len() {
+                if let Some(w) = half_warp_together(&groups[q], &groups[q + 1]) {
+                    wavefronts += w;
+                    ideal += w;
+                    q += 2;
+                    continue;
+                }
             }
+            let words = &groups[q];
+            q += 1;
             if words.is_empty() {
                 continue;
             }
             ideal += 1;
-            words.sort_unstable();
-            words.dedup();
-            let mut per_bank = [0u32; BANKS];
-            for w in &words {
-                per_bank[w.rem_euclid(BANKS as i64) as usize] += 1;
-            }
-            wavefronts += per_bank.iter().copied().max().unwrap_or(0);
+            wavefronts += conflict_degree(words.iter());
         }
         SharedCost { wavefronts, ideal }
     }

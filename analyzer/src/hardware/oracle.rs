@@ -10,7 +10,9 @@ use super::{Lanes, WARP};
 /// together (32 lanes for <= 4 bytes, half-warps for 8, quarter-warps for
 /// 16), the largest number of distinct 4-byte words in any one of the 32
 /// banks; summed over groups. The ideal is one wavefront per group with an
-/// active lane.
+/// active lane. For 16 bytes, the two quarter-warps of a half-warp that
+/// are both active, ask for no more than 32 words counted per quarter, and
+/// put no two distinct words in one bank take one wavefront (ideal one).
 pub fn shared_modern(lanes: &Lanes, width: u32) -> (u32, u32) {
     let group = if width <= 4 {
         32
@@ -19,25 +21,42 @@ pub fn shared_modern(lanes: &Lanes, width: u32) -> (u32, u32) {
     } else {
         8
     };
-    let (mut total, mut groups) = (0, 0);
-    for g in 0..WARP / group {
-        if lanes[g * group..(g + 1) * group]
-            .iter()
-            .any(|a| a.is_some())
-        {
-            groups += 1;
-        }
+    // Each group's words, by bank.
+    let banks_of = |g: usize| {
         let mut banks: BTreeMap<i64, BTreeSet<i64>> = BTreeMap::new();
         for a in lanes[g * group..(g + 1) * group].iter().flatten() {
-            let a = *a;
-            {
-                for byte in a..a + width as i64 {
-                    let word = byte.div_euclid(4);
-                    banks.entry(word.rem_euclid(32)).or_default().insert(word);
+            for byte in *a..*a + width as i64 {
+                let word = byte.div_euclid(4);
+                banks.entry(word.rem_euclid(32)).or_default().insert(word);
+            }
+        }
+        banks
+    };
+    let words = |b: &BTreeMap<i64, BTreeSet<i64>>| b.values().map(BTreeSet::len).sum::<usize>();
+    let (mut total, mut groups) = (0, 0);
+    let mut g = 0;
+    while g < WARP / group {
+        let banks = banks_of(g);
+        if group == 8 && g % 2 == 0 {
+            let next = banks_of(g + 1);
+            if !banks.is_empty() && !next.is_empty() && words(&banks) + words(&next) <= 32 {
+                let mut union = banks.clone();
+                for (bank, ws) in &next {
+                    union.entry(*bank).or_default().extend(ws.iter().copied());
+                }
+                if union.values().all(|s| s.len() <= 1) {
+                    total += 1;
+                    groups += 1;
+                    g += 2;
+                    continue;
                 }
             }
         }
+        if !banks.is_empty() {
+            groups += 1;
+        }
         total += banks.values().map(|s| s.len() as u32).max().unwrap_or(0);
+        g += 1;
     }
     (total, groups)
 }
