@@ -5,7 +5,7 @@
 //! fixed sentence that can contradict the conflict it is attached to.
 
 use warplint_analyzer::hardware::{Lanes, MemoryModel, WARP};
-use warplint_analyzer::ir::{Access, Atom, BinOp, ExprKind, Kernel, Op};
+use warplint_analyzer::ir::{Access, Atom, BinOp, Expr, ExprKind, Kernel, Op};
 use warplint_analyzer::symbolic::{linear, WarpSample};
 
 use crate::fmt_num;
@@ -76,7 +76,8 @@ pub fn bank_conflict(
 }
 
 /// GM001's help where each lane walks its own run of consecutive elements
-/// through a loop (`for k: out[t * 8 + k]`): threadIdx.x already moves
+/// through a loop (`for k: out[t * 8 + k]`) or neighbouring accesses
+/// (`p[4 * t] + p[4 * t + 1] + …`): threadIdx.x already moves
 /// fastest, and the waste is the scalar width. The widest vector access
 /// (8 or 16 bytes) the worst warp's lanes are aligned for, with the
 /// sectors it needs there, when that is better.
@@ -92,26 +93,49 @@ pub fn vector_chunk(
         Op::Store => "writes",
         _ => "updates",
     };
-    let l = *a.loops.last()?;
-    let lp = k.loops.get(l)?;
     let w = i64::from(width);
     // A variable of the innermost loop that steps by one and moves the
     // address by one element.
-    let walks = lp.vars.iter().zip(&lp.next).any(|(v, next)| {
-        let by_one = matches!(next.kind(), ExprKind::Bin(BinOp::Add, x, c)
-            if matches!(x.kind(), ExprKind::Atom(Atom::LoopVar(y)) if y == v) && c.as_const() == Some(1));
-        by_one
-            && linear::coefficient(&a.offset, Atom::LoopVar(*v)).and_then(|c| c.as_const())
-                == Some(w)
+    let walks = a.loops.last().and_then(|&l| k.loops.get(l)).is_some_and(|lp| {
+        lp.vars.iter().zip(&lp.next).any(|(v, next)| {
+            let by_one = matches!(next.kind(), ExprKind::Bin(BinOp::Add, x, c)
+                if matches!(x.kind(), ExprKind::Atom(Atom::LoopVar(y)) if y == v) && c.as_const() == Some(1));
+            by_one
+                && linear::coefficient(&a.offset, Atom::LoopVar(*v)).and_then(|c| c.as_const())
+                    == Some(w)
+        })
     });
-    if !walks {
+    // Or straight-line accesses of the same kind to the neighbouring
+    // elements (`p[4 * t]`, `p[4 * t + 1]`, …): how far before this one
+    // their run starts.
+    let apart: Vec<i64> = k
+        .accesses
+        .iter()
+        .filter(|b| b.obj == a.obj && b.op == a.op && b.width == a.width && b.loops == a.loops)
+        .filter_map(|b| constant_apart(&b.offset, &a.offset))
+        .filter(|d| *d != 0 && d % w == 0 && d.abs() < 16)
+        .collect();
+    if !walks && apart.is_empty() {
         return None;
     }
+    // The bytes the neighbours cover, this access's included: one
+    // contiguous run.
+    let mut covered = apart;
+    covered.push(0);
+    covered.sort_unstable();
+    covered.dedup();
+    let contiguous = covered.windows(2).all(|p| p[1] - p[0] == w);
+    let run_bytes = covered.len() as i64 * w;
+    let back = if walks { 0 } else { covered[0] };
+    let mut run_lanes = sample.lanes;
+    for o in run_lanes.iter_mut().flatten() {
+        *o += back;
+    }
     let active: Vec<(i64, i64)> = (0..WARP)
-        .filter_map(|l| sample.lanes[l].map(|o| (l as i64, o)))
+        .filter_map(|l| run_lanes[l].map(|o| (l as i64, o)))
         .collect();
     let chunk = lane_stride(&active)?.abs();
-    if chunk <= w {
+    if chunk <= w || (!walks && !(contiguous && run_bytes == chunk)) {
         return None;
     }
     let now = model.global(&sample.lanes, width);
@@ -119,7 +143,7 @@ pub fn vector_chunk(
         if vector <= w || chunk % vector != 0 || active.iter().any(|(_, o)| o % vector != 0) {
             continue;
         }
-        let wide = model.global(&sample.lanes, vector as u32);
+        let wide = model.global(&run_lanes, vector as u32);
         // Per element moved: a vector access moves `vector / w` of them.
         let per = |c: u32, bytes: i64| f64::from(c) / bytes as f64;
         if per(wide.sectors, vector) < per(now.sectors, w) - 1e-9 {
@@ -141,6 +165,24 @@ pub fn vector_chunk(
         }
     }
     None
+}
+
+/// `x - y` where both are linear in the same atoms with the same
+/// coefficients (`16 t + 4` and `16 t`: 4).
+fn constant_apart(x: &Expr, y: &Expr) -> Option<i64> {
+    let mut atoms = x.atoms();
+    atoms.extend(y.atoms());
+    atoms.sort_unstable();
+    atoms.dedup();
+    for &a in &atoms {
+        let (cx, cy) = (linear::coefficient(x, a)?, linear::coefficient(y, a)?);
+        if !cx.same(&cy) {
+            return None;
+        }
+    }
+    let cx = linear::zeroed(x, &atoms).as_const()?;
+    let cy = linear::zeroed(y, &atoms).as_const()?;
+    Some(cx.wrapping_sub(cy))
 }
 
 /// The n-way degree of one warp's lanes.
