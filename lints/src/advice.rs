@@ -135,7 +135,7 @@ pub fn vector_chunk(
         .filter_map(|l| run_lanes[l].map(|o| (l as i64, o)))
         .collect();
     let chunk = lane_stride(&active)?.abs();
-    if chunk <= w || (!walks && !(contiguous && run_bytes == chunk)) {
+    if chunk <= w || !(walks || (contiguous && run_bytes == chunk)) {
         return None;
     }
     let now = model.global(&sample.lanes, width);
