@@ -443,6 +443,12 @@ pub struct MemObject {
     /// Where the innermost dimension's size is written (`33` in
     /// `tile[32][33]`), when it is in the file itself (not in a macro).
     pub inner_dim: Option<Span>,
+    /// Accessed through a `volatile` type somewhere in the kernel (its
+    /// declaration, or a pointer or parameter declared `volatile` bound to
+    /// it): nvcc emits every access as written, none merged, reloaded from
+    /// a register or hoisted (measured: `fixtures/sass/vol.gi.sass`). The
+    /// kernel's other accesses to it are taken the same way.
+    pub volatile: bool,
 }
 
 /// One condition a lane must satisfy: `(cond != 0) == expect`.

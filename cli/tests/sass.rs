@@ -305,3 +305,41 @@ fn an_instruction_wider_than_the_model_is_costed_as_the_instruction() {
         .collect();
     assert_eq!(not_in_sass, vec![6, 7, 8]);
 }
+
+/// Through a `volatile` pointer or parameter nvcc emits every access as
+/// written (nvcc 13.0, `vol.gi.sass`): `vs[2t]` and `vs[2t + 1]` stay two
+/// `LDS`, `vs[2t]` read again is loaded again, the loop-invariant load
+/// stays in the loop, and `warp_reduce`'s `s[t]` is loaded after it is
+/// stored. The model keeps each of them, and the listing agrees with
+/// every one (nothing removed, every width the model's).
+#[test]
+fn volatile_accesses_are_emitted_as_written() {
+    let path = "fixtures/sass/vol.cu";
+    let plain = report(&[path]);
+    let loads = |d: &Value, line: u64| {
+        accesses(d)
+            .iter()
+            .filter(|a| a["line"] == line && a["op"] == "load" && a["space"] == "shared")
+            .count()
+    };
+    for line in [12, 13, 14, 16] {
+        assert_eq!(loads(&plain, line), 1, "line {line}");
+    }
+    assert_eq!(
+        loads(&plain, 4),
+        2,
+        "s[t] and s[t + 16] after s[t] is stored"
+    );
+    let l16 = find(&plain, "vol", 16, "load").unwrap();
+    assert!(l16.get("hoisted_to").is_none(), "{l16}");
+    assert!(accesses(&plain)
+        .iter()
+        .filter(|a| a["space"] == "shared")
+        .all(|a| a["access_bytes"] == 4));
+    let doc = report(&["--sass", "fixtures/sass/vol.gi.sass", path]);
+    for a in accesses(&doc).iter().filter(|a| a["space"] == "shared") {
+        assert_eq!(a["sass"]["width"], 4, "{a}");
+        assert!(a["sass"]["modelled_bytes"].is_null(), "{a}");
+    }
+    assert!(doc["kernels"][0]["removed"].as_array().unwrap().is_empty());
+}

@@ -169,6 +169,7 @@ fn chain(k: &Kernel, i: usize, done: &[bool]) -> Option<Chain> {
     let a = &k.accesses[i];
     let obj = &k.objects[a.obj];
     if !matches!(obj.space, Space::Global | Space::Shared)
+        || obj.volatile
         || a.op == Op::Atomic
         || a.unknown.is_some()
     {

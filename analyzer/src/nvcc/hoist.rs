@@ -66,7 +66,7 @@ pub fn hoist_invariant_loads(k: &mut Kernel) {
         let obj = &k.objects[a.obj];
         if a.op != Op::Load
             || !matches!(obj.space, Space::Shared | Space::Global)
-            || obj.decl_text.contains("volatile")
+            || obj.volatile
             || a.unknown.is_some()
             || a.unrolled != 1
             || lp.fenced

@@ -87,6 +87,7 @@ pub fn merge_neighbours(k: &mut Kernel) {
         let obj = &k.objects[a.obj];
         if done[i]
             || obj.space != Space::Shared
+            || obj.volatile
             || !matches!(a.op, Op::Load | Op::Store)
             || a.unknown.is_some()
             || w < 2

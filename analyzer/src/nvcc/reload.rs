@@ -91,6 +91,7 @@ pub fn drop_reloads(k: &mut Kernel) {
         let space = k.objects[b.obj].space;
         if b.op != Op::Load
             || b.unknown.is_some()
+            || k.objects[b.obj].volatile
             || !matches!(space, Space::Global | Space::Shared)
         {
             continue;

@@ -135,7 +135,12 @@ pub fn vectorise_unrolled(k: &mut Kernel) {
         let a = &k.accesses[i];
         let obj = &k.objects[a.obj];
         let w = u64::from(a.width);
-        if obj.space != Space::Shared || a.op == Op::Atomic || a.unknown.is_some() || w < 2 {
+        if obj.space != Space::Shared
+            || obj.volatile
+            || a.op == Op::Atomic
+            || a.unknown.is_some()
+            || w < 2
+        {
             continue;
         }
         let Some(&l) = a.loops.last() else {

@@ -504,11 +504,16 @@ impl<'a, 't> Lowerer<'a, 't> {
                 self.float_vars.insert(pname.clone());
             }
             let v = match (ty, v) {
-                (Ty::Ptr(t), Val::Ptr(q)) => Val::Ptr(Ptr {
-                    obj: q.obj,
-                    off: q.off,
-                    pointee: *t,
-                }),
+                (Ty::Ptr(t), Val::Ptr(q)) => {
+                    if main.text(p).contains("volatile") {
+                        self.mark_volatile(q.obj);
+                    }
+                    Val::Ptr(Ptr {
+                        obj: q.obj,
+                        off: q.off,
+                        pointee: *t,
+                    })
+                }
                 (_, v) => v,
             };
             scope.insert(pname, Binding { val: v });

@@ -391,11 +391,16 @@ impl<'a, 't> Lowerer<'a, 't> {
                     } else {
                         let v = self.rv(i, src);
                         match (&ty, v) {
-                            (Ty::Ptr(t), Val::Ptr(p)) => Val::Ptr(Ptr {
-                                obj: p.obj,
-                                off: p.off,
-                                pointee: (**t).clone(),
-                            }),
+                            (Ty::Ptr(t), Val::Ptr(p)) => {
+                                if decl_text.contains("volatile") {
+                                    self.mark_volatile(p.obj);
+                                }
+                                Val::Ptr(Ptr {
+                                    obj: p.obj,
+                                    off: p.off,
+                                    pointee: (**t).clone(),
+                                })
+                            }
                             (Ty::Dim3, Val::Int(e)) => {
                                 Val::Dim3([e, Expr::konst(1), Expr::konst(1)])
                             }

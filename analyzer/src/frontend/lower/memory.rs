@@ -152,7 +152,9 @@ impl<'a, 't> Lowerer<'a, 't> {
         }
         let elem_size = self.elem_size(&t).unwrap_or(0);
         let elem_align = align_of(&t, self.structs()).unwrap_or(1);
+        let volatile = decl_text.contains("volatile");
         self.k.objects.push(MemObject {
+            volatile,
             name: name.to_string(),
             space,
             elem_type: elem_text,

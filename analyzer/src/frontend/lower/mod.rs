@@ -390,6 +390,13 @@ impl<'a, 't> Lowerer<'a, 't> {
         }
     }
 
+    /// `obj` is accessed through a `volatile` type ([`MemObject::volatile`]).
+    fn mark_volatile(&mut self, obj: usize) {
+        if let Some(o) = self.k.objects.get_mut(obj) {
+            o.volatile = true;
+        }
+    }
+
     /// A barrier or fence: it orders memory (nothing merges across it, no
     /// load is hoisted out of a loop holding it).
     fn fence(&mut self) {
