@@ -445,9 +445,12 @@ pub struct MemObject {
     pub inner_dim: Option<Span>,
     /// Accessed through a `volatile` type somewhere in the kernel (its
     /// declaration, or a pointer or parameter declared `volatile` bound to
-    /// it): nvcc emits every access as written, none merged, reloaded from
-    /// a register or hoisted (measured: `fixtures/sass/vol.gi.sass`). The
-    /// kernel's other accesses to it are taken the same way.
+    /// its start): nvcc emits every access as written, none merged,
+    /// reloaded from a register or hoisted (measured:
+    /// `fixtures/sass/vol.gi.sass`). The kernel's other accesses to it are
+    /// taken the same way; a `volatile` pointer into the middle of a buffer
+    /// (`(volatile int *)(smem_raw + 616)`) marks nothing, as the rest of
+    /// the buffer is not accessed through it.
     pub volatile: bool,
 }
 

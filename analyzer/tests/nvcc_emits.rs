@@ -285,3 +285,38 @@ fn a_load_under_a_condition_on_the_loop_stays_in_it() {
     assert!(r.hoisted.is_none());
     assert_eq!(r.executions, 8.0 * 32.0, "every other of 64 iterations");
 }
+
+/// A `volatile` pointer to the start of a shared array makes its accesses
+/// emitted as written (no merged pair); one into the middle of a raw
+/// buffer (`(volatile int *)(smem_raw + 616)`, flashinfer's TMEM address
+/// slot) leaves the buffer's other accesses as nvcc merges them.
+#[test]
+fn a_volatile_alias_keeps_its_array_unmerged_unless_it_points_inside_it() {
+    let widths = |alias: &str| -> Vec<u32> {
+        let src = format!(
+            "__global__ void k(float *out) {{\n\
+             __shared__ float s[1024];\n\
+             int t = threadIdx.x;\n\
+             {alias}\n\
+             s[2 * t] = t;\n\
+             s[2 * t + 1] = t;\n\
+             __syncthreads();\n\
+             out[t] = s[t];\n\
+             }}\n\
+             void run(float *o) {{ k<<<1, 256>>>(o); }}\n"
+        );
+        analyze(src.as_bytes(), &Modern, &Options::default())
+            .reports
+            .iter()
+            .filter(|r| r.array == "s" && r.op == Op::Store)
+            .map(|r| r.width)
+            .collect()
+    };
+    assert_eq!(widths(""), vec![8]);
+    assert_eq!(widths("volatile float *vs = s; vs[0] = 1;"), vec![4, 4, 4]);
+    assert_eq!(
+        widths("volatile int *slot = (volatile int *)(s + 616); *slot = 1;"),
+        vec![4, 8],
+        "the slot's own 4-byte store, then the merged pair"
+    );
+}

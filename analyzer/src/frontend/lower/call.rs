@@ -505,7 +505,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             }
             let v = match (ty, v) {
                 (Ty::Ptr(t), Val::Ptr(q)) => {
-                    if main.text(p).contains("volatile") {
+                    if main.text(p).contains("volatile") && q.off.as_const() == Some(0) {
                         self.mark_volatile(q.obj);
                     }
                     Val::Ptr(Ptr {

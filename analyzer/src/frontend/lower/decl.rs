@@ -392,7 +392,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                         let v = self.rv(i, src);
                         match (&ty, v) {
                             (Ty::Ptr(t), Val::Ptr(p)) => {
-                                if decl_text.contains("volatile") {
+                                if decl_text.contains("volatile") && p.off.as_const() == Some(0) {
                                     self.mark_volatile(p.obj);
                                 }
                                 Val::Ptr(Ptr {
