@@ -214,6 +214,15 @@ fn a_listing_verifies_widens_or_removes_each_report() {
     );
 }
 
+/// The report of the load of `s` in `src`.
+fn load_of_s(src: &str) -> AccessReport {
+    analyze(src.as_bytes(), &Modern, &Options::default())
+        .reports
+        .into_iter()
+        .find(|r| r.array == "s" && r.op == Op::Load)
+        .expect("the load of s")
+}
+
 /// The shared load in `for j < n` of `BODY`, analysed with `extra` in the
 /// loop body: whether nvcc hoists it (`nvcc/hoist.rs`, measured in
 /// `fixtures/groundtruth/sm_90/hoist.cu`) and how often it runs a block.
@@ -234,12 +243,7 @@ fn hoisted_with(extra: &str, index: &str) -> (bool, f64) {
          }}\n\
          void run(float *o, const float *i) {{ k<<<1, 256>>>(o, i, 64); }}\n"
     );
-    let a = analyze(src.as_bytes(), &Modern, &Options::default());
-    let r = a
-        .reports
-        .iter()
-        .find(|r| r.array == "s" && r.op == Op::Load)
-        .expect("the load of s");
+    let r = load_of_s(&src);
     (r.hoisted.is_some(), r.executions)
 }
 
@@ -276,12 +280,7 @@ fn a_load_under_a_condition_on_the_loop_stays_in_it() {
         out[t] = acc;\n\
         }\n\
         void run(float *o) { k<<<1, 256>>>(o, 64); }\n";
-    let a = analyze(src.as_bytes(), &Modern, &Options::default());
-    let r = a
-        .reports
-        .iter()
-        .find(|r| r.array == "s" && r.op == Op::Load)
-        .expect("the load of s");
+    let r = load_of_s(src);
     assert!(r.hoisted.is_none());
     assert_eq!(r.executions, 8.0 * 32.0, "every other of 64 iterations");
 }

@@ -286,20 +286,15 @@ fn covered(f: &FileResult, r: &AccessReport) -> Vec<Value> {
 /// instructions the line of the call, and Nsight Compute counts them there.
 /// Returns the second record.
 fn call_site_json(v: &mut Value, call_file: &str, call: Span) -> Value {
-    let mut c = v.clone();
-    if let (Some(m), Some(cm)) = (v.as_object_mut(), c.as_object_mut()) {
-        let own = json!({"file": m["file"], "line": m["line"], "column": m["column"]});
-        let call_at = json!({"file": call_file, "line": call.line, "column": call.column});
-        m.insert("inlined_at".into(), call_at);
-        cm.insert("file".into(), json!(call_file));
-        cm.insert("line".into(), json!(call.line));
-        cm.insert("column".into(), json!(call.column));
-        cm.insert("end_line".into(), json!(call.end_line));
-        cm.insert("end_column".into(), json!(call.end_column));
-        cm.insert("attribution".into(), json!("call-site"));
-        cm.insert("inlined_from".into(), own);
-    }
-    c
+    let to = Moved {
+        file: call_file,
+        at: call,
+        end: (call.end_line, call.end_column),
+        to_key: "inlined_at",
+        attribution: "call-site",
+        from_key: "inlined_from",
+    };
+    to.record(v)
 }
 
 /// A load nvcc hoists out of a loop (`hoisted_to` on its record), and,
@@ -307,24 +302,50 @@ fn call_site_json(v: &mut Value, call_file: &str, call: Span) -> Value {
 /// `hoisted_from`): Nsight Compute counts a hoisted shared load there
 /// (`fixtures/groundtruth/sm_90/hoist.cu`; a hoisted global load it counts
 /// on a line before the loop that the source does not tell, so it gets no
-/// second record).
+/// second record). The record spans the loop's first position only.
 fn hoisted_json(v: &mut Value, loop_file: &str, l: Span) -> Value {
-    let mut c = v.clone();
-    if let (Some(m), Some(cm)) = (v.as_object_mut(), c.as_object_mut()) {
-        let own = json!({"file": m["file"], "line": m["line"], "column": m["column"]});
-        m.insert(
-            "hoisted_to".into(),
-            json!({"file": loop_file, "line": l.line, "column": l.column}),
-        );
-        cm.insert("file".into(), json!(loop_file));
-        cm.insert("line".into(), json!(l.line));
-        cm.insert("column".into(), json!(l.column));
-        cm.insert("end_line".into(), json!(l.line));
-        cm.insert("end_column".into(), json!(l.column));
-        cm.insert("attribution".into(), json!("hoisted"));
-        cm.insert("hoisted_from".into(), own);
+    let to = Moved {
+        file: loop_file,
+        at: l,
+        end: (l.line, l.column),
+        to_key: "hoisted_to",
+        attribution: "hoisted",
+        from_key: "hoisted_from",
+    };
+    to.record(v)
+}
+
+/// Where a second record of an access puts it (the line Nsight Compute
+/// counts its instruction on), and the keys that link the two.
+struct Moved<'a> {
+    file: &'a str,
+    at: Span,
+    end: (u32, u32),
+    /// Set on the access's own record: where the second one is.
+    to_key: &'a str,
+    attribution: &'a str,
+    /// Set on the second record: where the access is.
+    from_key: &'a str,
+}
+
+impl Moved<'_> {
+    /// Marks `v` with where its second record is, and returns that record.
+    fn record(&self, v: &mut Value) -> Value {
+        let mut c = v.clone();
+        if let (Some(m), Some(cm)) = (v.as_object_mut(), c.as_object_mut()) {
+            let own = json!({"file": m["file"], "line": m["line"], "column": m["column"]});
+            let at = json!({"file": self.file, "line": self.at.line, "column": self.at.column});
+            m.insert(self.to_key.into(), at);
+            cm.insert("file".into(), json!(self.file));
+            cm.insert("line".into(), json!(self.at.line));
+            cm.insert("column".into(), json!(self.at.column));
+            cm.insert("end_line".into(), json!(self.end.0));
+            cm.insert("end_column".into(), json!(self.end.1));
+            cm.insert("attribution".into(), json!(self.attribution));
+            cm.insert(self.from_key.into(), own);
+        }
+        c
     }
-    c
 }
 
 /// A kernel's item, where it is defined, and whether it holds a note.
