@@ -11,7 +11,7 @@ use std::collections::HashMap;
 
 use tree_sitter::Node;
 
-use super::{Binding, Frame, Lowerer, Place, Ptr, Scope, Src, Val};
+use super::{Binding, Frame, Lowerer, Place, Scope, Src, Val};
 use crate::budget;
 use crate::finding::Origin;
 use crate::frontend::fields::Fields;
@@ -503,19 +503,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             if matches!(ty, Ty::Float { .. }) {
                 self.float_vars.insert(pname.clone());
             }
-            let v = match (ty, v) {
-                (Ty::Ptr(t), Val::Ptr(q)) => {
-                    if main.text(p).contains("volatile") && q.off.as_const() == Some(0) {
-                        self.mark_volatile(q.obj);
-                    }
-                    Val::Ptr(Ptr {
-                        obj: q.obj,
-                        off: q.off,
-                        pointee: *t,
-                    })
-                }
-                (_, v) => v,
-            };
+            let v = self.as_declared(&ty, v, &main.text(p));
             scope.insert(pname, Binding { val: v });
         }
         let saved_scopes = std::mem::replace(&mut self.scopes, vec![scope]);

@@ -8,7 +8,7 @@
 
 use tree_sitter::Node;
 
-use super::{Lowerer, Place, Ptr, Src, Val};
+use super::{Lowerer, Place, Src, Val};
 use crate::budget;
 use crate::finding::{Cut, NoteKind, Origin};
 use crate::frontend::cuda_types::{self, Arg};
@@ -391,20 +391,10 @@ impl<'a, 't> Lowerer<'a, 't> {
                     } else {
                         let v = self.rv(i, src);
                         match (&ty, v) {
-                            (Ty::Ptr(t), Val::Ptr(p)) => {
-                                if decl_text.contains("volatile") && p.off.as_const() == Some(0) {
-                                    self.mark_volatile(p.obj);
-                                }
-                                Val::Ptr(Ptr {
-                                    obj: p.obj,
-                                    off: p.off,
-                                    pointee: (**t).clone(),
-                                })
-                            }
                             (Ty::Dim3, Val::Int(e)) => {
                                 Val::Dim3([e, Expr::konst(1), Expr::konst(1)])
                             }
-                            (_, v) => v,
+                            (_, v) => self.as_declared(&ty, v, &decl_text),
                         }
                     }
                 }

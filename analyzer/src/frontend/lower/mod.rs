@@ -390,10 +390,26 @@ impl<'a, 't> Lowerer<'a, 't> {
         }
     }
 
-    /// `obj` is accessed through a `volatile` type ([`MemObject::volatile`]).
-    fn mark_volatile(&mut self, obj: usize) {
-        if let Some(o) = self.k.objects.get_mut(obj) {
-            o.volatile = true;
+    /// `v` bound to a variable or parameter declared with type `ty`
+    /// (`declared`: the declaration's text): a pointer takes the declared
+    /// pointee, and one declared `volatile` bound to the start of an object
+    /// marks it ([`crate::ir::MemObject::volatile`]); any other value as it
+    /// is.
+    fn as_declared(&mut self, ty: &Ty, v: Val, declared: &str) -> Val {
+        match (ty, v) {
+            (Ty::Ptr(t), Val::Ptr(p)) => {
+                if declared.contains("volatile") && p.off.as_const() == Some(0) {
+                    if let Some(o) = self.k.objects.get_mut(p.obj) {
+                        o.volatile = true;
+                    }
+                }
+                Val::Ptr(Ptr {
+                    obj: p.obj,
+                    off: p.off,
+                    pointee: (**t).clone(),
+                })
+            }
+            (_, v) => v,
         }
     }
 
