@@ -37,18 +37,35 @@ fn conflict_degree<'a>(words: impl Iterator<Item = &'a i64>) -> u32 {
     per_bank.iter().copied().max().unwrap_or(0)
 }
 
-/// The wavefronts (and ideal) of two quarter-warps served together: one,
-/// when both are active, their words number at most a wavefront counted
-/// per quarter, and no bank holds two distinct words of the two; `None`
-/// when they are served apart.
-fn half_warp_together(a: &[i64], b: &[i64]) -> Option<u32> {
-    if a.is_empty() || b.is_empty() || a.len() + b.len() > BANKS {
-        return None;
+/// Appends the distinct words the active lanes of `group` touch to `out`,
+/// sorted; returns how many.
+fn group_words(group: &[Option<i64>], width: u32, out: &mut Vec<i64>) -> usize {
+    let start = out.len();
+    for a in group.iter().flatten() {
+        let (first, last) = word_range(*a, width);
+        out.extend(first..=last);
     }
-    let mut both: Vec<i64> = a.iter().chain(b).copied().collect();
-    both.sort_unstable();
-    both.dedup();
-    (conflict_degree(both.iter()) == 1).then_some(1)
+    out[start..].sort_unstable();
+    let mut kept = start;
+    for r in start..out.len() {
+        if kept == start || out[r] != out[kept - 1] {
+            out[kept] = out[r];
+            kept += 1;
+        }
+    }
+    out.truncate(kept);
+    kept - start
+}
+
+/// Whether two quarter-warps (their distinct words, sorted) are served
+/// together in one wavefront: both active, at most a wavefront of words
+/// counted per quarter, and no bank holding two distinct words of the two.
+fn half_warp_together(a: &[i64], b: &[i64]) -> bool {
+    if a.is_empty() || b.is_empty() || a.len() + b.len() > BANKS {
+        return false;
+    }
+    let own = b.iter().filter(|w| a.binary_search(w).is_err());
+    conflict_degree(a.iter().chain(own)) == 1
 }
 
 impl MemoryModel for Modern {
@@ -62,42 +79,34 @@ impl MemoryModel for Modern {
         // and Nsight's ideal counts only the groups with an active lane.
         let mut ideal = 0;
         let mut wavefronts = 0;
-        // Each group's distinct words (at most 8 lanes x 4 words, 16 x 2 or
-        // 32 x 1; more only for odd widths that straddle words).
-        let groups: Vec<Vec<i64>> = lanes
-            .chunks(gsize)
-            .map(|group| {
-                let mut words: Vec<i64> = Vec::with_capacity(64);
-                for a in group.iter().flatten() {
-                    let (first, last) = word_range(*a, width);
-                    words.extend(first..=last);
-                }
-                words.sort_unstable();
-                words.dedup();
-                words
-            })
-            .collect();
-        let mut q = 0;
-        while q < groups.len() {
+        // One group's distinct words, or a half-warp's two quarters' (at
+        // most 8 lanes x 4 words, 16 x 2 or 32 x 1 a group; more only for
+        // odd widths that straddle words).
+        let mut words: Vec<i64> = Vec::with_capacity(64);
+        let mut groups = lanes.chunks(gsize);
+        while let Some(group) = groups.next() {
+            words.clear();
+            let n = group_words(group, width, &mut words);
             // 16 bytes: the two quarter-warps of a half-warp are served in
             // one wavefront when together they ask for at most a wavefront
             // of words (128 bytes, counted per quarter) and no bank holds
             // two of them (measured: `fixtures/groundtruth/sm_90/q16.cu`).
-            if gsize == 8 && q % 2 == 0 && q + 1 < groups.len() {
-                if let Some(w) = half_warp_together(&groups[q], &groups[q + 1]) {
-                    wavefronts += w;
-                    ideal += w;
-                    q += 2;
+            let next = if gsize == 8 { groups.next() } else { None };
+            if let Some(next) = next {
+                group_words(next, width, &mut words);
+                let (a, b) = words.split_at(n);
+                if half_warp_together(a, b) {
+                    wavefronts += 1;
+                    ideal += 1;
                     continue;
                 }
             }
-            let words = &groups[q];
-            q += 1;
-            if words.is_empty() {
-                continue;
+            for part in [&words[..n], &words[n..]] {
+                if !part.is_empty() {
+                    ideal += 1;
+                    wavefronts += conflict_degree(part.iter());
+                }
             }
-            ideal += 1;
-            wavefronts += conflict_degree(words.iter());
         }
         SharedCost { wavefronts, ideal }
     }
