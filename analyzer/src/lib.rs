@@ -28,7 +28,7 @@ pub struct Options {
     pub frontend: FrontendOptions,
     pub engine: EngineOptions,
     /// What nvcc compiled the file to, where known: each report is checked
-    /// against its instructions ([`nvcc::sass::apply`]).
+    /// against its instructions ([`nvcc::sass::check`]).
     pub sass: Option<std::sync::Arc<nvcc::sass::Sass>>,
 }
 
@@ -131,17 +131,10 @@ pub fn launch_sites(source: &[u8], options: &FrontendOptions) -> Vec<ir::SiteRec
 
 /// Analyses one CUDA translation unit with the given hardware model.
 pub fn analyze(source: &[u8], model: &dyn MemoryModel, options: &Options) -> FileAnalysis {
-    let (program, parsed) = frontend::parse_program_keeping_tree(source, &options.frontend);
+    let (mut program, parsed) = frontend::parse_program_keeping_tree(source, &options.frontend);
     let mut reports = analyze_program(&program, model, &options.engine);
-    let mut program = program;
     if let Some(sass) = &options.sass {
-        let again = nvcc::sass::apply(sass, &mut program, &mut reports);
-        if !again.is_empty() {
-            let which: Vec<(usize, usize)> = again.iter().map(|&(k, a, _)| (k, a)).collect();
-            let wide = nvcc::sass::widened(&program, &again);
-            let costed = symbolic::analyze_accesses(&wide, model, &options.engine, &which);
-            nvcc::sass::recosted(&mut reports, costed);
-        }
+        nvcc::sass::check(sass, &mut program, &mut reports, model, &options.engine);
     }
     FileAnalysis {
         program,

@@ -1,6 +1,6 @@
 //! What nvcc really emitted, read from its SASS: `nvdisasm -gi` (or `-g`)
 //! of a cubin built with `-lineinfo`. [`parse`] reads the listing's memory
-//! instructions with their source lines; [`apply`] checks each report of
+//! instructions with their source lines; [`check`] checks each report of
 //! the model against them, where a toolkit was there to compile the file
 //! (`warplint check --nvcc`, or a listing given with `--sass`).
 //!
@@ -11,15 +11,20 @@
 //! instruction is `/*<address>*/ [@P] OPCODE.MODIFIERS operands ;`.
 //!
 //! What a report becomes (the instruction that runs is the hardware's
-//! answer; the model only stands in for it):
-//! - the line's instructions of its space and operation have its width:
-//!   it is verified ([`SassCheck::Agrees`]);
+//! answer; the model only stands in for it), looking on its line, the
+//! lines of the accesses merged into it, an inlined access's call and a
+//! hoisted load's loop:
+//! - the instructions of its space and operation there have its width:
+//!   it is verified ([`SassCheck`]);
 //! - they have another width (nvcc merged or split what the model did
-//!   not): its cost is not the hardware's, it becomes `unknown`
+//!   not): it is costed again as that instruction
+//!   ([`SassCheck::modelled`]), or, in a kernel lowered with a
+//!   representative type, becomes `unknown`
 //!   ([`crate::finding::UnknownReason::SassWidth`]);
 //! - there is none (nvcc merged it into a neighbour on another line,
 //!   reused a value, or proved it dead): the report is dropped and the
-//!   access is listed in `Kernel::removed` ([`RemovedWhy::NotInSass`]).
+//!   access is listed in `Kernel::removed` ([`RemovedWhy::NotInSass`]);
+//!   a hoisted load not found is left as the model says.
 //!
 //! A kernel the listing lacks, an atomic, a constant access, and an
 //! instruction whose width the opcode does not say (`LDSM`, `LDGSTS`)
@@ -192,6 +197,10 @@ fn locations(mut rest: &str, files: &mut Vec<String>) -> Vec<Loc> {
     out
 }
 
+/// The opening brace of a dual-issued pair of instructions (older
+/// architectures' listings), spelled by its code point.
+const PAIR_OPEN: char = '\u{7b}';
+
 /// The opcode with its modifiers of an instruction line
 /// (`/*0130*/ @!P0 STS.64 [R0], R4 ;`: `STS.64`).
 fn instruction_opcode(line: &str) -> Option<&str> {
@@ -202,7 +211,7 @@ fn instruction_opcode(line: &str) -> Option<&str> {
     }
     let mut words = rest[close + 2..]
         .trim_start()
-        .trim_start_matches('{')
+        .trim_start_matches(PAIR_OPEN)
         .split_whitespace();
     let mut w = words.next()?;
     if w.starts_with('@') {
@@ -378,6 +387,28 @@ fn verdict(
     Some(Verdict::Width(check(widest)))
 }
 
+/// Checks `program`'s `reports` against the listing (see the module doc),
+/// costing again, as the instruction, each access nvcc emits with another
+/// width than the model's.
+pub fn check(
+    sass: &Sass,
+    program: &mut Program,
+    reports: &mut Vec<AccessReport>,
+    model: &dyn crate::MemoryModel,
+    engine: &crate::EngineOptions,
+) {
+    let again = apply(sass, program, reports);
+    if again.is_empty() {
+        return;
+    }
+    let which: Vec<(usize, usize)> = again.iter().map(|&(k, a, _)| (k, a)).collect();
+    let wide = widened(program, &again);
+    recosted(
+        reports,
+        crate::symbolic::analyze_accesses(&wide, model, engine, &which),
+    );
+}
+
 /// Checks `reports` against the listing (see the module doc): verified
 /// reports carry [`AccessReport::sass`], a width the model did not give
 /// makes the report `unknown`, and an access with no instruction on its
@@ -385,7 +416,7 @@ fn verdict(
 /// (kernel, access, the instruction's width) to cost again as the
 /// instruction ([`widened`]); a kernel lowered with a representative type
 /// (its reports put together) keeps `unknown`.
-pub fn apply(
+fn apply(
     sass: &Sass,
     program: &mut Program,
     reports: &mut Vec<AccessReport>,
@@ -460,7 +491,7 @@ pub fn apply(
 /// `program` with each access of `again` made the instruction the SASS
 /// runs for it: `width` bytes per lane, each lane's address aligned down
 /// to it (a merged pair's instruction starts at the lower of the two).
-pub fn widened(program: &Program, again: &[(usize, usize, u32)]) -> Program {
+fn widened(program: &Program, again: &[(usize, usize, u32)]) -> Program {
     use crate::ir::{BinOp, Expr};
     let mut p = program.clone();
     for &(ki, ai, width) in again {
@@ -475,7 +506,7 @@ pub fn widened(program: &Program, again: &[(usize, usize, u32)]) -> Program {
 
 /// `reports` with those of `again` replaced by `costed` (their reports
 /// as the instruction), each saying what the model had.
-pub fn recosted(reports: &mut [AccessReport], costed: Vec<AccessReport>) {
+fn recosted(reports: &mut [AccessReport], costed: Vec<AccessReport>) {
     for new in costed {
         let Some(old) = reports
             .iter_mut()
