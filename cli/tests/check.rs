@@ -291,33 +291,74 @@ fn inline_suppressions() {
     }
 }
 
-#[test]
-fn stdin_with_a_filename() {
-    let src = std::fs::read(root().join(TRANSPOSE)).unwrap();
+/// `warplint check ARGS -` with `src` on stdin, run in the repository root.
+fn check_stdin(args: &[&str], src: &[u8]) -> std::process::Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_warplint"))
-        .args([
-            "check",
-            "--isolated",
-            "--output-format",
-            "concise",
-            "--stdin-filename",
-            "kernels/t.cu",
-            "-",
-        ])
+        .arg("check")
+        .args(args)
+        .arg("-")
         .current_dir(root())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     use std::io::Write;
-    child.stdin.take().unwrap().write_all(&src).unwrap();
-    let out = child.wait_with_output().unwrap();
+    child.stdin.take().unwrap().write_all(src).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn stdin_with_a_filename() {
+    let src = std::fs::read(root().join(TRANSPOSE)).unwrap();
+    let args = [
+        "--isolated",
+        "--output-format",
+        "concise",
+        "--stdin-filename",
+        "kernels/t.cu",
+    ];
+    let out = check_stdin(&args, &src);
     assert_eq!(out.status.code(), Some(1));
     assert!(
         stdout(&out).starts_with("kernels/t.cu:10:87: SM001"),
         "{}",
         stdout(&out)
     );
+}
+
+/// Fix-on-save: with `--fix`, stdout is exactly the source (fixed where a
+/// fix applied, unchanged where none did) and the diagnostics and summary
+/// go to stderr, as ruff does.
+#[test]
+fn stdin_fix_prints_only_the_source_on_stdout() {
+    let src = std::fs::read_to_string(root().join(TRANSPOSE)).unwrap();
+    let base = ["--isolated", "--stdin-filename", "t.cu", "--fix"];
+    // Padding is an unsafe fix: nothing applies, the text comes back as is.
+    let out = check_stdin(&base, src.as_bytes());
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(stdout(&out), src);
+    assert!(stderr(&out).contains("SM001"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("Found 1 diagnostic."));
+    let mut unsafe_ = base.to_vec();
+    unsafe_.push("--unsafe-fixes");
+    let out = check_stdin(&unsafe_, src.as_bytes());
+    let fixed = stdout(&out);
+    assert_eq!(
+        fixed,
+        src.replace("tile[TILE][TILE];", "tile[TILE][TILE + 1];")
+    );
+    assert!(
+        stderr(&out).contains("Fixed 1 diagnostic"),
+        "{}",
+        stderr(&out)
+    );
+    // Every output format keeps stdout for the source.
+    let mut json = unsafe_.clone();
+    json.extend(["--output-format", "json"]);
+    let out = check_stdin(&json, src.as_bytes());
+    assert_eq!(stdout(&out), fixed);
+    assert!(stderr(&out).trim_start().starts_with('['));
 }
 
 #[test]

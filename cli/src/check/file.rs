@@ -34,7 +34,8 @@ pub(super) struct Outcome {
     pub(super) unknowns: Vec<UnknownNote>,
     pub(super) diff: String,
     pub(super) fixed: usize,
-    /// Fixed source of stdin, printed instead of written.
+    /// Source of stdin under `--fix` (fixed where a fix applied), printed
+    /// instead of written: the only thing on stdout.
     pub(super) stdin_fixed: Option<Vec<u8>>,
     pub(super) errors: Vec<String>,
     /// What the run says of this file on stderr as warnings (a budget that
@@ -260,6 +261,9 @@ fn check_one(
             .into_iter()
             .chain(sass_warning)
             .collect(),
+        // `--fix` on stdin prints the source, fixed or not, and nothing
+        // else on stdout (an editor replaces its buffer with it).
+        stdin_fixed: (unit.stdin && args.fix && !args.diff).then(|| bytes.clone()),
         ..Outcome::default()
     };
     let (analysis, mut diagnostics) = unit.lint(&bytes);

@@ -55,6 +55,8 @@ struct Merged {
     diffs: String,
     fixed: usize,
     had_error: bool,
+    /// stdin's source was printed (`--fix`): the rest goes to stderr.
+    source_on_stdout: bool,
     tally: tally::Tally,
 }
 
@@ -200,6 +202,7 @@ fn merge(outcomes: Vec<Outcome>) -> Merged {
         diffs: String::new(),
         fixed: 0,
         had_error: false,
+        source_on_stdout: false,
         tally: tally::Tally::default(),
     };
     // A header's kernel that several files analysed alike counts once.
@@ -219,7 +222,9 @@ fn merge(outcomes: Vec<Outcome>) -> Merged {
         }
         m.had_error |= !o.errors.is_empty();
         if let Some(b) = &o.stdin_fixed {
-            print!("{}", String::from_utf8_lossy(b));
+            use std::io::Write as _;
+            let _ = std::io::stdout().write_all(b);
+            m.source_on_stdout = true;
         }
         m.diffs.push_str(&o.diff);
         m.fixed += o.fixed;

@@ -7,6 +7,7 @@
 //! are counted, with their largest reasons and what would resolve each.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::process::ExitCode;
 
 use warplint_lints::Applicability;
@@ -19,7 +20,7 @@ use crate::settings::Settings;
 use crate::Format;
 
 /// Prints the run's diagnostics and, for people, the summary; returns the
-/// exit code.
+/// exit code. Both go to stderr where stdout carries stdin's fixed source.
 pub(super) fn print(args: &CheckArgs, merged: &Merged, selected: &Selected) -> ExitCode {
     let results = &merged.results;
     let count: usize = results.iter().map(|f| f.diagnostics.len()).sum();
@@ -36,9 +37,14 @@ pub(super) fn print(args: &CheckArgs, merged: &Merged, selected: &Selected) -> E
             Format::Sarif => crate::sarif::render(results, selected, merged.tally.json()),
         }
     };
-    print!("{out}");
+    let mut out = out;
     if human && !args.quiet {
-        print_human_summary(args, merged, count);
+        print_human_summary(&mut out, args, merged, count);
+    }
+    if merged.source_on_stdout {
+        eprint!("{out}");
+    } else {
+        print!("{out}");
     }
     if merged.had_error {
         ExitCode::from(2)
@@ -64,13 +70,18 @@ pub(super) fn print_diff(merged: &Merged) -> ExitCode {
 /// The lines after the diagnostics in `full` and `concise`: unknowns
 /// (`--show-unknown`), fixes made, the count and what `--fix` would fix,
 /// and what could not be analysed.
-fn print_human_summary(args: &CheckArgs, merged: &Merged, count: usize) {
+fn print_human_summary(out: &mut String, args: &CheckArgs, merged: &Merged, count: usize) {
     for u in &merged.unknowns {
-        println!("{}:{}:{}: unknown: {}", u.path, u.line, u.column, u.text);
+        let _ = writeln!(
+            out,
+            "{}:{}:{}: unknown: {}",
+            u.path, u.line, u.column, u.text
+        );
     }
     let fixed = merged.fixed;
     if fixed > 0 {
-        println!(
+        let _ = writeln!(
+            out,
             "Fixed {fixed} diagnostic{} (each re-checked by the engine).",
             if fixed == 1 { "" } else { "s" }
         );
@@ -83,20 +94,21 @@ fn print_human_summary(args: &CheckArgs, merged: &Merged, count: usize) {
             return;
         }
         if t.unknown == 0 {
-            println!("All checks passed!");
+            let _ = writeln!(out, "All checks passed!");
             return;
         }
     } else {
-        print_found(args, merged, count);
+        print_found(out, args, merged, count);
     }
     if t.unknown > 0 {
-        print_unknowns(args, t, count);
+        print_unknowns(out, args, t, count);
     }
 }
 
 /// "Found N diagnostics." and what `--fix` would fix.
-fn print_found(args: &CheckArgs, merged: &Merged, count: usize) {
-    println!(
+fn print_found(out: &mut String, args: &CheckArgs, merged: &Merged, count: usize) {
+    let _ = writeln!(
+        out,
         "Found {count} diagnostic{}.",
         if count == 1 { "" } else { "s" }
     );
@@ -110,10 +122,10 @@ fn print_found(args: &CheckArgs, merged: &Merged, count: usize) {
     };
     let (safe, unsafe_) = (fixable(Applicability::Safe), fixable(Applicability::Unsafe));
     if safe > 0 {
-        println!("[*] {safe} fixable with the `--fix` option.");
+        let _ = writeln!(out, "[*] {safe} fixable with the `--fix` option.");
     }
     if unsafe_ > 0 && !args.unsafe_fixes {
-        println!(
+        let _ = writeln!(out,
             "[*] {unsafe_} fixable with `--fix --unsafe-fixes` (padding changes the shared-memory footprint)."
         );
     }
@@ -121,7 +133,7 @@ fn print_found(args: &CheckArgs, merged: &Merged, count: usize) {
 
 /// How many accesses were analysed and how many could not be, with the
 /// largest reasons and what would resolve each.
-fn print_unknowns(args: &CheckArgs, t: &Tally, count: usize) {
+fn print_unknowns(out: &mut String, args: &CheckArgs, t: &Tally, count: usize) {
     let (analysed, unknown) = (t.analysed(), t.unknown);
     let split = match t.split() {
         s if s.is_empty() => String::new(),
@@ -129,26 +141,28 @@ fn print_unknowns(args: &CheckArgs, t: &Tally, count: usize) {
     };
     let plural = |n: u64| if n == 1 { "access" } else { "accesses" };
     if analysed == 0 {
-        println!(
+        let _ = writeln!(
+            out,
             "None of the {unknown} {} could be analysed:",
             plural(unknown)
         );
     } else if count == 0 {
-        println!(
+        let _ = writeln!(out,
             "No problems found in the {analysed} analysed {}{split}; {unknown} could not be analysed:",
             plural(analysed)
         );
     } else {
-        println!(
+        let _ = writeln!(
+            out,
             "Analysed {analysed} of {} accesses{split}; {unknown} could not be analysed:",
             t.accesses()
         );
     }
     for line in t.reason_lines() {
-        println!("  {line}");
+        let _ = writeln!(out, "  {line}");
     }
     if !args.show_unknown {
-        println!("Run with `--show-unknown` to list them.");
+        let _ = writeln!(out, "Run with `--show-unknown` to list them.");
     }
 }
 
