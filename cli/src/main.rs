@@ -5,6 +5,7 @@ mod compile_db;
 mod config;
 mod discover;
 mod fix;
+mod hover;
 mod includes;
 mod progress;
 mod project;
@@ -13,6 +14,7 @@ mod report;
 mod rule;
 mod sarif;
 mod sass;
+mod server;
 mod settings;
 mod suppress;
 
@@ -42,6 +44,8 @@ enum Command {
     Report(ReportArgs),
     /// Explain a rule (`warplint rule SM001`) or list them all (`--all`).
     Rule(RuleArgs),
+    /// Run as a language server on stdio (diagnostics, quick fixes, hover).
+    Server(ServerArgs),
     /// Tools for measuring warplint itself.
     #[command(subcommand)]
     Debug(DebugCommand),
@@ -60,6 +64,13 @@ struct ParseOnlyArgs {
     #[arg(default_value = ".")]
     paths: Vec<PathBuf>,
     /// Files parsed in parallel (default: one per core).
+    #[arg(short, long)]
+    jobs: Option<usize>,
+}
+
+#[derive(clap::Args)]
+struct ServerArgs {
+    /// Threads a document's analysis may use (default: one per core).
     #[arg(short, long)]
     jobs: Option<usize>,
 }
@@ -262,7 +273,7 @@ const WORKER_STACK_BYTES: usize = 64 << 20;
 
 /// Stack of the thread `main` runs the command on (settings, merging,
 /// rendering; files are analysed on the workers), for the same reason.
-const MAIN_STACK_BYTES: usize = 256 << 20;
+pub(crate) const MAIN_STACK_BYTES: usize = 256 << 20;
 
 /// The threads files are analysed on (`-j N`, default one per core), with
 /// room on their stacks for deeply nested syntax.
@@ -308,10 +319,13 @@ fn main() -> ExitCode {
                     jobs: a.jobs,
                     model,
                     config: a.config.args(),
+                    stdin_text: None,
+                    keep_hovers: false,
                 }),
             },
             Command::Report(a) => report::run::report_cmd(a),
             Command::Rule(a) => rule_cmd(a),
+            Command::Server(a) => server::run(a.jobs),
             Command::Debug(DebugCommand::ParseOnly(a)) => parse_only_cmd(a),
         });
     match handle.map(|h| h.join()) {

@@ -49,6 +49,8 @@ pub(super) struct Outcome {
     pub(super) unit: PathBuf,
     /// Kernels this file's analysis lowered from headers.
     pub(super) covered: Vec<crate::project::Extent>,
+    /// `keep_hovers`: the file's own accesses, as hover shows them.
+    pub(super) hovers: Vec<crate::hover::HoverEntry>,
 }
 
 /// Reads `input` (a file that cannot be read, gone since discovery or
@@ -283,6 +285,9 @@ fn check_one(
     }
     if args.show_unknown {
         o.unknowns = unknown_notes(&analysis, &unit.path, &unit.options.frontend.headers);
+    }
+    if args.keep_hovers {
+        o.hovers = crate::hover::entries(&analysis, cfg.model.as_ref(), &abs);
     }
     drop(analysis);
     if args.fix || args.diff {

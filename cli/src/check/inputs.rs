@@ -16,7 +16,7 @@ use crate::{discover, fail};
 pub(super) type Selected = std::collections::BTreeSet<&'static str>;
 
 /// One file (or stdin) to check.
-pub(super) struct Input {
+pub struct Input {
     pub(super) path: String,
     pub(super) abs: String,
     /// The text of stdin; a file is read by the worker that checks it, so
@@ -51,15 +51,14 @@ pub(super) fn selection(settings: &Settings, args: &CheckArgs) -> Result<Selecte
 }
 
 /// Files (discovered, excluded; read later, one by one) and stdin.
-pub(super) fn gather(
-    args: &CheckArgs,
-    settings: &Settings,
-) -> Result<Vec<Input>, std::process::ExitCode> {
+pub fn gather(args: &CheckArgs, settings: &Settings) -> Result<Vec<Input>, std::process::ExitCode> {
     let mut inputs = Vec::new();
     let stdin = args.paths.iter().any(|p| p.as_os_str() == "-");
     if stdin {
         let mut buf = Vec::new();
-        if let Err(e) = std::io::stdin().read_to_end(&mut buf) {
+        if let Some(text) = &args.stdin_text {
+            buf.clone_from(text);
+        } else if let Err(e) = std::io::stdin().read_to_end(&mut buf) {
             return Err(fail(&format!("stdin: {e}")));
         }
         let name = args.stdin_filename.clone().unwrap_or_else(|| "-".into());
@@ -139,9 +138,12 @@ pub(super) fn configurations(
 ) -> Result<Vec<usize>, String> {
     let mut which: Vec<usize> = Vec::new();
     for input in inputs {
+        // stdin named with `--stdin-filename` is configured as that file
+        // (an editor's buffer as the file it will be saved to).
+        let nameless = input.stdin && input.path == "-";
         let nearest = if args.config.config.is_some()
             || args.config.isolated
-            || input.stdin
+            || nameless
             || input.error.is_some()
         {
             settings.config_path.clone()

@@ -23,7 +23,8 @@ use crate::render::FileDiagnostics;
 use crate::settings::{self, ConfigArgs};
 use crate::{fail, Format};
 use file::{Outcome, UnknownNote};
-use inputs::{Input, Resolved};
+use inputs::Resolved;
+pub use inputs::{gather, Input};
 
 pub struct CheckArgs {
     pub paths: Vec<PathBuf>,
@@ -46,17 +47,26 @@ pub struct CheckArgs {
     pub jobs: Option<usize>,
     pub model: crate::settings::ModelFlags,
     pub config: ConfigArgs,
+    /// The text checked as `-` (the language server's buffer); `None`
+    /// reads stdin.
+    pub stdin_text: Option<Vec<u8>>,
+    /// Keep what hover shows of each access of the files run ([`Merged::hovers`]).
+    pub keep_hovers: bool,
 }
 
 /// Every outcome of a run put together, files in path order.
-struct Merged {
-    results: Vec<FileDiagnostics>,
+pub struct Merged {
+    pub results: Vec<FileDiagnostics>,
     unknowns: Vec<UnknownNote>,
     diffs: String,
     fixed: usize,
     had_error: bool,
-    /// stdin's source was printed (`--fix`): the rest goes to stderr.
-    source_on_stdout: bool,
+    /// Errors (`true`) and warnings for stderr, in the order of the inputs.
+    pub messages: Vec<(bool, String)>,
+    /// stdin's source under `--fix`, the only thing then on stdout.
+    pub stdin_fixed: Option<Vec<u8>>,
+    /// `keep_hovers`: each access of the run's files, as hover shows it.
+    pub hovers: Vec<crate::hover::HoverEntry>,
     tally: tally::Tally,
 }
 
@@ -77,8 +87,6 @@ fn check(args: &CheckArgs) -> Result<ExitCode, ExitCode> {
         println!("{}", summary::show_settings(&settings, &selected));
         return Ok(ExitCode::SUCCESS);
     }
-    let db = crate::compile_db::find(&args.paths, args.model.compile_commands.as_deref())
-        .map_err(|e| fail(&e))?;
     let inputs = inputs::gather(args, &settings)?;
     if inputs.is_empty() {
         // As ruff does: a warning, and exit 0.
@@ -87,29 +95,56 @@ fn check(args: &CheckArgs) -> Result<ExitCode, ExitCode> {
             inputs::shown_paths(args)
         );
     }
-    let mut table = Vec::new();
-    let mut which = inputs::configurations(args, &settings, &inputs, db.as_ref(), &mut table)
-        .map_err(|e| fail(&e))?;
     let pool = crate::worker_pool(args.jobs).map_err(|e| fail(&e))?;
     let project = crate::includes::ProjectHeaders::new(&args.paths);
-    let index = launch_index(&inputs, &table, &which, &project, &pool);
-    // A run file that only other files of its project include is also
-    // checked as they include it.
-    let contexts = inputs::contexts(&inputs, &index);
-    which.extend(
-        inputs::configurations(args, &settings, &contexts, db.as_ref(), &mut table)
-            .map_err(|e| fail(&e))?,
-    );
-    let mut inputs = inputs;
-    inputs.extend(contexts);
-    let mut outcomes = check_all(args, inputs, &table, which, &pool, &project, &index);
-    report_kernels_once(&mut outcomes, &index);
+    let merged = run_inputs(args, &settings, inputs, &pool, &project).map_err(|e| fail(&e))?;
     project.warn_if_truncated();
-    let merged = merge(outcomes);
+    for (error, m) in &merged.messages {
+        let level = if *error { "error" } else { "warning" };
+        eprintln!("warplint: {level}: {m}");
+    }
+    if let Some(b) = &merged.stdin_fixed {
+        use std::io::Write as _;
+        let _ = std::io::stdout().write_all(b);
+    }
     if args.diff {
         return Ok(summary::print_diff(&merged));
     }
     Ok(summary::print(args, &merged, &selected))
+}
+
+/// Checks `inputs` with their project's launches and contexts, on `pool`;
+/// prints nothing (what the command line or the language server shows of
+/// it is theirs to say). `Err` is an error that stops the run.
+pub fn run_inputs(
+    args: &CheckArgs,
+    settings: &settings::Settings,
+    inputs: Vec<Input>,
+    pool: &rayon::ThreadPool,
+    project: &ProjectHeaders,
+) -> Result<Merged, String> {
+    // stdin named as a file finds its compile database as that file does.
+    let mut starts = args.paths.clone();
+    starts.extend(args.stdin_filename.as_ref().map(PathBuf::from));
+    let db = crate::compile_db::find(&starts, args.model.compile_commands.as_deref())?;
+    let mut table = Vec::new();
+    let mut which = inputs::configurations(args, settings, &inputs, db.as_ref(), &mut table)?;
+    let index = launch_index(&inputs, &table, &which, project, pool);
+    // A run file that only other files of its project include is also
+    // checked as they include it.
+    let contexts = inputs::contexts(&inputs, &index);
+    which.extend(inputs::configurations(
+        args,
+        settings,
+        &contexts,
+        db.as_ref(),
+        &mut table,
+    )?);
+    let mut inputs = inputs;
+    inputs.extend(contexts);
+    let mut outcomes = check_all(args, inputs, &table, which, pool, project, &index);
+    report_kernels_once(&mut outcomes, &index);
+    Ok(merge(outcomes))
 }
 
 /// The launch sites of the inputs and the rest of their projects.
@@ -202,7 +237,9 @@ fn merge(outcomes: Vec<Outcome>) -> Merged {
         diffs: String::new(),
         fixed: 0,
         had_error: false,
-        source_on_stdout: false,
+        messages: Vec::new(),
+        stdin_fixed: None,
+        hovers: Vec::new(),
         tally: tally::Tally::default(),
     };
     // A header's kernel that several files analysed alike counts once.
@@ -214,18 +251,12 @@ fn merge(outcomes: Vec<Outcome>) -> Merged {
                 m.tally.add(&k.tally);
             }
         }
-        for e in &o.errors {
-            eprintln!("warplint: error: {e}");
-        }
-        for w in &o.warnings {
-            eprintln!("warplint: warning: {w}");
-        }
         m.had_error |= !o.errors.is_empty();
-        if let Some(b) = &o.stdin_fixed {
-            use std::io::Write as _;
-            let _ = std::io::stdout().write_all(b);
-            m.source_on_stdout = true;
-        }
+        m.messages.extend(o.errors.into_iter().map(|e| (true, e)));
+        m.messages
+            .extend(o.warnings.into_iter().map(|w| (false, w)));
+        m.stdin_fixed = m.stdin_fixed.or(o.stdin_fixed);
+        m.hovers.extend(o.hovers);
         m.diffs.push_str(&o.diff);
         m.fixed += o.fixed;
         m.unknowns.extend(o.unknowns);

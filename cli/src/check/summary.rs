@@ -41,7 +41,7 @@ pub(super) fn print(args: &CheckArgs, merged: &Merged, selected: &Selected) -> E
     if human && !args.quiet {
         print_human_summary(&mut out, args, merged, count);
     }
-    if merged.source_on_stdout {
+    if merged.stdin_fixed.is_some() {
         eprint!("{out}");
     } else {
         print!("{out}");

@@ -1,0 +1,168 @@
+//! The server's settings: `initializationOptions` (or the `warplint`
+//! section of `workspace/didChangeConfiguration`), each the command line
+//! option of the same name. What they leave unset comes from the
+//! `warplint.toml` nearest to each document, as for `check`.
+
+use std::path::PathBuf;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::check::CheckArgs;
+use crate::settings::{ConfigArgs, ModelFlags};
+use crate::Format;
+
+/// A setting given as one string or a list of them.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(untagged)]
+enum List {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl Default for List {
+    fn default() -> Self {
+        List::Many(Vec::new())
+    }
+}
+
+impl List {
+    fn items(&self) -> Vec<String> {
+        match self {
+            List::One(s) => vec![s.clone()],
+            List::Many(v) => v.clone(),
+        }
+    }
+}
+
+/// The settings a client may give, in the protocol's camelCase.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ServerOptions {
+    arch: List,
+    select: List,
+    extend_select: List,
+    ignore: List,
+    /// A configuration file for every document (`--config`).
+    configuration: Option<PathBuf>,
+    /// No configuration file (`--isolated`).
+    isolated: bool,
+    define: List,
+    include: List,
+    include_search: Option<String>,
+    /// "Fix all" also applies unsafe fixes (padding).
+    unsafe_fixes: bool,
+}
+
+/// Keys [`ServerOptions`] reads.
+const KEYS: &[&str] = &[
+    "arch",
+    "select",
+    "extendSelect",
+    "ignore",
+    "configuration",
+    "isolated",
+    "define",
+    "include",
+    "includeSearch",
+    "unsafeFixes",
+];
+
+impl ServerOptions {
+    /// The options in `value` (a `settings` object, or one under `settings`
+    /// or `warplint`), and the keys it has that are not settings. A value
+    /// that is not such an object gives the defaults and says so.
+    pub fn from_value(value: Option<&Value>) -> (ServerOptions, Vec<String>) {
+        let Some(mut v) = value else {
+            return (ServerOptions::default(), Vec::new());
+        };
+        for wrapper in ["settings", "warplint"] {
+            if let Some(inner) = v.get(wrapper).filter(|i| i.is_object()) {
+                v = inner;
+            }
+        }
+        let unknown = v
+            .as_object()
+            .map(|o| {
+                o.keys()
+                    .filter(|k| !KEYS.contains(&k.as_str()))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
+        match ServerOptions::deserialize(v) {
+            Ok(o) => (o, unknown),
+            Err(e) => (ServerOptions::default(), vec![format!("(invalid: {e})")]),
+        }
+    }
+
+    /// `check`'s arguments for `text`, the buffer of the file `path`:
+    /// diagnostics (and hovers), or with `fix` its fixed text.
+    pub fn check_args(&self, path: &str, text: &str, fix: bool) -> CheckArgs {
+        CheckArgs {
+            paths: vec![PathBuf::from("-")],
+            select: self.select.items(),
+            extend_select: self.extend_select.items(),
+            ignore: self.ignore.items(),
+            format: Format::Json,
+            exit_zero: true,
+            arch: self.arch.items(),
+            statistics: false,
+            show_settings: false,
+            quiet: true,
+            stdin_filename: Some(path.to_string()),
+            show_unknown: false,
+            fix,
+            unsafe_fixes: fix && self.unsafe_fixes,
+            diff: false,
+            exclude: Vec::new(),
+            force_exclude: false,
+            jobs: None,
+            model: ModelFlags {
+                defines: self.define.items(),
+                include_dirs: self
+                    .include
+                    .items()
+                    .into_iter()
+                    .map(PathBuf::from)
+                    .collect(),
+                include_search: self.include_search.clone(),
+                ..ModelFlags::default()
+            },
+            config: ConfigArgs {
+                config: self.configuration.clone(),
+                isolated: self.isolated,
+            },
+            stdin_text: Some(text.as_bytes().to_vec()),
+            keep_hovers: !fix,
+        }
+    }
+}
+
+/// What the editor is told of settings it gave that do nothing.
+pub fn unknown_message(unknown: &[String]) -> String {
+    format!(
+        "warplint: ignoring unknown settings: {} (known: {})",
+        unknown.join(", "),
+        KEYS.join(", ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_nest_and_unknown_keys_are_named() {
+        let v =
+            serde_json::json!({"settings": {"arch": "sm_80", "select": ["SM001"], "colour": 1}});
+        let (o, unknown) = ServerOptions::from_value(Some(&v));
+        assert_eq!(o.arch.items(), ["sm_80"]);
+        assert_eq!(o.select.items(), ["SM001"]);
+        assert_eq!(unknown, ["colour"]);
+        let v = serde_json::json!({"warplint": {"isolated": "yes"}});
+        let (o, unknown) = ServerOptions::from_value(Some(&v));
+        assert!(!o.isolated);
+        assert!(unknown[0].starts_with("(invalid:"), "{unknown:?}");
+    }
+}
