@@ -43,6 +43,20 @@ pub struct LintSection {
     /// Glob -> rules ignored in matching files.
     #[serde(default)]
     pub per_file_ignores: BTreeMap<String, Vec<String>>,
+    /// The severity of a finding that rests on an assumption.
+    pub assumed_severity: Option<AssumedSeverityKey>,
+}
+
+/// `assumed-severity`: `lower` (one level below a proven finding's, the
+/// default), `same`, or a fixed `error`, `warning` or `info`.
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AssumedSeverityKey {
+    Lower,
+    Same,
+    Error,
+    Warning,
+    Info,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -226,6 +240,16 @@ impl Config {
         }
         if let Some(v) = s.global_efficiency_error {
             t.global_efficiency_error = v;
+        }
+        if let Some(k) = self.lint.assumed_severity {
+            use warplint_lints::{AssumedSeverity as A, Severity as S};
+            t.assumed_severity = match k {
+                AssumedSeverityKey::Lower => A::Lower,
+                AssumedSeverityKey::Same => A::Same,
+                AssumedSeverityKey::Error => A::Fixed(S::Error),
+                AssumedSeverityKey::Warning => A::Fixed(S::Warning),
+                AssumedSeverityKey::Info => A::Fixed(S::Info),
+            };
         }
         t
     }

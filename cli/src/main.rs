@@ -208,6 +208,10 @@ struct CheckCli {
     /// Also list accesses warplint could not analyse (never diagnostics).
     #[arg(long)]
     show_unknown: bool,
+    /// Report only findings that hold for every value they depend on (a
+    /// strict CI gate): those resting on an assumption are left out.
+    #[arg(long)]
+    only_proven: bool,
     /// Apply safe fixes (each re-checked by re-analysing the edited file).
     #[arg(long)]
     fix: bool,
@@ -311,6 +315,7 @@ fn main() -> ExitCode {
                     quiet: a.quiet,
                     stdin_filename: a.stdin_filename,
                     show_unknown: a.show_unknown,
+                    only_proven: a.only_proven,
                     fix: a.fix,
                     unsafe_fixes: a.unsafe_fixes,
                     diff: a.diff,

@@ -196,15 +196,31 @@ pub fn full(files: &[FileDiagnostics]) -> String {
     out
 }
 
-/// One line per diagnostic: `path:line:col: CODE message`.
+/// ` (assumed)` after a finding that rests on an assumption (the full
+/// format and JSON list what it assumed).
+fn assumed_mark(d: &Diagnostic) -> &'static str {
+    if d.facts.status == "assumed" {
+        " (assumed)"
+    } else {
+        ""
+    }
+}
+
+/// One line per diagnostic: `path:line:col: CODE message`, and
+/// ` (assumed)` where it rests on an assumption.
 pub fn concise(files: &[FileDiagnostics]) -> String {
     let mut out = String::new();
     for f in files {
         for d in &f.diagnostics {
             let fix = if d.fix.is_some() { " [*]" } else { "" };
             out.push_str(&format!(
-                "{}:{}:{}: {}{fix} {}\n",
-                f.path, d.span.line, d.span.column, d.code, d.message
+                "{}:{}:{}: {}{fix} {}{}\n",
+                f.path,
+                d.span.line,
+                d.span.column,
+                d.code,
+                d.message,
+                assumed_mark(d)
             ));
         }
     }
@@ -312,15 +328,23 @@ pub fn github(files: &[FileDiagnostics]) -> String {
                 String::new()
             };
             let mut msg = format!(
-                "{}:{}:{}: {} {}",
-                f.path, d.span.line, d.span.column, d.code, d.message
+                "{}:{}:{}: {} {}{}",
+                f.path,
+                d.span.line,
+                d.span.column,
+                d.code,
+                d.message,
+                assumed_mark(d)
             );
+            for a in &d.facts.assumptions {
+                msg.push_str(&format!("\n  assumed: {a}"));
+            }
             if let Some(h) = &d.help {
                 msg.push_str(&format!("\n  help: {h}"));
             }
             out.push_str(&format!(
                 "::{level} title={},file={},line={},endLine={}{cols}::{}\n",
-                escape_property(&format!("warplint ({})", d.code)),
+                escape_property(&format!("warplint ({}, {})", d.code, d.facts.status)),
                 escape_property(&f.path),
                 d.span.line,
                 d.span.end_line,

@@ -97,9 +97,12 @@ pub fn render(
                     "physicalLocation": {"artifactLocation": artifact.clone(), "region": region(&r.span)},
                 })).collect::<Vec<_>>(),
             });
-            if !d.facts.assumption_kinds.is_empty() {
-                res["properties"] = json!({"assumption_kinds": d.facts.assumption_kinds});
-            }
+            // Proven or assumed, and what: code scanning shows properties.
+            res["properties"] = json!({
+                "status": d.facts.status,
+                "assumptions": d.facts.assumptions,
+                "assumption_kinds": d.facts.assumption_kinds,
+            });
             if let Some(fix) = &d.fix {
                 res["fixes"] = json!([{
                     "description": {"text": fix.message},

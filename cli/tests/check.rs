@@ -118,7 +118,7 @@ fn github_annotations_are_escaped() {
     ]);
     let text = stdout(&out);
     let line = text.lines().find(|l| l.contains("SM001")).unwrap();
-    assert!(line.starts_with("::error title=warplint (SM001),file=fixtures/examples/transpose.cu,line=35,endLine=35,col=38,"), "{line}");
+    assert!(line.starts_with("::error title=warplint (SM001%2C exact),file=fixtures/examples/transpose.cu,line=35,endLine=35,col=38,"), "{line}");
     // The help line is joined with an escaped newline; no raw newline inside.
     assert!(
         line.contains("%0A  help: pad the innermost dimension"),
@@ -1160,4 +1160,107 @@ fn show_unknown_places_a_header_access_in_the_header() {
         .find(|l| l.contains("load of `in`"))
         .unwrap_or_else(|| panic!("{text}"));
     assert!(line.contains("gather.cuh:2:"), "{line}");
+}
+
+/// A finding that rests on an assumption says so in every format, ranks one
+/// level below the same cost proven (configurable), and `--only-proven`
+/// leaves it out without calling the run a pass.
+#[test]
+fn assumed_findings_are_marked_and_ranked_below_proven_ones() {
+    let dir = common::temp_project(
+        "assumed",
+        &[(
+            "k.cu",
+            "__global__ void strided(float *a, int s)\n{\n    a[threadIdx.x * s] = 0.0f;\n}\n\n\
+             __global__ void exact_stride(float *a)\n{\n    a[threadIdx.x * 32] = 0.0f;\n}\n",
+        )],
+    );
+    let k = dir.join("k.cu");
+    let k = k.to_str().unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["check", "--isolated", k];
+        args.extend_from_slice(extra);
+        warplint(&args)
+    };
+    let out = run(&["--output-format", "concise"]);
+    let text = stdout(&out);
+    assert!(
+        text.contains(":3:5: GM001 ") && text.contains("(assumed)\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains(":8:5: GM001 ") && !text.lines().nth(1).unwrap().contains("(assumed)"),
+        "{text}"
+    );
+    // The same 12.5% efficiency: an error when proven, a warning assumed.
+    let v = json(&run(&["--output-format", "json"]));
+    let sev: Vec<(&str, &str)> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["status"].as_str().unwrap(),
+                d["severity"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(sev, [("assumed", "warning"), ("exact", "error")]);
+    let sarif = json(&run(&["--output-format", "sarif"]));
+    let results = sarif["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results[0]["level"], "warning");
+    assert_eq!(results[0]["properties"]["status"], "assumed");
+    assert!(results[0]["properties"]["assumptions"][0].is_string());
+    assert_eq!(results[1]["properties"]["status"], "exact");
+    let gh = stdout(&run(&["--output-format", "github"]));
+    assert!(
+        gh.starts_with("::warning title=warplint (GM001%2C assumed)"),
+        "{gh}"
+    );
+    // assumed-severity = "same": ranked as if proven.
+    let cfg = dir.join("warplint.toml");
+    std::fs::write(&cfg, "[lint]\nassumed-severity = \"same\"\n").unwrap();
+    let cfg = cfg.to_str().unwrap();
+    let out = warplint(&["check", "--config", cfg, "--output-format", "json", k]);
+    assert_eq!(json(&out)[0]["severity"], "error");
+    std::fs::write(cfg, "[lint]\nassumed-severity = \"loud\"\n").unwrap();
+    let out = warplint(&["check", "--config", cfg, k]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("loud"), "{}", stderr(&out));
+    // --only-proven: the exact finding alone, and the run says what it left out.
+    let out = run(&["--only-proven", "--output-format", "concise"]);
+    let text = stdout(&out);
+    assert_eq!(
+        text.lines().filter(|l| l.contains("GM001")).count(),
+        1,
+        "{text}"
+    );
+    assert!(
+        text.contains("1 finding resting on an assumption left out"),
+        "{text}"
+    );
+    let only_assumed = common::temp_project(
+        "assumed-only",
+        &[(
+            "k.cu",
+            "__global__ void strided(float *a, int s)\n{\n    a[threadIdx.x * s] = 0.0f;\n}\n",
+        )],
+    );
+    let out = warplint(&[
+        "check",
+        "--isolated",
+        "--only-proven",
+        only_assumed.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        !stdout(&out).contains("All checks passed"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        stdout(&out).contains("No proven problems found."),
+        "{}",
+        stdout(&out)
+    );
 }

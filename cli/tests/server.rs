@@ -228,7 +228,7 @@ fn an_editor_session() {
     assert_eq!(sm["range"]["start"]["character"], col, "{sm}");
     assert_eq!(sm["source"], "warplint");
     assert!(sm["message"].as_str().unwrap().contains("32-way"), "{sm}");
-    assert_eq!(sm["data"]["status"], "proven", "{sm}");
+    assert_eq!(sm["data"]["status"], "exact", "{sm}");
     assert!(sm["codeDescription"]["href"]
         .as_str()
         .unwrap()

@@ -61,6 +61,34 @@ pub struct Thresholds {
     pub global_efficiency_warning: f64,
     /// … and at or below which it is an error.
     pub global_efficiency_error: f64,
+    /// The severity of a finding that rests on an assumption.
+    pub assumed_severity: AssumedSeverity,
+}
+
+/// The severity of a finding that rests on an assumption, from the one the
+/// same cost would have if proven.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum AssumedSeverity {
+    /// One level below (error → warning → info): the default.
+    #[default]
+    Lower,
+    /// As if proven.
+    Same,
+    /// This one, whatever the cost.
+    Fixed(Severity),
+}
+
+impl AssumedSeverity {
+    pub fn apply(self, proven: Severity) -> Severity {
+        match self {
+            AssumedSeverity::Lower => match proven {
+                Severity::Error => Severity::Warning,
+                Severity::Warning | Severity::Info => Severity::Info,
+            },
+            AssumedSeverity::Same => proven,
+            AssumedSeverity::Fixed(s) => s,
+        }
+    }
 }
 
 impl Default for Thresholds {
@@ -70,6 +98,7 @@ impl Default for Thresholds {
             shared_ways_error: 8.0,
             global_efficiency_warning: 0.5,
             global_efficiency_error: 0.125,
+            assumed_severity: AssumedSeverity::default(),
         }
     }
 }
@@ -264,6 +293,11 @@ pub fn check(ctx: &Context, selected: &BTreeSet<&'static str>) -> Vec<Diagnostic
     for lint in LINTS {
         if selected.contains(lint.rule().code) {
             lint.check(ctx, &mut out);
+        }
+    }
+    for d in &mut out {
+        if d.facts.status == Status::Assumed.name() {
+            d.severity = ctx.thresholds.assumed_severity.apply(d.severity);
         }
     }
     out.sort_by(|a, b| (a.span.start, a.code, &a.message).cmp(&(b.span.start, b.code, &b.message)));

@@ -39,6 +39,7 @@ pub struct CheckArgs {
     pub quiet: bool,
     pub stdin_filename: Option<String>,
     pub show_unknown: bool,
+    pub only_proven: bool,
     pub fix: bool,
     pub unsafe_fixes: bool,
     pub diff: bool,
@@ -67,6 +68,8 @@ pub struct Merged {
     pub stdin_fixed: Option<Vec<u8>>,
     /// `keep_hovers`: each access of the run's files, as hover shows it.
     pub hovers: Vec<crate::hover::HoverEntry>,
+    /// `--only-proven`: findings left out for resting on an assumption.
+    left_out_assumed: usize,
     tally: tally::Tally,
 }
 
@@ -144,7 +147,14 @@ pub fn run_inputs(
     inputs.extend(contexts);
     let mut outcomes = check_all(args, inputs, &table, which, pool, project, &index);
     report_kernels_once(&mut outcomes, &index);
-    Ok(merge(outcomes))
+    let left_out = if args.only_proven {
+        only_proven(&mut outcomes)
+    } else {
+        0
+    };
+    let mut merged = merge(outcomes);
+    merged.left_out_assumed = left_out;
+    Ok(merged)
 }
 
 /// The launch sites of the inputs and the rest of their projects.
@@ -228,6 +238,22 @@ fn report_kernels_once(outcomes: &mut [Outcome], index: &LaunchIndex) {
     }
 }
 
+/// `--only-proven`: findings that rest on an assumption are left out;
+/// returns how many (a header's counted as often as it is reached).
+fn only_proven(outcomes: &mut [Outcome]) -> usize {
+    let proven = |d: &Diagnostic| d.facts.status != warplint_analyzer::Status::Assumed.name();
+    let mut left_out = 0;
+    let files = outcomes
+        .iter_mut()
+        .flat_map(|o| o.file.iter_mut().chain(o.headers.iter_mut()));
+    for f in files {
+        let before = f.diagnostics.len();
+        f.diagnostics.retain(proven);
+        left_out += before - f.diagnostics.len();
+    }
+    left_out
+}
+
 /// Puts the outcomes together in input order (each file's errors and fixed
 /// stdin are printed as it is reached), then sorts the files by path.
 fn merge(outcomes: Vec<Outcome>) -> Merged {
@@ -240,6 +266,7 @@ fn merge(outcomes: Vec<Outcome>) -> Merged {
         messages: Vec::new(),
         stdin_fixed: None,
         hovers: Vec::new(),
+        left_out_assumed: 0,
         tally: tally::Tally::default(),
     };
     // A header's kernel that several files analysed alike counts once.

@@ -78,6 +78,14 @@ fn print_human_summary(out: &mut String, args: &CheckArgs, merged: &Merged, coun
             u.path, u.line, u.column, u.text
         );
     }
+    if merged.left_out_assumed > 0 {
+        let n = merged.left_out_assumed;
+        let _ = writeln!(
+            out,
+            "{n} finding{} resting on an assumption left out (`--only-proven`).",
+            if n == 1 { "" } else { "s" }
+        );
+    }
     let fixed = merged.fixed;
     if fixed > 0 {
         let _ = writeln!(
@@ -94,7 +102,13 @@ fn print_human_summary(out: &mut String, args: &CheckArgs, merged: &Merged, coun
             return;
         }
         if t.unknown == 0 {
-            let _ = writeln!(out, "All checks passed!");
+            // Findings left out are not a pass.
+            let verdict = if merged.left_out_assumed > 0 {
+                "No proven problems found."
+            } else {
+                "All checks passed!"
+            };
+            let _ = writeln!(out, "{verdict}");
             return;
         }
     } else {

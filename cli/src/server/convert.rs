@@ -118,13 +118,10 @@ pub fn diagnostic(uri: &Url, index: &LineIndex, d: &Diagnostic) -> lsp_types::Di
     }
 }
 
-/// `proven` where the finding rests on no assumption, else `assumed`.
-pub fn status(d: &Diagnostic) -> &'static str {
-    if d.facts.assumptions.is_empty() {
-        "proven"
-    } else {
-        "assumed"
-    }
+/// `exact` (holds for every value it depends on) or `assumed`, as in
+/// `check`'s JSON.
+pub fn status(d: &Diagnostic) -> &str {
+    &d.facts.status
 }
 
 /// The quick fix of `d`, where it has one that may be applied (a safe one

@@ -112,6 +112,7 @@ impl ServerOptions {
             quiet: true,
             stdin_filename: Some(path.to_string()),
             show_unknown: false,
+            only_proven: false,
             fix,
             unsafe_fixes: fix && self.unsafe_fixes,
             diff: false,
