@@ -96,6 +96,11 @@ pub fn resolve_with(
     flags: ModelFlags,
 ) -> Result<Settings, String> {
     let (config_path, config) = load_config(args)?;
+    // A bad value in the configuration names the file it is in.
+    let in_config = |e: String| match &config_path {
+        Some(p) => format!("{}: {e}", p.display()),
+        None => e,
+    };
     let model_options = ModelOptions {
         bank_bytes: flags.bank_mode.or(config.analysis.bank_mode),
         l1_cached: flags
@@ -105,13 +110,15 @@ pub fn resolve_with(
                 Some("l1") => Some(true),
                 Some("l2") => Some(false),
                 Some(other) => {
-                    return Err(format!(
+                    return Err(in_config(format!(
                         "global-caching = \"{other}\": expected \"l1\" or \"l2\""
-                    ))
+                    )))
                 }
             }),
     };
     let build = flags.build.clone().unwrap_or_default();
+    let from_config =
+        archs.is_empty() && (config.analysis.arch.is_some() || !config.analysis.archs.is_empty());
     let names: Vec<String> = if !archs.is_empty() {
         split_list(archs)
     } else if let Some(a) = &config.analysis.arch {
@@ -128,8 +135,9 @@ pub fn resolve_with(
     }
     let mut parsed = Vec::new();
     for n in &names {
-        let a = Arch::parse(n)?;
-        a.model_with(model_options)?;
+        let named = |e: String| if from_config { in_config(e) } else { e };
+        let a = Arch::parse(n).map_err(named)?;
+        a.model_with(model_options).map_err(named)?;
         if !parsed.contains(&a) {
             parsed.push(a);
         }
@@ -199,9 +207,9 @@ pub fn resolve_with(
         None => flags.build.is_none(),
         Some("paths") => false,
         Some(other) => {
-            return Err(format!(
+            return Err(in_config(format!(
                 "`include-search = \"{other}\"`: expected \"project\" or \"paths\""
-            ))
+            )))
         }
     };
     Ok(Settings {
@@ -216,6 +224,40 @@ pub fn resolve_with(
         project_includes,
         sass: flags.sass,
     })
+}
+
+/// What the command line gave that these settings cannot use: a model
+/// option for other architectures than the run's, an include folder that is
+/// not there. Said as warnings, the run goes on.
+pub fn ignored_flags(s: &Settings, flags: &ModelFlags) -> Vec<String> {
+    let names = || {
+        s.archs
+            .iter()
+            .map(|a| a.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut out = Vec::new();
+    if let Some(b) = flags.bank_mode {
+        if !s.archs.iter().any(|a| a.major == 3) {
+            out.push(format!(
+                "--bank-mode {b} is ignored: only compute capability 3.x has a bank mode (4 or 8 bytes), and {} has 4-byte banks",
+                names()
+            ));
+        }
+    }
+    if flags.global_caching.is_some() && !s.archs.iter().any(|a| matches!(a.major, 2 | 3)) {
+        out.push(format!(
+            "--global-caching is ignored: only compute capability 2.x and 3.x choose between L1 and L2 for global loads, and {} uses 32-byte sectors",
+            names()
+        ));
+    }
+    for d in &flags.include_dirs {
+        if !d.is_dir() {
+            out.push(format!("-I {}: no such folder", d.display()));
+        }
+    }
+    out
 }
 
 impl Settings {

@@ -4,17 +4,44 @@
 //! - `// warplint: file-ignore[GM001]` anywhere in the file;
 //! - clang-tidy style, only with explicit `warplint-` names:
 //!   `// NOLINT(warplint-SM001)` (same line),
-//!   `// NOLINTNEXTLINE(warplint-*)` (next line).
+//!   `// NOLINTNEXTLINE(warplint-*)` (next line),
+//!   `// NOLINTBEGIN(warplint-SM001)` … `// NOLINTEND(warplint-SM001)` (the
+//!   lines between; an END closes the latest BEGIN with the same list, or the
+//!   latest one at all; a BEGIN never closed runs to the end of the file).
 //!
-//! Inside the brackets: codes, code prefixes or rule names.
+//! Inside the brackets: codes, code prefixes or rule names. Each comment
+//! remembers whether it suppressed anything, so that the run can name the
+//! ones that did nothing (ruff's RUF100) and those naming no rule.
 
 use warplint_lints::Diagnostic;
 
+/// One suppression comment.
+#[derive(Debug)]
+struct Comment {
+    /// The line the comment is on.
+    at: u32,
+    /// The lines it covers (inclusive); `None` is the whole file.
+    lines: Option<(u32, u32)>,
+    selectors: Vec<String>,
+    /// How the comment is written, for messages.
+    form: &'static str,
+    used: bool,
+}
+
 #[derive(Default, Debug)]
 pub struct Suppressions {
-    /// (line, selectors) — a diagnostic on that line is suppressed.
-    lines: Vec<(u32, Vec<String>)>,
-    file: Vec<String>,
+    comments: Vec<Comment>,
+}
+
+/// A suppression comment the run reports: what it names matches no rule,
+/// or it suppressed nothing.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Idle {
+    pub line: u32,
+    pub form: &'static str,
+    pub selectors: Vec<String>,
+    /// The selectors that name no rule (empty: all do, and none was hit).
+    pub unknown: Vec<String>,
 }
 
 fn selectors(inner: &str) -> Vec<String> {
@@ -32,52 +59,129 @@ fn bracketed(s: &str, open: char, close: char) -> Option<&str> {
     Some(&s[start + 1..end])
 }
 
+/// The selectors of a `NOLINT…(` comment on `line` starting with `marker`.
+fn nolint(line: &str, marker: &str) -> Option<Vec<String>> {
+    let p = line.find(marker)?;
+    let sel = selectors_nolint(bracketed(&line[p..], '(', ')')?);
+    (!sel.is_empty()).then_some(sel)
+}
+
 impl Suppressions {
     pub fn parse(text: &str) -> Suppressions {
         let mut out = Suppressions::default();
+        let mut open: Vec<(u32, Vec<String>)> = Vec::new();
+        let mut last = 0;
         for (i, line) in text.lines().enumerate() {
             let n = i as u32 + 1;
+            last = n;
+            let mut push = |lines, selectors, form| {
+                out.comments.push(Comment {
+                    at: n,
+                    lines,
+                    selectors,
+                    form,
+                    used: false,
+                })
+            };
             if let Some(p) = line.find("warplint:") {
                 let rest = line[p + "warplint:".len()..].trim_start();
                 if let Some(r) = rest.strip_prefix("file-ignore") {
                     if let Some(inner) = bracketed(r, '[', ']') {
-                        out.file.extend(selectors(inner));
+                        push(None, selectors(inner), "warplint: file-ignore");
                     }
                 } else if let Some(r) = rest.strip_prefix("ignore") {
                     if let Some(inner) = bracketed(r, '[', ']') {
-                        let sel = selectors(inner);
-                        out.lines.push((n, sel.clone()));
-                        out.lines.push((n + 1, sel));
+                        push(Some((n, n + 1)), selectors(inner), "warplint: ignore");
                     }
                 }
             }
-            if let Some(p) = line.find("NOLINTNEXTLINE(") {
-                if let Some(inner) = bracketed(&line[p..], '(', ')') {
-                    let sel = selectors_nolint(inner);
-                    if !sel.is_empty() {
-                        out.lines.push((n + 1, sel));
-                    }
+            if let Some(sel) = nolint(line, "NOLINTNEXTLINE(") {
+                push(Some((n + 1, n + 1)), sel, "NOLINTNEXTLINE");
+            } else if let Some(sel) = nolint(line, "NOLINTBEGIN(") {
+                open.push((n, sel));
+            } else if let Some(sel) = nolint(line, "NOLINTEND(") {
+                let i = open.iter().rposition(|(_, s)| *s == sel);
+                if let Some((begin, sel)) = i.or(open.len().checked_sub(1)).map(|i| open.remove(i))
+                {
+                    out.comments.push(Comment {
+                        at: begin,
+                        lines: Some((begin, n)),
+                        selectors: sel,
+                        form: "NOLINTBEGIN",
+                        used: false,
+                    });
                 }
-            } else if let Some(p) = line.find("NOLINT(") {
-                if let Some(inner) = bracketed(&line[p..], '(', ')') {
-                    let sel = selectors_nolint(inner);
-                    if !sel.is_empty() {
-                        out.lines.push((n, sel));
-                    }
-                }
+            } else if let Some(sel) = nolint(line, "NOLINT(") {
+                push(Some((n, n)), sel, "NOLINT");
             }
+        }
+        for (begin, sel) in open {
+            out.comments.push(Comment {
+                at: begin,
+                lines: Some((begin, last)),
+                selectors: sel,
+                form: "NOLINTBEGIN",
+                used: false,
+            });
         }
         out
     }
 
-    pub fn suppresses(&self, d: &Diagnostic) -> bool {
-        let hit = |sel: &[String]| sel.iter().any(|s| matches(s, d));
-        hit(&self.file)
-            || self
-                .lines
-                .iter()
-                .any(|(line, sel)| *line == d.span.line && hit(sel))
+    /// Whether a comment suppresses `d`; every comment that does is marked
+    /// used.
+    pub fn suppresses(&mut self, d: &Diagnostic) -> bool {
+        let mut hit = false;
+        for c in &mut self.comments {
+            let covers = c.lines.is_none_or(|(a, b)| (a..=b).contains(&d.span.line));
+            if covers && c.selectors.iter().any(|s| matches(s, d)) {
+                c.used = true;
+                hit = true;
+            }
+        }
+        hit
     }
+
+    /// The comments to report: those naming something that is no rule, and
+    /// those that suppressed nothing although every rule they name ran
+    /// (`ran` says whether a rule code was selected).
+    pub fn idle(&self, ran: &dyn Fn(&str) -> bool) -> Vec<Idle> {
+        let mut out = Vec::new();
+        for c in &self.comments {
+            let codes: Vec<Vec<&'static str>> = c.selectors.iter().map(|s| rule_codes(s)).collect();
+            let unknown: Vec<String> = c
+                .selectors
+                .iter()
+                .zip(&codes)
+                .filter(|(_, k)| k.is_empty())
+                .map(|(s, _)| s.clone())
+                .collect();
+            let all_ran = codes.iter().flatten().all(|code| ran(code));
+            if !unknown.is_empty() || (!c.used && all_ran) {
+                out.push(Idle {
+                    line: c.at,
+                    form: c.form,
+                    selectors: c.selectors.clone(),
+                    unknown,
+                });
+            }
+        }
+        out
+    }
+}
+
+/// The rule codes a selector names (none: it names no rule).
+fn rule_codes(sel: &str) -> Vec<&'static str> {
+    warplint_lints::rules()
+        .filter(|r| {
+            sel == "*"
+                || sel.eq_ignore_ascii_case("ALL")
+                || sel == r.name
+                || r.code
+                    .to_ascii_uppercase()
+                    .starts_with(&sel.to_ascii_uppercase())
+        })
+        .map(|r| r.code)
+        .collect()
 }
 
 /// Only `warplint-…` entries count in NOLINT comments (a bare NOLINT
@@ -98,4 +202,59 @@ pub fn matches(sel: &str, d: &Diagnostic) -> bool {
         || d.code
             .to_ascii_uppercase()
             .starts_with(&sel.to_ascii_uppercase())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use warplint_analyzer::ir::Span;
+
+    fn diag(code: &'static str, line: u32) -> Diagnostic {
+        Diagnostic {
+            code,
+            name: "shared-bank-conflict",
+            severity: warplint_lints::Severity::Warning,
+            message: String::new(),
+            span: Span {
+                line,
+                ..Span::default()
+            },
+            label: String::new(),
+            related: Vec::new(),
+            notes: Vec::new(),
+            help: None,
+            fix: None,
+            facts: Default::default(),
+        }
+    }
+
+    #[test]
+    fn nolint_begin_end_covers_the_lines_between() {
+        let text = "a\n// NOLINTBEGIN(warplint-SM001)\nb\nc\n// NOLINTEND(warplint-SM001)\nd\n";
+        let mut s = Suppressions::parse(text);
+        assert!(!s.suppresses(&diag("SM001", 1)));
+        assert!(s.suppresses(&diag("SM001", 3)));
+        assert!(s.suppresses(&diag("SM001", 4)));
+        assert!(!s.suppresses(&diag("GM001", 4)));
+        assert!(!s.suppresses(&diag("SM001", 6)));
+        // Never closed: to the end of the file.
+        let mut s = Suppressions::parse("// NOLINTBEGIN(warplint-*)\na\nb\n");
+        assert!(s.suppresses(&diag("GM001", 3)));
+    }
+
+    #[test]
+    fn unknown_names_and_unused_comments_are_idle() {
+        let text = "x; // warplint: ignore[SM999]\ny; // warplint: ignore[GM001]\n\
+                    z; // warplint: ignore[SM001]\n";
+        let mut s = Suppressions::parse(text);
+        assert!(s.suppresses(&diag("SM001", 3)));
+        let all = |_: &str| true;
+        let idle = s.idle(&all);
+        let lines: Vec<(u32, Vec<String>)> =
+            idle.iter().map(|i| (i.line, i.unknown.clone())).collect();
+        assert_eq!(lines, [(1, vec!["SM999".to_string()]), (2, vec![])]);
+        // A comment for a rule that did not run is not unused.
+        let only_sm = |c: &str| c == "SM001";
+        assert_eq!(s.idle(&only_sm).len(), 1);
+    }
 }

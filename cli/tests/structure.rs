@@ -45,3 +45,32 @@ fn no_source_file_is_over_the_line_limit() {
         over.join("\n")
     );
 }
+
+/// One version, three places: the workspace's version, the tag the README's
+/// pre-commit snippet pins (`rev: vX.Y.Z`, the tag scheme) and a section of
+/// the changelog; the license the manifests name is in the repository.
+#[test]
+fn the_release_version_is_the_same_everywhere() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let read = |f: &str| std::fs::read_to_string(root.join(f)).unwrap();
+    let version = env!("CARGO_PKG_VERSION");
+    let readme = read("README.md");
+    let revs: Vec<&str> = readme
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("rev: "))
+        .collect();
+    assert!(!revs.is_empty(), "the README pins no pre-commit rev");
+    for r in revs {
+        assert_eq!(r, format!("v{version}"), "README rev");
+    }
+    // The action builds itself at the ref it is used at; the README's
+    // example pins this version's tag.
+    assert!(read("action.yml").contains("cargo install --locked --path \"$GITHUB_ACTION_PATH\""));
+    assert!(readme.contains(&format!("uses: OWNER/warplint@v{version}")));
+    assert!(
+        read("CHANGELOG.md").contains(&format!("## [{version}]")),
+        "CHANGELOG.md has no section for {version}"
+    );
+    assert!(read("LICENSE").starts_with("MIT License"));
+    assert!(read("Cargo.toml").contains("license = \"MIT\""));
+}

@@ -159,10 +159,11 @@ struct Unit<'a> {
 }
 
 impl Unit<'_> {
-    /// `bytes` analysed and linted as this file, with its configuration.
-    fn lint(&self, bytes: &[u8]) -> (FileAnalysis, Vec<Diagnostic>) {
+    /// `bytes` analysed and linted as this file, with its configuration,
+    /// and its own suppression comments with what each suppressed.
+    fn lint(&self, bytes: &[u8]) -> (FileAnalysis, Vec<Diagnostic>, Suppressions) {
         let s = &self.cfg.settings;
-        lint(
+        lint_noting_suppressions(
             bytes,
             &self.options,
             s.arch,
@@ -268,7 +269,13 @@ fn check_one(
         stdin_fixed: (unit.stdin && args.fix && !args.diff).then(|| bytes.clone()),
         ..Outcome::default()
     };
-    let (analysis, mut diagnostics) = unit.lint(&bytes);
+    let (analysis, mut diagnostics, own) = unit.lint(&bytes);
+    // Several architectures lint again per arch: a comment used by one
+    // only would look unused.
+    if settings.archs.len() == 1 {
+        o.warnings
+            .extend(idle_suppressions(&unit.path, &own, &cfg.selected));
+    }
     o.kernels = super::tally::per_kernel(&analysis, &reached.canonical, &reached.missing);
     o.covered = crate::project::header_extents(&analysis.program.kernels, &reached.canonical);
     if settings.archs.len() > 1 {
@@ -423,6 +430,21 @@ pub(super) fn lint(
     model: &dyn MemoryModel,
     selected: &Selected,
 ) -> (FileAnalysis, Vec<Diagnostic>) {
+    let (analysis, diagnostics, _) =
+        lint_noting_suppressions(bytes, options, arch, thresholds, model, selected);
+    (analysis, diagnostics)
+}
+
+/// [`lint`], and the file's own suppression comments with what each
+/// suppressed.
+fn lint_noting_suppressions(
+    bytes: &[u8],
+    options: &warplint_analyzer::Options,
+    arch: warplint_analyzer::Arch,
+    thresholds: &warplint_lints::Thresholds,
+    model: &dyn MemoryModel,
+    selected: &Selected,
+) -> (FileAnalysis, Vec<Diagnostic>, Suppressions) {
     let analysis = analyze(bytes, model, options);
     let ctx = Context {
         source: bytes,
@@ -433,9 +455,10 @@ pub(super) fn lint(
         thresholds,
     };
     // Suppressions are read from the file each diagnostic is in, only for
-    // the files that have one (a file includes megabytes of headers).
+    // the headers that have one (a file includes megabytes of headers).
     let mut suppressions: Vec<Option<Suppressions>> = Vec::new();
     suppressions.resize_with(options.frontend.headers.len() + 1, || None);
+    suppressions[0] = Some(Suppressions::parse(&String::from_utf8_lossy(bytes)));
     let diagnostics = warplint_lints::check(&ctx, selected)
         .into_iter()
         .filter(|d| {
@@ -455,5 +478,29 @@ pub(super) fn lint(
             !s.suppresses(d)
         })
         .collect();
-    (analysis, diagnostics)
+    let own = suppressions.swap_remove(0).unwrap_or_default();
+    (analysis, diagnostics, own)
+}
+
+/// What the run says of the file's suppression comments that name no rule
+/// or suppressed nothing although the rules they name ran.
+fn idle_suppressions(path: &str, own: &Suppressions, selected: &Selected) -> Vec<String> {
+    own.idle(&|code| selected.contains(code))
+        .into_iter()
+        .map(|i| {
+            let comment = format!("{}[{}]", i.form, i.selectors.join(", "));
+            if i.unknown.is_empty() {
+                format!(
+                    "{path}:{}: unused suppression `{comment}`: nothing it names is reported there",
+                    i.line
+                )
+            } else {
+                format!(
+                    "{path}:{}: `{comment}` names no rule: {}",
+                    i.line,
+                    i.unknown.join(", ")
+                )
+            }
+        })
+        .collect()
 }

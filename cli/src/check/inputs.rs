@@ -112,6 +112,22 @@ pub fn gather(args: &CheckArgs, settings: &Settings) -> Result<Vec<Input>, std::
     Ok(inputs)
 }
 
+/// The configuration nearest to the first path given (a file's folder, or
+/// a folder), where neither `--config` nor `--isolated` decides it.
+pub(super) fn nearest_config(args: &CheckArgs) -> Option<PathBuf> {
+    if args.config.config.is_some() || args.config.isolated {
+        return None;
+    }
+    let first = args.paths.iter().find(|p| p.as_os_str() != "-")?;
+    let abs = PathBuf::from(absolute(first));
+    let dir = if abs.is_dir() {
+        abs
+    } else {
+        abs.parent()?.to_path_buf()
+    };
+    crate::config::discover(&dir)
+}
+
 /// The paths a run was given, as the warning about an empty selection names
 /// them (`.` when none).
 pub(super) fn shown_paths(args: &CheckArgs) -> String {

@@ -83,12 +83,29 @@ pub fn run(args: CheckArgs) -> ExitCode {
 
 /// The whole run; `Err` is an error that stops it (already said).
 fn check(args: &CheckArgs) -> Result<ExitCode, ExitCode> {
+    refuse_unsupported(args).map_err(|e| fail(&e))?;
     let settings = settings::resolve_with(&args.config, &args.arch, args.model.clone())
         .map_err(|e| fail(&e))?;
     let selected = inputs::selection(&settings, args).map_err(|e| fail(&e))?;
     if args.show_settings {
-        println!("{}", summary::show_settings(&settings, &selected));
+        // What the first path is checked with: its nearest configuration.
+        let shown = match inputs::nearest_config(args) {
+            Some(config) => {
+                let config = ConfigArgs {
+                    config: Some(config),
+                    isolated: false,
+                };
+                settings::resolve_with(&config, &args.arch, args.model.clone())
+                    .map_err(|e| fail(&e))?
+            }
+            None => settings,
+        };
+        let selected = inputs::selection(&shown, args).map_err(|e| fail(&e))?;
+        println!("{}", summary::show_settings(&shown, &selected));
         return Ok(ExitCode::SUCCESS);
+    }
+    for w in settings::ignored_flags(&settings, &args.model) {
+        eprintln!("warplint: warning: {w}");
     }
     let inputs = inputs::gather(args, &settings)?;
     if inputs.is_empty() {
@@ -111,7 +128,7 @@ fn check(args: &CheckArgs) -> Result<ExitCode, ExitCode> {
         let _ = std::io::stdout().write_all(b);
     }
     if args.diff {
-        return Ok(summary::print_diff(&merged));
+        return Ok(summary::print_diff(args, &merged));
     }
     Ok(summary::print(args, &merged, &selected))
 }
@@ -155,6 +172,26 @@ pub fn run_inputs(
     let mut merged = merge(outcomes);
     merged.left_out_assumed = left_out;
     Ok(merged)
+}
+
+/// Options that do nothing with the output format chosen are refused
+/// rather than ignored.
+fn refuse_unsupported(args: &CheckArgs) -> Result<(), String> {
+    let human = matches!(args.format, Format::Full | Format::Concise);
+    let name = format!("{:?}", args.format).to_lowercase();
+    if args.show_unknown && !human {
+        return Err(format!(
+            "--show-unknown lists unknown accesses in the full and concise formats, not in {name}; \
+             `warplint report --format json` gives every access with its status and reason"
+        ));
+    }
+    if args.statistics && matches!(args.format, Format::Sarif | Format::Github) {
+        return Err(format!(
+            "--statistics prints a table (full, concise) or JSON (json, json-lines), not {name}; \
+             SARIF always carries the counts in runs[0].properties.summary"
+        ));
+    }
+    Ok(())
 }
 
 /// The launch sites of the inputs and the rest of their projects.

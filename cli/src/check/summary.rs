@@ -56,8 +56,25 @@ pub(super) fn print(args: &CheckArgs, merged: &Merged, selected: &Selected) -> E
 }
 
 /// `--diff`: the fixes as a unified diff; exit 1 when there is one.
-pub(super) fn print_diff(merged: &Merged) -> ExitCode {
+pub(super) fn print_diff(args: &CheckArgs, merged: &Merged) -> ExitCode {
     print!("{}", merged.diffs);
+    let unsafe_fixes = merged
+        .results
+        .iter()
+        .flat_map(|f| &f.diagnostics)
+        .filter(|d| {
+            d.fix
+                .as_ref()
+                .is_some_and(|x| x.applicability == Applicability::Unsafe)
+        })
+        .count();
+    if merged.diffs.is_empty() && unsafe_fixes > 0 && !args.unsafe_fixes {
+        eprintln!(
+            "warplint: no safe fix to show; {unsafe_fixes} unsafe fix{} (padding changes the shared-memory footprint): add --unsafe-fixes to see {}",
+            if unsafe_fixes == 1 { "" } else { "es" },
+            if unsafe_fixes == 1 { "it" } else { "them" }
+        );
+    }
     if merged.had_error {
         ExitCode::from(2)
     } else if merged.diffs.is_empty() {

@@ -211,6 +211,11 @@ pub fn report_cmd(args: ReportArgs) -> ExitCode {
         Ok(t) => t,
         Err(e) => return fail(&e),
     };
+    if let Ok(flags) = args.model.flags() {
+        for w in settings::ignored_flags(&builds[0].settings, &flags) {
+            eprintln!("warplint: warning: {w}");
+        }
+    }
     let arch = builds[0].settings.arch;
     let mut had_error = !errors.is_empty();
     for e in &errors {
