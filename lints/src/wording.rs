@@ -174,7 +174,7 @@ pub fn assumption(a: &Assumption) -> String {
             value,
             kernel,
         } => format!(
-            "`{name}` assumed {value} (no launch gives it a constant; set \
+            "`{name}` = {value} (no launch gives it a constant; set \
              `[kernel.{kernel}.params] {name}`)"
         ),
         Assumption::BlocksSampled { sampled, blocks } => format!(
@@ -183,25 +183,24 @@ pub fn assumption(a: &Assumption) -> String {
             budget(&warplint_analyzer::budget::BLOCKS_SAMPLED)
         ),
         Assumption::Grid { grid: g } => format!(
-            "grid [{}, {}, {}] assumed: no launch found gives one",
+            "grid [{}, {}, {}] (no launch found gives one)",
             g[0], g[1], g[2]
         ),
         Assumption::DefaultBlock { block: b, kernel } => format!(
-            "block [{}, {}, {}] assumed: no launch of `{kernel}` found gives one (set \
+            "block [{}, {}, {}] (no launch of `{kernel}` found gives one; set \
              `[kernel.{kernel}] block`)",
             b[0], b[1], b[2]
         ),
         Assumption::LaunchBoundsBlock { threads } => {
-            format!("block [{threads}, 1, 1] assumed from __launch_bounds__({threads})")
+            format!("block [{threads}, 1, 1], from __launch_bounds__({threads})")
         }
         Assumption::LocalMemory { array } => format!(
-            "`{array}` assumed to live in local memory (arrays whose indices are all known once \
+            "`{array}` lives in local memory (arrays whose indices are all known once \
              loops unroll are kept in registers)"
         ),
-        Assumption::LanesActive { origin: o } => format!(
-            "lanes assumed active where a condition depends on {}",
-            origin(o)
-        ),
+        Assumption::LanesActive { origin: o } => {
+            format!("lanes active where a condition depends on {}", origin(o))
+        }
         Assumption::LoopTrips { line, origin: o } => format!(
             "the loop at line {line} runs a number of times that depends on {}; one iteration \
              analysed",
@@ -216,7 +215,7 @@ pub fn assumption(a: &Assumption) -> String {
             format!("the loop at line {line} has no visible exit; one iteration analysed")
         }
         Assumption::KeepsAligned { origin: o, bytes } => format!(
-            "the offset from {} is assumed to keep the warp {bytes}-byte aligned",
+            "the offset from {} keeps the warp {bytes}-byte aligned",
             origin(o)
         ),
         Assumption::ParamCondition {
@@ -669,8 +668,8 @@ mod tests {
                     block: [256, 1, 1],
                     kernel: "ln_bwd_kernel".into(),
                 }),
-                "block [256, 1, 1] assumed: no launch of `ln_bwd_kernel` found gives one \
-                 (set `[kernel.ln_bwd_kernel] block`)",
+                "block [256, 1, 1] (no launch of `ln_bwd_kernel` found gives one; \
+                 set `[kernel.ln_bwd_kernel] block`)",
             ),
             (
                 assumption(&Assumption::FirstIterations {
