@@ -1390,3 +1390,38 @@ fn suppression_ranges_unknown_names_and_unused_comments() {
     ]);
     assert!(!stderr(&out).contains("unused"), "{}", stderr(&out));
 }
+
+/// A file whose quoted include is found nowhere is never "all clear": the
+/// summary names the header and how to give its folder (JSON too).
+#[test]
+fn a_missing_header_is_never_an_all_clear() {
+    let dir = common::temp_project(
+        "missing-header",
+        &[(
+            "k.cu",
+            "#include \"nothere.cuh\"\n__global__ void k(float *a) { a[threadIdx.x] = 0; }\n",
+        )],
+    );
+    let k = dir.join("k.cu");
+    let out = warplint(&["check", "--isolated", k.to_str().unwrap()]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(!text.contains("All checks passed"), "{text}");
+    assert!(
+        text.contains("No problems found in what was read."),
+        "{text}"
+    );
+    assert!(
+        text.contains("1 included header not found: `nothere.cuh`"),
+        "{text}"
+    );
+    let out = warplint(&[
+        "check",
+        "--isolated",
+        "--statistics",
+        "--output-format",
+        "json",
+        k.to_str().unwrap(),
+    ]);
+    assert_eq!(json(&out)["summary"]["missing_headers"][0], "nothere.cuh");
+}

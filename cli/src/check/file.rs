@@ -51,6 +51,8 @@ pub(super) struct Outcome {
     pub(super) covered: Vec<crate::project::Extent>,
     /// `keep_hovers`: the file's own accesses, as hover shows them.
     pub(super) hovers: Vec<crate::hover::HoverEntry>,
+    /// Quoted includes of the file (and its headers) found nowhere.
+    pub(super) missing_headers: Vec<String>,
 }
 
 /// Reads `input` (a file that cannot be read, gone since discovery or
@@ -277,6 +279,7 @@ fn check_one(
             .extend(idle_suppressions(&unit.path, &own, &cfg.selected));
     }
     o.kernels = super::tally::per_kernel(&analysis, &reached.canonical, &reached.missing);
+    o.missing_headers.clone_from(&reached.missing);
     o.covered = crate::project::header_extents(&analysis.program.kernels, &reached.canonical);
     if settings.archs.len() > 1 {
         diagnostics = across_archs(&bytes, &unit.options, settings, &cfg.selected, diagnostics);

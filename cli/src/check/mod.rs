@@ -310,6 +310,7 @@ fn merge(outcomes: Vec<Outcome>) -> Merged {
     let mut counted = std::collections::HashSet::new();
     for o in outcomes {
         m.tally.files += u64::from(o.file.is_some());
+        m.tally.missing_headers.extend(o.missing_headers);
         for k in &o.kernels {
             if k.same_as.as_ref().is_none_or(|s| counted.insert(s.clone())) {
                 m.tally.add(&k.tally);

@@ -119,13 +119,16 @@ fn print_human_summary(out: &mut String, args: &CheckArgs, merged: &Merged, coun
             return;
         }
         if t.unknown == 0 {
-            // Findings left out are not a pass.
+            // Findings left out, or headers never read, are not a pass.
             let verdict = if merged.left_out_assumed > 0 {
                 "No proven problems found."
+            } else if !t.missing_headers.is_empty() {
+                "No problems found in what was read."
             } else {
                 "All checks passed!"
             };
             let _ = writeln!(out, "{verdict}");
+            print_missing_headers(out, t);
             return;
         }
     } else {
@@ -134,6 +137,33 @@ fn print_human_summary(out: &mut String, args: &CheckArgs, merged: &Merged, coun
     if t.unknown > 0 {
         print_unknowns(out, args, t, count);
     }
+    print_missing_headers(out, t);
+}
+
+/// The quoted includes no folder held: what they define was not analysed.
+fn print_missing_headers(out: &mut String, t: &Tally) {
+    let n = t.missing_headers.len();
+    if n == 0 {
+        return;
+    }
+    let shown: Vec<String> = t
+        .missing_headers
+        .iter()
+        .take(5)
+        .map(|h| format!("`{h}`"))
+        .collect();
+    let more = if n > shown.len() {
+        format!(" and {} more", n - shown.len())
+    } else {
+        String::new()
+    };
+    let _ = writeln!(
+        out,
+        "{n} included header{} not found: {}{more}; what {} not read (give its folder with -I DIR, or a compile_commands.json).",
+        if n == 1 { "" } else { "s" },
+        shown.join(", "),
+        if n == 1 { "it defines was" } else { "they define was" }
+    );
 }
 
 /// "Found N diagnostics." and what `--fix` would fix.

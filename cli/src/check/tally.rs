@@ -33,6 +33,9 @@ pub(super) struct Tally {
     pub(super) unknown: u64,
     /// The unknown accesses by the kind of their reason.
     groups: BTreeMap<&'static str, Group>,
+    /// Quoted includes of the run's files found nowhere (a run is not
+    /// "all clear" when what they define was never read).
+    pub(super) missing_headers: std::collections::BTreeSet<String>,
 }
 
 /// Unknown accesses whose reasons have one kind.
@@ -264,7 +267,7 @@ impl Tally {
             "files": self.files, "kernels": self.kernels,
             "kernels_with_notes": self.kernels_with_notes, "accesses": self.accesses(),
             "exact": self.exact, "assumed": self.assumed, "unknown": self.unknown,
-            "unknown_reasons": reasons,
+            "unknown_reasons": reasons, "missing_headers": self.missing_headers,
         })
     }
 }
