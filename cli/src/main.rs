@@ -189,6 +189,10 @@ struct CheckCli {
     /// Exit 0 even when there are diagnostics.
     #[arg(long)]
     exit_zero: bool,
+    /// Colour in the full format: `auto` (on a terminal, unless NO_COLOR is
+    /// set; FORCE_COLOR forces it), `always` or `never`.
+    #[arg(long, value_enum, default_value = "auto", value_name = "WHEN")]
+    color: render::ColorChoice,
     /// Target architecture, e.g. sm_90; repeat (or comma-separate) to check
     /// several and see where they differ.
     #[arg(long)]
@@ -309,6 +313,7 @@ fn main() -> ExitCode {
                     ignore: a.ignore,
                     format: a.output_format,
                     exit_zero: a.exit_zero,
+                    color: a.color,
                     arch: a.arch,
                     statistics: a.statistics,
                     show_settings: a.show_settings,

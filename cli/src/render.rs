@@ -153,10 +153,79 @@ fn near(a: u32, b: u32) -> bool {
     a.abs_diff(b) <= NEAR_LINES
 }
 
-/// ruff-like human output, drawn by miette (unicode, no colour, 80 columns).
-pub fn full(files: &[FileDiagnostics]) -> String {
-    let handler = GraphicalReportHandler::new_themed(GraphicalTheme::unicode_nocolor())
-        .with_width(80)
+/// `--color`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+/// How the full format is drawn: colour, and the width text wraps at.
+#[derive(Clone, Copy, Debug)]
+pub struct Style {
+    pub color: bool,
+    pub width: usize,
+}
+
+/// Width when the output is not a terminal (files, pipes, tests): fixed, so
+/// that output does not depend on who runs it.
+const DEFAULT_WIDTH: usize = 80;
+/// The narrowest a terminal's width is taken as.
+const MIN_WIDTH: usize = 60;
+
+impl Style {
+    /// The style for output to stdout (`to_stderr`: stderr): colour as
+    /// `--color` says (`auto`: on a terminal, unless `NO_COLOR` is set, or
+    /// where `FORCE_COLOR` is), the terminal's width on a terminal.
+    pub fn for_output(choice: ColorChoice, to_stderr: bool) -> Style {
+        use std::io::IsTerminal;
+        let term = if to_stderr {
+            console::Term::stderr()
+        } else {
+            console::Term::stdout()
+        };
+        let tty = if to_stderr {
+            std::io::stderr().is_terminal()
+        } else {
+            std::io::stdout().is_terminal()
+        };
+        let set = |k: &str| std::env::var_os(k).is_some_and(|v| !v.is_empty() && v != "0");
+        let color = match choice {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto if set("FORCE_COLOR") => true,
+            ColorChoice::Auto => tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+        };
+        let width = match term.size_checked() {
+            Some((_, cols)) if tty => (cols as usize).max(MIN_WIDTH),
+            _ => DEFAULT_WIDTH,
+        };
+        Style { color, width }
+    }
+}
+
+impl Default for Style {
+    fn default() -> Self {
+        Style {
+            color: false,
+            width: DEFAULT_WIDTH,
+        }
+    }
+}
+
+/// ruff-like human output, drawn by miette (unicode; colour and width as
+/// `style` says). Words are never broken across lines, so suggested code
+/// stays whole.
+pub fn full(files: &[FileDiagnostics], style: Style) -> String {
+    let theme = if style.color {
+        GraphicalTheme::unicode()
+    } else {
+        GraphicalTheme::unicode_nocolor()
+    };
+    let handler = GraphicalReportHandler::new_themed(theme)
+        .with_width(style.width)
+        .with_break_words(false)
         .with_links(false);
     let mut out = String::new();
     for f in files {

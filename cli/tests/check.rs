@@ -1425,3 +1425,33 @@ fn a_missing_header_is_never_an_all_clear() {
     ]);
     assert_eq!(json(&out)["summary"]["missing_headers"][0], "nothere.cuh");
 }
+
+/// Colour: `--color always`, or FORCE_COLOR under `auto`, colours the full
+/// format; a pipe under `auto` (and `never`, whatever FORCE_COLOR says) gets
+/// none; words (suggested code) are never broken across lines.
+#[test]
+fn colour_follows_the_flag_and_the_environment() {
+    let run = |args: &[&str], env: &[(&str, &str)]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_warplint"));
+        c.args(["check", "--isolated"]).args(args).arg(TRANSPOSE);
+        c.env_remove("NO_COLOR").env_remove("FORCE_COLOR");
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        stdout(&c.current_dir(root()).output().unwrap())
+    };
+    let esc = |s: &str| s.contains('\u{1b}');
+    assert!(!esc(&run(&[], &[])));
+    assert!(esc(&run(&["--color", "always"], &[])));
+    assert!(esc(&run(&[], &[("FORCE_COLOR", "1")])));
+    assert!(!esc(&run(&["--color", "never"], &[("FORCE_COLOR", "1")])));
+    assert!(!esc(&run(
+        &["--output-format", "concise", "--color", "always"],
+        &[]
+    )));
+    // Words are never broken across lines: the suggested declaration's
+    // tokens stay whole.
+    let plain = run(&[], &[]);
+    assert!(plain.contains("`__shared__"), "{plain}");
+    assert!(plain.contains("tile[TILE][TILE"), "{plain}");
+}

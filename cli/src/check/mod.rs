@@ -33,6 +33,7 @@ pub struct CheckArgs {
     pub ignore: Vec<String>,
     pub format: Format,
     pub exit_zero: bool,
+    pub color: crate::render::ColorChoice,
     pub arch: Vec<String>,
     pub statistics: bool,
     pub show_settings: bool,

@@ -29,7 +29,10 @@ pub(super) fn print(args: &CheckArgs, merged: &Merged, selected: &Selected) -> E
         statistics(results, args.format, &merged.tally)
     } else {
         match args.format {
-            Format::Full => render::full(results),
+            Format::Full => render::full(
+                results,
+                render::Style::for_output(args.color, merged.stdin_fixed.is_some()),
+            ),
             Format::Concise => render::concise(results),
             Format::Json => render::json_array(results),
             Format::JsonLines => render::json_lines(results),

@@ -106,6 +106,7 @@ impl ServerOptions {
             ignore: self.ignore.items(),
             format: Format::Json,
             exit_zero: true,
+            color: crate::render::ColorChoice::Never,
             arch: self.arch.items(),
             statistics: false,
             show_settings: false,
