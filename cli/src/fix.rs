@@ -85,47 +85,17 @@ pub fn fix_source(
     (current, applied)
 }
 
-/// A unified diff of two texts (whole-line hunks with three lines of context).
+/// A unified diff of two texts (`similar`'s: hunks with three lines of
+/// context, line counts that may differ).
 pub fn unified_diff(path: &str, old: &str, new: &str) -> String {
-    let a: Vec<&str> = old.lines().collect();
-    let b: Vec<&str> = new.lines().collect();
-    if a == b {
+    if old == new {
         return String::new();
     }
-    let mut out = format!("--- {path}\n+++ {path}\n");
-    if a.len() != b.len() {
-        out.push_str(&format!("@@ -1,{} +1,{} @@\n", a.len(), b.len()));
-        for l in &a {
-            out.push_str(&format!("-{l}\n"));
-        }
-        for l in &b {
-            out.push_str(&format!("+{l}\n"));
-        }
-        return out;
-    }
-    let changed: Vec<usize> = (0..a.len()).filter(|i| a[*i] != b[*i]).collect();
-    let mut i = 0;
-    while i < changed.len() {
-        let start = changed[i].saturating_sub(3);
-        let mut end = (changed[i] + 3).min(a.len() - 1);
-        let mut j = i + 1;
-        while j < changed.len() && changed[j] <= end + 3 {
-            end = (changed[j] + 3).min(a.len() - 1);
-            j += 1;
-        }
-        let n = end - start + 1;
-        out.push_str(&format!("@@ -{},{n} +{},{n} @@\n", start + 1, start + 1));
-        for k in start..=end {
-            if a[k] == b[k] {
-                out.push_str(&format!(" {}\n", a[k]));
-            } else {
-                out.push_str(&format!("-{}\n", a[k]));
-                out.push_str(&format!("+{}\n", b[k]));
-            }
-        }
-        i = j;
-    }
-    out
+    similar::TextDiff::from_lines(old, new)
+        .unified_diff()
+        .context_radius(3)
+        .header(path, path)
+        .to_string()
 }
 
 /// Writes `bytes` to `path` through a temporary file and a rename.
@@ -219,5 +189,11 @@ mod tests {
         );
         assert!(d.contains("-d\n+D\n"));
         assert_eq!(unified_diff("k.cu", old, old), "");
+        // A line added: one small hunk, not the whole file.
+        let long: String = (0..40).map(|i| format!("line {i}\n")).collect();
+        let grown = long.replace("line 20\n", "line 20\nextra\n");
+        let d = unified_diff("k.cu", &long, &grown);
+        assert!(d.contains("@@ -19,6 +19,7 @@\n"), "{d}");
+        assert_eq!(d.lines().count(), 2 + 1 + 7, "{d}");
     }
 }
