@@ -9,6 +9,7 @@ mod hover;
 mod includes;
 mod progress;
 mod project;
+mod record;
 mod render;
 mod report;
 mod rule;
@@ -56,6 +57,8 @@ enum DebugCommand {
     /// Discover and parse every file (same walker and thread pool as
     /// `check`), nothing else: the floor of the pipeline's cost.
     ParseOnly(ParseOnlyArgs),
+    /// Print the JSON Schema of a `check --output-format json` record.
+    JsonSchema,
 }
 
 #[derive(clap::Args)]
@@ -337,6 +340,10 @@ fn main() -> ExitCode {
             Command::Rule(a) => rule_cmd(a),
             Command::Server(a) => server::run(a.jobs),
             Command::Debug(DebugCommand::ParseOnly(a)) => parse_only_cmd(a),
+            Command::Debug(DebugCommand::JsonSchema) => {
+                print!("{}", record::schema());
+                ExitCode::SUCCESS
+            }
         });
     match handle.map(|h| h.join()) {
         Ok(Ok(code)) => code,

@@ -6,11 +6,11 @@ use std::fmt;
 
 use std::sync::Arc;
 
+use crate::record::DiagnosticRecord;
 use miette::{
     GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteError, MietteSpanContents,
     SourceCode, SourceSpan, SpanContents,
 };
-use serde_json::{json, Value};
 use warplint_lints::{Diagnostic, Severity};
 
 /// One file's diagnostics with what rendering needs.
@@ -296,65 +296,14 @@ pub fn concise(files: &[FileDiagnostics]) -> String {
     out
 }
 
-fn loc(line: u32, column: u32) -> Value {
-    json!({"row": line, "column": column})
-}
-
-pub fn diagnostic_json(f: &FileDiagnostics, d: &Diagnostic) -> Value {
-    let fix = d.fix.as_ref().map(|x| {
-        json!({
-            "applicability": x.applicability.name(),
-            "message": x.message,
-            "edits": x.edits.iter().map(|e| json!({
-                "content": e.content,
-                "location": loc(e.span.line, e.span.column),
-                "end_location": loc(e.span.end_line, e.span.end_column),
-            })).collect::<Vec<_>>(),
-        })
-    });
-    let rule = warplint_lints::find(d.code);
-    json!({
-        "code": d.code,
-        "name": d.name,
-        "message": d.message,
-        "severity": d.severity.name(),
-        "filename": f.abs_path,
-        "location": loc(d.span.line, d.span.column),
-        "end_location": loc(d.span.end_line, d.span.end_column),
-        "fix": fix,
-        "url": rule.map(|r| r.url()),
-        "noqa_row": d.span.line,
-        "help": d.help,
-        "notes": d.notes,
-        "related": d.related.iter().map(|r| json!({
-            "message": r.message,
-            "location": loc(r.span.line, r.span.column),
-            "end_location": loc(r.span.end_line, r.span.end_column),
-        })).collect::<Vec<_>>(),
-        "kernel": d.facts.kernel,
-        "array": d.facts.array,
-        "arch": d.facts.arch,
-        "block": d.facts.block,
-        "ways": d.facts.ways,
-        "max_ways": d.facts.max_ways,
-        "sectors": d.facts.sectors,
-        "ideal_sectors": d.facts.ideal_sectors,
-        "lanes": d.facts.lanes,
-        "status": d.facts.status,
-        "assumptions": d.facts.assumptions,
-        "assumption_kinds": d.facts.assumption_kinds,
-        "hoisted_to_line": d.facts.hoisted_to_line,
-        "instruction": d.facts.instruction.as_ref().map(|(opcode, compiler)| json!({
-            "opcode": opcode,
-            "verified_against": compiler.clone().unwrap_or_else(|| "listing".into()),
-        })),
-    })
-}
-
 pub fn json_array(files: &[FileDiagnostics]) -> String {
-    let all: Vec<Value> = files
+    let all: Vec<DiagnosticRecord> = files
         .iter()
-        .flat_map(|f| f.diagnostics.iter().map(move |d| diagnostic_json(f, d)))
+        .flat_map(|f| {
+            f.diagnostics
+                .iter()
+                .map(move |d| DiagnosticRecord::new(f, d))
+        })
         .collect();
     serde_json::to_string_pretty(&all).unwrap_or_else(|_| "[]".into()) + "\n"
 }
@@ -363,7 +312,7 @@ pub fn json_lines(files: &[FileDiagnostics]) -> String {
     let mut out = String::new();
     for f in files {
         for d in &f.diagnostics {
-            out.push_str(&diagnostic_json(f, d).to_string());
+            out.push_str(&serde_json::to_string(&DiagnosticRecord::new(f, d)).unwrap_or_default());
             out.push('\n');
         }
     }

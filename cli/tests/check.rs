@@ -1455,3 +1455,84 @@ fn colour_follows_the_flag_and_the_environment() {
     assert!(plain.contains("`__shared__"), "{plain}");
     assert!(plain.contains("tile[TILE][TILE"), "{plain}");
 }
+
+/// The JSON output is a contract: every record of a run over all the
+/// fixtures validates against the schema generated from its types, which is
+/// the one committed in docs/schema/ (regenerate with `warplint debug
+/// json-schema > docs/schema/diagnostic.schema.json`).
+#[test]
+fn json_records_follow_the_committed_schema() {
+    let generated = stdout(&warplint(&["debug", "json-schema"]));
+    let committed =
+        std::fs::read_to_string(root().join("docs/schema/diagnostic.schema.json")).unwrap();
+    assert_eq!(
+        generated, committed,
+        "docs/schema/diagnostic.schema.json is stale"
+    );
+    let schema: serde_json::Value = serde_json::from_str(&committed).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
+    let out = warplint(&["check", "--isolated", "--output-format", "json", "fixtures"]);
+    let records = json(&out);
+    let records = records.as_array().unwrap();
+    assert!(records.len() > 100);
+    assert!(records.iter().any(|r| !r["fix"].is_null()));
+    assert!(records.iter().any(|r| r["status"] == "assumed"));
+    for r in records {
+        let errors: Vec<String> = validator.iter_errors(r).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{errors:?}\n{r}");
+        assert_eq!(r["version"], 1);
+    }
+    // A record missing a field, or with a status outside the two, fails.
+    let mut bad = records[0].clone();
+    bad["status"] = "maybe".into();
+    assert!(!validator.is_valid(&bad));
+    bad.as_object_mut().unwrap().remove("status");
+    assert!(!validator.is_valid(&bad));
+}
+
+/// SARIF's partialFingerprints follow a finding when lines are added above
+/// it (code scanning then tracks it across commits), and differ between
+/// findings.
+#[test]
+fn sarif_fingerprints_survive_moved_lines() {
+    let src = std::fs::read_to_string(root().join("fixtures/examples/transpose.cu")).unwrap();
+    let dir = common::temp_project("fingerprints", &[("t.cu", &src)]);
+    let t = dir.join("t.cu");
+    let prints = |text: &str| {
+        std::fs::write(&t, text).unwrap();
+        let out = warplint(&[
+            "check",
+            "--isolated",
+            "--output-format",
+            "sarif",
+            t.to_str().unwrap(),
+        ]);
+        let v = json(&out);
+        v["runs"][0]["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r["partialFingerprints"]["warplintFinding/v1"]
+                        .as_str()
+                        .unwrap()
+                        .to_string(),
+                    r["locations"][0]["physicalLocation"]["region"]["startLine"]
+                        .as_u64()
+                        .unwrap(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let before = prints(&src);
+    let after = prints(&format!("// a comment\n\n\n{src}"));
+    assert!(before.len() >= 2);
+    let mut distinct: Vec<&String> = before.iter().map(|(p, _)| p).collect();
+    distinct.dedup();
+    assert_eq!(distinct.len(), before.len(), "{before:?}");
+    for ((p0, l0), (p1, l1)) in before.iter().zip(&after) {
+        assert_eq!(p0, p1);
+        assert_eq!(l0 + 3, *l1);
+    }
+}
