@@ -1536,3 +1536,41 @@ fn sarif_fingerprints_survive_moved_lines() {
         assert_eq!(l0 + 3, *l1);
     }
 }
+
+/// One finding once: an access reached from several kernels (a device
+/// function inlined into two, a template instantiated twice) is one
+/// diagnostic that names the other kernels.
+#[test]
+fn one_finding_names_every_kernel_it_covers() {
+    let dir = common::temp_project(
+        "kernels-once",
+        &[
+            (
+                "d.cu",
+                "__device__ void put(float *a) { a[threadIdx.x * 32] = 0.0f; }\n\
+                 __global__ void first(float *a) { put(a); }\n\
+                 __global__ void second(float *a) { put(a); }\n\
+                 void run(float *a) { first<<<1, 32>>>(a); second<<<1, 32>>>(a); }\n",
+            ),
+            (
+                "t.cu",
+                "template <int S>\n__global__ void k(float *a) { a[threadIdx.x * 32] = 0.0f; }\n\
+                 void run(float *a) { k<1><<<1, 32>>>(a); k<2><<<1, 32>>>(a); }\n",
+            ),
+        ],
+    );
+    let out = warplint(&[
+        "check",
+        "--isolated",
+        "--output-format",
+        "json",
+        dir.to_str().unwrap(),
+    ]);
+    let v = json(&out);
+    let records = v.as_array().unwrap();
+    assert_eq!(records.len(), 2, "{v}");
+    let notes = |i: usize| records[i]["notes"].to_string();
+    assert!(notes(0).contains("the same for `second`"), "{}", notes(0));
+    assert_eq!(records[0]["kernel"], "first");
+    assert!(notes(1).contains("also in `k<2>`"), "{}", notes(1));
+}

@@ -192,6 +192,15 @@ pub struct Site<'a> {
     pub worst: &'a AccessReport,
     /// `load`, `store`, `load and store`, …
     pub ops: String,
+    /// The other kernels (instantiations, launches) of the group, each once.
+    pub also: Vec<String>,
+}
+
+impl Site<'_> {
+    /// The note naming the other kernels the finding covers, if any.
+    pub fn also_note(&self) -> Option<String> {
+        (!self.also.is_empty()).then(|| wording::also_in_kernels(&self.also))
+    }
 }
 
 /// Groups `reports` by (kernel definition, span, array) and picks the
@@ -227,9 +236,16 @@ pub fn sites<'a>(
                     _ => Some(r),
                 })
                 .unwrap_or(g[0]);
+            let mut also: Vec<String> = Vec::new();
+            for r in &g {
+                if r.kernel_name != worst.kernel_name && !also.contains(&r.kernel_name) {
+                    also.push(r.kernel_name.clone());
+                }
+            }
             Site {
                 worst,
                 ops: ops.join(" and "),
+                also,
             }
         })
         .collect()
@@ -301,8 +317,30 @@ pub fn check(ctx: &Context, selected: &BTreeSet<&'static str>) -> Vec<Diagnostic
         }
     }
     out.sort_by(|a, b| (a.span.start, a.code, &a.message).cmp(&(b.span.start, b.code, &b.message)));
-    out.dedup_by(|a, b| a.span == b.span && a.code == b.code && a.message == b.message);
-    out
+    // The same finding for several kernels (instantiations, launches) is
+    // reported once, naming the others.
+    let mut others: Vec<Vec<String>> = Vec::new();
+    let mut kept: Vec<Diagnostic> = Vec::with_capacity(out.len());
+    for d in out {
+        match kept.last() {
+            Some(k) if k.span == d.span && k.code == d.code && k.message == d.message => {
+                let list = others.last_mut().expect("one list per kept diagnostic");
+                if d.facts.kernel != k.facts.kernel && !list.contains(&d.facts.kernel) {
+                    list.push(d.facts.kernel);
+                }
+            }
+            _ => {
+                kept.push(d);
+                others.push(Vec::new());
+            }
+        }
+    }
+    for (d, list) in kept.iter_mut().zip(others) {
+        if !list.is_empty() {
+            d.notes.push(wording::same_in_kernels(&list));
+        }
+    }
+    kept
 }
 
 /// `a-b` ranges for a set of lanes: `0-15, 17, 20-21`.

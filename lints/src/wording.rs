@@ -167,6 +167,23 @@ pub fn unknown_reason(r: &UnknownReason) -> String {
 
 /// What the engine assumed, as a sentence (naming the configuration key
 /// that would replace the assumption where there is one).
+/// The note on a finding reported once for several kernels.
+pub fn same_in_kernels(kernels: &[String]) -> String {
+    format!(
+        "the same for {}",
+        list(kernels.iter().map(|k| format!("`{k}`")))
+    )
+}
+
+/// The note on a finding whose other instantiations or launches of the same
+/// kernel are covered by it (the worst is the one reported).
+pub fn also_in_kernels(kernels: &[String]) -> String {
+    format!(
+        "also in {} (the worst of them is shown)",
+        list(kernels.iter().map(|k| format!("`{k}`")))
+    )
+}
+
 pub fn assumption(a: &Assumption) -> String {
     match a {
         Assumption::ParamValue {

@@ -114,6 +114,7 @@ impl Lint for MisalignedGlobalAccess {
             )];
             notes.extend(crate::instruction_notes(k, r));
             notes.extend(assumption_notes(r));
+            notes.extend(site.also_note());
             let mut facts = facts(ctx, r);
             facts.sectors = Some(g.sectors);
             facts.ideal_sectors = Some(g.ideal_sectors);

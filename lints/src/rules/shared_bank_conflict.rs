@@ -138,6 +138,7 @@ impl Lint for SharedBankConflict {
             }
             notes.extend(crate::instruction_notes(k, r));
             notes.extend(assumption_notes(r));
+            notes.extend(site.also_note());
             let (plan, pitch, cut) = plans
                 .entry((r.kernel, access.obj))
                 .or_insert_with(|| {
