@@ -7,6 +7,7 @@ mod discover;
 mod fix;
 mod hover;
 mod includes;
+mod noqa;
 mod progress;
 mod project;
 mod record;
@@ -228,6 +229,10 @@ struct CheckCli {
     /// Show the fixes as a unified diff instead of writing them.
     #[arg(long)]
     diff: bool,
+    /// Acknowledge every current finding: add `// warplint: ignore[CODES]`
+    /// to each line with a diagnostic (in the files, written in place).
+    #[arg(long, conflicts_with_all = ["fix", "diff"])]
+    add_noqa: bool,
     /// Globs of files or folders to skip (added to the config's `exclude`).
     #[arg(long, value_name = "GLOBS")]
     exclude: Vec<String>,
@@ -327,6 +332,7 @@ fn main() -> ExitCode {
                     fix: a.fix,
                     unsafe_fixes: a.unsafe_fixes,
                     diff: a.diff,
+                    add_noqa: a.add_noqa,
                     exclude: a.exclude,
                     force_exclude: a.force_exclude,
                     jobs: a.jobs,

@@ -1574,3 +1574,31 @@ fn one_finding_names_every_kernel_it_covers() {
     assert_eq!(records[0]["kernel"], "first");
     assert!(notes(1).contains("also in `k<2>`"), "{}", notes(1));
 }
+
+/// `--add-noqa` acknowledges every finding in place: the next run is clean,
+/// and running it again adds nothing.
+#[test]
+fn add_noqa_acknowledges_every_finding() {
+    let src = std::fs::read_to_string(root().join("fixtures/examples/reduction.cu")).unwrap();
+    let dir = common::temp_project("add-noqa", &[("r.cu", &src)]);
+    let r = dir.join("r.cu");
+    let r = r.to_str().unwrap();
+    let before = warplint(&["check", "--isolated", r]);
+    assert_eq!(before.status.code(), Some(1));
+    let out = warplint(&["check", "--isolated", "--add-noqa", r]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).starts_with("Added 1 suppression comment in 1 file."),
+        "{}",
+        stdout(&out)
+    );
+    let text = std::fs::read_to_string(r).unwrap();
+    assert!(text.contains("  // warplint: ignore[SM001]\n"), "{text}");
+    assert_eq!(text.lines().count(), src.lines().count());
+    let after = warplint(&["check", "--isolated", r]);
+    assert_eq!(after.status.code(), Some(0), "{}", stdout(&after));
+    assert!(!stderr(&after).contains("unused"), "{}", stderr(&after));
+    let again = warplint(&["check", "--isolated", "--add-noqa", r]);
+    assert!(stdout(&again).starts_with("Added 0 suppression comments in 0 files."));
+    assert_eq!(std::fs::read_to_string(r).unwrap(), text);
+}

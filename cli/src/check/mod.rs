@@ -44,6 +44,7 @@ pub struct CheckArgs {
     pub fix: bool,
     pub unsafe_fixes: bool,
     pub diff: bool,
+    pub add_noqa: bool,
     pub exclude: Vec<String>,
     pub force_exclude: bool,
     pub jobs: Option<usize>,
@@ -131,6 +132,9 @@ fn check(args: &CheckArgs) -> Result<ExitCode, ExitCode> {
     if args.diff {
         return Ok(summary::print_diff(args, &merged));
     }
+    if args.add_noqa {
+        return Ok(add_noqa(&merged));
+    }
     Ok(summary::print(args, &merged, &selected))
 }
 
@@ -175,6 +179,57 @@ pub fn run_inputs(
     Ok(merged)
 }
 
+/// `--add-noqa`: every line with a diagnostic acknowledged in its file.
+fn add_noqa(merged: &Merged) -> ExitCode {
+    use std::collections::{BTreeMap, BTreeSet};
+    let (mut lines, mut files, mut failed) = (0, 0, merged.had_error);
+    for f in &merged.results {
+        let mut codes: BTreeMap<u32, BTreeSet<&str>> = BTreeMap::new();
+        for d in &f.diagnostics {
+            codes.entry(d.span.line).or_default().insert(d.code);
+        }
+        if codes.is_empty() {
+            continue;
+        }
+        let path = std::path::Path::new(&f.abs_path);
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("warplint: error: {}: {e}", f.path);
+                failed = true;
+                continue;
+            }
+        };
+        let added = crate::noqa::add(&text, &codes);
+        for l in &added.skipped {
+            eprintln!(
+                "warplint: warning: {}:{l}: not acknowledged: a comment there would change the code (a macro continuation or a block comment)",
+                f.path
+            );
+        }
+        if added.lines == 0 {
+            continue;
+        }
+        if let Err(e) = crate::fix::write_atomically(path, added.text.as_bytes()) {
+            eprintln!("warplint: error: {}: {e}", f.path);
+            failed = true;
+            continue;
+        }
+        lines += added.lines;
+        files += 1;
+    }
+    println!(
+        "Added {lines} suppression comment{} in {files} file{}.",
+        if lines == 1 { "" } else { "s" },
+        if files == 1 { "" } else { "s" }
+    );
+    if failed {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
 /// Options that do nothing with the output format chosen are refused
 /// rather than ignored.
 fn refuse_unsupported(args: &CheckArgs) -> Result<(), String> {
@@ -185,6 +240,9 @@ fn refuse_unsupported(args: &CheckArgs) -> Result<(), String> {
             "--show-unknown lists unknown accesses in the full and concise formats, not in {name}; \
              `warplint report --format json` gives every access with its status and reason"
         ));
+    }
+    if args.add_noqa && args.paths.iter().any(|p| p.as_os_str() == "-") {
+        return Err("--add-noqa writes the files it checks; stdin has none".into());
     }
     if args.statistics && matches!(args.format, Format::Sarif | Format::Github) {
         return Err(format!(

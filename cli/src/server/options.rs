@@ -117,6 +117,7 @@ impl ServerOptions {
             fix,
             unsafe_fixes: fix && self.unsafe_fixes,
             diff: false,
+            add_noqa: false,
             exclude: Vec::new(),
             force_exclude: false,
             jobs: None,
