@@ -1602,3 +1602,22 @@ fn add_noqa_acknowledges_every_finding() {
     assert!(stdout(&again).starts_with("Added 0 suppression comments in 0 files."));
     assert_eq!(std::fs::read_to_string(r).unwrap(), text);
 }
+
+/// Kernels the parser could not read are not an all-clear: the run names
+/// the syntax errors of a file with `__global__` code and no kernel read.
+#[test]
+fn unreadable_kernel_code_is_never_an_all_clear() {
+    let dir = common::temp_project(
+        "unread",
+        &[(
+            "m.cu",
+            "#define K(name) __global__ void name(float *a) { a[threadIdx.x * 32] = 0.0f; }\n\
+             K(first) K(second)\n",
+        )],
+    );
+    let out = warplint(&["check", "--isolated", dir.join("m.cu").to_str().unwrap()]);
+    let text = stdout(&out);
+    assert!(!text.contains("All checks passed"), "{text}");
+    assert!(text.contains("Kernel code could not be read"), "{text}");
+    assert!(text.contains("m.cu:2:"), "{text}");
+}

@@ -53,6 +53,35 @@ pub(super) struct Outcome {
     pub(super) hovers: Vec<crate::hover::HoverEntry>,
     /// Quoted includes of the file (and its headers) found nowhere.
     pub(super) missing_headers: Vec<String>,
+    /// Where the parser could not read a file that has `__global__` code but
+    /// gave no kernel (`path:line:col` of each syntax error).
+    pub(super) unread: Vec<String>,
+}
+
+/// The syntax errors of a file whose text has `__global__` but from which
+/// no kernel was read: its kernels are hidden from the run, which cannot
+/// call it clean.
+fn unread_kernels(analysis: &FileAnalysis, bytes: &[u8], path: &str) -> Vec<String> {
+    use warplint_analyzer::finding::NoteKind;
+    let own_kernels = analysis.program.kernels.iter().any(|k| k.extent.file == 0);
+    if own_kernels || !bytes.windows(10).any(|w| w == b"__global__") {
+        return Vec::new();
+    }
+    analysis
+        .program
+        .notes
+        .iter()
+        .filter(|n| n.span.file == 0)
+        .filter(|n| {
+            matches!(
+                n.kind,
+                NoteKind::ParseError { .. }
+                    | NoteKind::ParseExpected { .. }
+                    | NoteKind::ParserGaveUp
+            )
+        })
+        .map(|n| format!("{path}:{}:{}", n.span.line, n.span.column))
+        .collect()
 }
 
 /// Reads `input` (a file that cannot be read, gone since discovery or
@@ -280,6 +309,7 @@ fn check_one(
     }
     o.kernels = super::tally::per_kernel(&analysis, &reached.canonical, &reached.missing);
     o.missing_headers.clone_from(&reached.missing);
+    o.unread = unread_kernels(&analysis, &bytes, &unit.path);
     o.covered = crate::project::header_extents(&analysis.program.kernels, &reached.canonical);
     if settings.archs.len() > 1 {
         diagnostics = across_archs(&bytes, &unit.options, settings, &cfg.selected, diagnostics);

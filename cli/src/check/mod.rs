@@ -370,6 +370,7 @@ fn merge(outcomes: Vec<Outcome>) -> Merged {
     for o in outcomes {
         m.tally.files += u64::from(o.file.is_some());
         m.tally.missing_headers.extend(o.missing_headers);
+        m.tally.unread.extend(o.unread);
         for k in &o.kernels {
             if k.same_as.as_ref().is_none_or(|s| counted.insert(s.clone())) {
                 m.tally.add(&k.tally);

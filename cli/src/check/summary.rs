@@ -125,7 +125,7 @@ fn print_human_summary(out: &mut String, args: &CheckArgs, merged: &Merged, coun
             // Findings left out, or headers never read, are not a pass.
             let verdict = if merged.left_out_assumed > 0 {
                 "No proven problems found."
-            } else if !t.missing_headers.is_empty() {
+            } else if !t.missing_headers.is_empty() || !t.unread.is_empty() {
                 "No problems found in what was read."
             } else {
                 "All checks passed!"
@@ -143,8 +143,19 @@ fn print_human_summary(out: &mut String, args: &CheckArgs, merged: &Merged, coun
     print_missing_headers(out, t);
 }
 
-/// The quoted includes no folder held: what they define was not analysed.
+/// The quoted includes no folder held, and kernel code the parser could
+/// not read: what they hold was not analysed.
 fn print_missing_headers(out: &mut String, t: &Tally) {
+    if !t.unread.is_empty() {
+        let shown: Vec<&str> = t.unread.iter().take(5).map(String::as_str).collect();
+        let more = t.unread.len() - shown.len();
+        let _ = writeln!(
+            out,
+            "Kernel code could not be read (`__global__` in a file with no kernel parsed); syntax errors at {}{}: those kernels were not analysed.",
+            shown.join(", "),
+            if more > 0 { format!(" and {more} more") } else { String::new() }
+        );
+    }
     let n = t.missing_headers.len();
     if n == 0 {
         return;

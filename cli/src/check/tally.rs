@@ -36,6 +36,8 @@ pub(super) struct Tally {
     /// Quoted includes of the run's files found nowhere (a run is not
     /// "all clear" when what they define was never read).
     pub(super) missing_headers: std::collections::BTreeSet<String>,
+    /// Syntax errors of files with `__global__` code but no kernel read.
+    pub(super) unread: Vec<String>,
 }
 
 /// Unknown accesses whose reasons have one kind.
@@ -268,6 +270,7 @@ impl Tally {
             "kernels_with_notes": self.kernels_with_notes, "accesses": self.accesses(),
             "exact": self.exact, "assumed": self.assumed, "unknown": self.unknown,
             "unknown_reasons": reasons, "missing_headers": self.missing_headers,
+            "unread_kernel_code": self.unread,
         })
     }
 }
