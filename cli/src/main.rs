@@ -340,6 +340,7 @@ fn main() -> ExitCode {
                     config: a.config.args(),
                     stdin_text: None,
                     keep_hovers: false,
+                    parse_cache: None,
                 }),
             },
             Command::Report(a) => report::run::report_cmd(a),

@@ -228,11 +228,14 @@ fn resolve(
         build: build.clone(),
         ..args.model.clone()
     };
-    let s = if nearest == settings.config_path {
+    let mut s = if nearest == settings.config_path {
         settings::resolve_with(&args.config, &args.arch, model)
     } else {
         settings::resolve_with(&cfg, &args.arch, model)
     }?;
+    if let Some(cache) = &args.parse_cache {
+        s.options.frontend.parse_cache = Some(cache.clone());
+    }
     let selected = selection(&s, args)?;
     let model = s.model(s.arch)?;
     Ok(Resolved {

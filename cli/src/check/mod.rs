@@ -55,6 +55,10 @@ pub struct CheckArgs {
     pub stdin_text: Option<Vec<u8>>,
     /// Keep what hover shows of each access of the files run ([`Merged::hovers`]).
     pub keep_hovers: bool,
+    /// Header parses and preprocessing kept from earlier runs (the language
+    /// server's, across edits); `None`: one cache per configuration and run.
+    /// Keyed by text and macro state, so sharing changes no answer.
+    pub parse_cache: Option<std::sync::Arc<warplint_analyzer::frontend::cache::ParseCache>>,
 }
 
 /// Every outcome of a run put together, files in path order.

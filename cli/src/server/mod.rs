@@ -52,6 +52,9 @@ pub struct State {
     /// Folders of the workspace (their projects' headers and launches).
     folders: Mutex<Vec<PathBuf>>,
     encoding: Encoding,
+    /// Headers' parses and preprocessing, kept across edits (keyed by text
+    /// and macro state: an edited header is a new key).
+    parse_cache: Arc<warplint_analyzer::frontend::cache::ParseCache>,
 }
 
 /// Serves on stdin/stdout until the client says `exit`.
@@ -94,6 +97,7 @@ fn serve(connection: &Connection, jobs: Option<usize>) -> Result<(), String> {
         options: Mutex::new(options),
         folders: Mutex::new(folders),
         encoding,
+        parse_cache: Arc::default(),
     });
     let result = serde_json::json!({
         "capabilities": capabilities(encoding),

@@ -4,9 +4,11 @@
 //! `warplint.toml` nearest to each document, as for `check`.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::Value;
+use warplint_analyzer::frontend::cache::ParseCache;
 
 use crate::check::CheckArgs;
 use crate::settings::{ConfigArgs, ModelFlags};
@@ -98,7 +100,13 @@ impl ServerOptions {
 
     /// `check`'s arguments for `text`, the buffer of the file `path`:
     /// diagnostics (and hovers), or with `fix` its fixed text.
-    pub fn check_args(&self, path: &str, text: &str, fix: bool) -> CheckArgs {
+    pub fn check_args(
+        &self,
+        path: &str,
+        text: &str,
+        fix: bool,
+        cache: &Arc<ParseCache>,
+    ) -> CheckArgs {
         CheckArgs {
             paths: vec![PathBuf::from("-")],
             select: self.select.items(),
@@ -138,6 +146,7 @@ impl ServerOptions {
             },
             stdin_text: Some(text.as_bytes().to_vec()),
             keep_hovers: !fix,
+            parse_cache: Some(cache.clone()),
         }
     }
 }

@@ -98,7 +98,7 @@ fn check_document(
         return;
     };
     let options = lock(&state.options).clone();
-    let run = analyse(&options, &path, &text, false, pool, project);
+    let run = analyse(state, &options, &path, &text, false, pool, project);
     let (diagnostics, hovers, messages) = match run {
         Ok(m) => {
             let abs = path.display().to_string();
@@ -137,6 +137,7 @@ fn check_document(
 
 /// `check` on one buffer, as stdin named as its file.
 fn analyse(
+    state: &State,
     options: &super::ServerOptions,
     path: &Path,
     text: &str,
@@ -144,7 +145,7 @@ fn analyse(
     pool: &rayon::ThreadPool,
     project: &ProjectHeaders,
 ) -> Result<Merged, String> {
-    let args = options.check_args(&path.display().to_string(), text, fix);
+    let args = options.check_args(&path.display().to_string(), text, fix, &state.parse_cache);
     let settings = crate::settings::resolve_with(&args.config, &args.arch, args.model.clone())?;
     let inputs = check::gather(&args, &settings)
         .map_err(|_| "the buffer could not be read as stdin".to_string())?;
@@ -257,7 +258,7 @@ fn fix_all(state: &State, uri: &Url, text: &str) -> Option<CodeAction> {
     let options = lock(&state.options).clone();
     let pool = crate::worker_pool(Some(1)).ok()?;
     let project = project_headers(state);
-    let fixed = analyse(&options, &path, text, true, &pool, &project)
+    let fixed = analyse(state, &options, &path, text, true, &pool, &project)
         .ok()?
         .stdin_fixed?;
     let fixed = String::from_utf8(fixed).ok()?;
