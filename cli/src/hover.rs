@@ -5,6 +5,7 @@
 //! from the analysis's facts; `check` keeps these only when asked
 //! (`CheckArgs::keep_hovers`).
 
+use warplint_analyzer::finding::Assumption;
 use warplint_analyzer::hardware::WARP;
 use warplint_analyzer::symbolic::{AccessReport, Cost};
 use warplint_analyzer::{FileAnalysis, MemoryModel, Status};
@@ -22,7 +23,12 @@ pub struct HoverEntry {
 }
 
 /// The hover of every access in the analysed file itself (not its headers).
-pub fn entries(analysis: &FileAnalysis, model: &dyn MemoryModel, path: &str) -> Vec<HoverEntry> {
+pub fn entries(
+    analysis: &FileAnalysis,
+    model: &dyn MemoryModel,
+    arch: &str,
+    path: &str,
+) -> Vec<HoverEntry> {
     analysis
         .reports
         .iter()
@@ -31,13 +37,13 @@ pub fn entries(analysis: &FileAnalysis, model: &dyn MemoryModel, path: &str) -> 
             path: path.to_string(),
             start: r.span.start,
             end: r.span.end,
-            markdown: markdown(r, model),
+            markdown: markdown(r, model, arch),
         })
         .collect()
 }
 
 /// The hover text of one access.
-fn markdown(r: &AccessReport, model: &dyn MemoryModel) -> String {
+fn markdown(r: &AccessReport, model: &dyn MemoryModel, arch: &str) -> String {
     let op = format!("{:?}", r.op).to_lowercase();
     let space = format!("{:?}", r.space).to_lowercase();
     let mut out = format!(
@@ -45,12 +51,25 @@ fn markdown(r: &AccessReport, model: &dyn MemoryModel) -> String {
         r.array, r.width, r.kernel_name
     );
     let [bx, by, bz] = r.block;
+    let assumed = |grid: bool| {
+        let hit = r.assumptions.iter().any(|a| match a {
+            Assumption::Grid { .. } => grid,
+            Assumption::DefaultBlock { .. } | Assumption::LaunchBoundsBlock { .. } => !grid,
+            _ => false,
+        });
+        if hit {
+            " (assumed)"
+        } else {
+            ""
+        }
+    };
     out.push_str(&format!(
-        "{}, block {bx}x{by}x{bz}, grid {}x{}x{}\n\n",
-        model.name(),
+        "{arch}, block {bx}x{by}x{bz}{}, grid {}x{}x{}{}\n\n",
+        assumed(false),
         r.grid[0],
         r.grid[1],
-        r.grid[2]
+        r.grid[2],
+        assumed(true)
     ));
     match (&r.status, &r.cost) {
         (Status::Unknown, _) | (_, None) => {
@@ -88,11 +107,11 @@ fn cost_lines(r: &AccessReport, cost: &Cost, model: &dyn MemoryModel) -> String 
             "cost: **{} sectors** per request, {} needed ({}% efficiency)\n",
             fmt_num(g.sectors),
             fmt_num(g.ideal_sectors),
-            if g.sectors > 0.0 {
-                (100.0 * g.ideal_sectors / g.sectors).round()
+            fmt_num(if g.sectors > 0.0 {
+                100.0 * g.ideal_sectors / g.sectors
             } else {
                 100.0
-            }
+            })
         ),
         Cost::Global(g) => format!(
             "cost: **{} transactions** ({} bytes) per request\n",
@@ -118,7 +137,7 @@ fn cost_lines(r: &AccessReport, cost: &Cost, model: &dyn MemoryModel) -> String 
     ));
     if matches!(cost, Cost::Shared(_)) {
         if let Some(table) = picture::bank_table(model, w, r.width) {
-            out.push_str(&format!("\n```text\n{table}```\n"));
+            out.push_str(&format!("\n```text\n{}\n```\n", table.trim_end()));
         }
     }
     out

@@ -48,7 +48,7 @@ enum Command {
     Rule(RuleArgs),
     /// Run as a language server on stdio (diagnostics, quick fixes, hover).
     Server(ServerArgs),
-    /// Tools for measuring warplint itself.
+    /// Tools for measuring warplint itself and for its integrations.
     #[command(subcommand)]
     Debug(DebugCommand),
 }

@@ -130,7 +130,9 @@ pub struct DiagnosticRecord {
     pub status: StatusName,
     /// The rule's documentation.
     pub url: Option<String>,
-    /// [`RECORD_VERSION`].
+    /// The record format's version (1): bumped when a field changes
+    /// meaning or goes away.
+    #[schemars(range(min = 1, max = 1))]
     pub version: u32,
     /// Shared memory: the mean n-way degree.
     pub ways: Option<f64>,

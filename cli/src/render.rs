@@ -226,6 +226,10 @@ pub fn full(files: &[FileDiagnostics], style: Style) -> String {
     let handler = GraphicalReportHandler::new_themed(theme)
         .with_width(style.width)
         .with_break_words(false)
+        // Lines break at spaces only (not before `[`, as Unicode's rules
+        // allow), and no word is hyphenated: code stays whole.
+        .with_word_separator(textwrap::WordSeparator::AsciiSpace)
+        .with_word_splitter(textwrap::WordSplitter::NoHyphenation)
         .with_links(false);
     let mut out = String::new();
     for f in files {

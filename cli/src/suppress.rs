@@ -1,6 +1,6 @@
 //! Inline suppressions:
-//! - `// warplint: ignore[SM001, GM001]` on the line of the diagnostic or
-//!   the line before it;
+//! - `// warplint: ignore[SM001, GM001]` at the end of the diagnostic's
+//!   line, or on a line of its own before it;
 //! - `// warplint: file-ignore[GM001]` anywhere in the file;
 //! - clang-tidy style, only with explicit `warplint-` names:
 //!   `// NOLINT(warplint-SM001)` (same line),
@@ -42,6 +42,27 @@ pub struct Idle {
     pub selectors: Vec<String>,
     /// The selectors that name no rule (empty: all do, and none was hit).
     pub unknown: Vec<String>,
+}
+
+impl Idle {
+    /// What the run says of the comment (after its location).
+    pub fn describe(&self) -> String {
+        let comment = if self.form.starts_with("NOLINT") {
+            let names: Vec<String> = self
+                .selectors
+                .iter()
+                .map(|s| format!("warplint-{s}"))
+                .collect();
+            format!("{}({})", self.form, names.join(", "))
+        } else {
+            format!("{}[{}]", self.form, self.selectors.join(", "))
+        };
+        if self.unknown.is_empty() {
+            format!("unused suppression `{comment}`: nothing it names is reported there")
+        } else {
+            format!("`{comment}` names no rule: {}", self.unknown.join(", "))
+        }
+    }
 }
 
 fn selectors(inner: &str) -> Vec<String> {
@@ -91,7 +112,12 @@ impl Suppressions {
                     }
                 } else if let Some(r) = rest.strip_prefix("ignore") {
                     if let Some(inner) = bracketed(r, '[', ']') {
-                        push(Some((n, n + 1)), selectors(inner), "warplint: ignore");
+                        // After code: that line only; on a line of its own:
+                        // the next line.
+                        let opener = line[..p].rfind("//").or_else(|| line[..p].rfind("/*"));
+                        let alone = opener.is_some_and(|o| line[..o].trim().is_empty());
+                        let lines = if alone { (n, n + 1) } else { (n, n) };
+                        push(Some(lines), selectors(inner), "warplint: ignore");
                     }
                 }
             }
@@ -240,6 +266,15 @@ mod tests {
         // Never closed: to the end of the file.
         let mut s = Suppressions::parse("// NOLINTBEGIN(warplint-*)\na\nb\n");
         assert!(s.suppresses(&diag("GM001", 3)));
+    }
+
+    #[test]
+    fn a_trailing_comment_covers_its_line_and_an_own_line_one_the_next() {
+        let text = "x = a[t]; // warplint: ignore[GM001]\ny = a[u];\n// warplint: ignore[GM001]\nz = a[v];\n";
+        let mut s = Suppressions::parse(text);
+        assert!(s.suppresses(&diag("GM001", 1)));
+        assert!(!s.suppresses(&diag("GM001", 2)));
+        assert!(s.suppresses(&diag("GM001", 4)));
     }
 
     #[test]

@@ -1454,6 +1454,7 @@ fn colour_follows_the_flag_and_the_environment() {
     let plain = run(&[], &[]);
     assert!(plain.contains("`__shared__"), "{plain}");
     assert!(plain.contains("tile[TILE][TILE"), "{plain}");
+    assert!(!plain.contains("tile[TILE]\n"), "{plain}");
 }
 
 /// The JSON output is a contract: every record of a run over all the

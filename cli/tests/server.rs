@@ -127,6 +127,23 @@ impl Client {
     }
 }
 
+impl Client {
+    /// The next notification of `method` (read past others, kept).
+    fn notification(&mut self, method: &str) -> Value {
+        if let Some(i) = self.seen.iter().position(|m| m["method"] == method) {
+            return self.seen.remove(i);
+        }
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let m = self.recv(deadline);
+            if m["method"] == method {
+                return m;
+            }
+            self.seen.push(m);
+        }
+    }
+}
+
 /// Applies LSP text edits (UTF-16 positions; ASCII text here) to `text`.
 fn apply(text: &str, edits: &[Value]) -> String {
     let offset = |p: &Value| {
@@ -192,7 +209,23 @@ fn an_editor_session() {
         "textDocument/didOpen",
         json!({"textDocument": {"uri": uri, "languageId": "cuda", "version": 1, "text": text}}),
     );
-    let ds = c.diagnostics(&uri, 1);
+    let sm = diagnostics_as_check_says(&mut c, &uri, &path, &text);
+    hover_shows_the_cost(&mut c, &uri, &sm);
+    let edits = fixes_apply(&mut c, &uri, &text, &sm);
+    edits_and_settings(&mut c, &uri, &text, &edits);
+    idle_suppressions(&mut c, &dir);
+    untitled_and_errors(&mut c, &text);
+    shutdown(c);
+}
+
+/// didOpen's diagnostics are check's, at the same places; the SM001 one.
+fn diagnostics_as_check_says(
+    c: &mut Client,
+    uri: &str,
+    path: &std::path::Path,
+    text: &str,
+) -> Value {
+    let ds = c.diagnostics(uri, 1);
     // What `check` says of the same file, at the same places.
     let cli = common::warplint(&[
         "check",
@@ -234,6 +267,10 @@ fn an_editor_session() {
         .unwrap()
         .contains("shared-bank-conflict"));
 
+    sm
+}
+
+fn hover_shows_the_cost(c: &mut Client, uri: &str, sm: &Value) {
     // Hover on the conflicting read: its cost and the lane → bank table.
     let h = c.request(
         "textDocument/hover",
@@ -243,13 +280,24 @@ fn an_editor_session() {
     assert!(md.contains("**shared load of `tile`**"), "{md}");
     assert!(md.contains("**32-way**"), "{md}");
     assert!(md.contains("lanes → banks"), "{md}");
+    assert!(md.contains("sm_90, block 32x8x1, grid"), "{md}");
+    // The table's code fence is closed on a line of its own.
+    let fence_lines = md
+        .lines()
+        .filter(|l| l.trim_start().starts_with("```"))
+        .count();
+    assert_eq!(fence_lines, 2, "{md}");
+    assert!(md.lines().any(|l| l == "```"), "{md}");
     // Nothing under a blank line.
     let none = c.request(
         "textDocument/hover",
         json!({"textDocument": {"uri": uri}, "position": {"line": 6, "character": 0}}),
     );
     assert_eq!(none, Value::Null);
+}
 
+/// The quick fix and "fix all"; returns the quick fix's edits.
+fn fixes_apply(c: &mut Client, uri: &str, text: &str, sm: &Value) -> Vec<Value> {
     // The quick fix pads the tile; applied as an edit, the conflict is gone.
     let actions = c.request(
         "textDocument/codeAction",
@@ -260,7 +308,7 @@ fn an_editor_session() {
     assert_eq!(fix["kind"], "quickfix", "{actions}");
     assert!(fix["title"].as_str().unwrap().contains("unsafe"), "{fix}");
     let edits = fix["edit"]["changes"][&uri].as_array().unwrap().clone();
-    let fixed = apply(&text, &edits);
+    let fixed = apply(text, &edits);
     assert!(
         fixed.contains("tile[TILE_DIM][TILE_DIM + 1];\n\n    int x"),
         "{fixed}"
@@ -278,7 +326,7 @@ fn an_editor_session() {
         "workspace/didChangeConfiguration",
         json!({"settings": {"warplint": {"isolated": true, "unsafeFixes": true}}}),
     );
-    c.diagnostics(&uri, 1);
+    c.diagnostics(uri, 1);
     let all = c.request(
         "textDocument/codeAction",
         json!({"textDocument": {"uri": uri}, "range": sm["range"],
@@ -286,8 +334,12 @@ fn an_editor_session() {
     );
     assert_eq!(all[0]["kind"], "source.fixAll.warplint", "{all}");
     let whole = all[0]["edit"]["changes"][&uri].as_array().unwrap();
-    assert_eq!(apply(&text, whole), fixed);
+    assert_eq!(apply(text, whole), fixed);
 
+    edits
+}
+
+fn edits_and_settings(c: &mut Client, uri: &str, text: &str, edits: &[Value]) {
     // Incremental edits: version 2 brings the conflict back in another
     // form, version 3 (sent at once) applies the fix. The result published
     // last is version 3's.
@@ -297,14 +349,14 @@ fn an_editor_session() {
         json!({"textDocument": {"uri": uri, "version": 2},
                "contentChanges": [{"text": grown}]}),
     );
-    let back = apply(&grown, &edits);
+    let back = apply(&grown, edits);
     let edit = &edits[0];
     c.notify(
         "textDocument/didChange",
         json!({"textDocument": {"uri": uri, "version": 3},
                "contentChanges": [{"range": edit["range"], "text": edit["newText"]}]}),
     );
-    let ds = c.diagnostics(&uri, 3);
+    let ds = c.diagnostics(uri, 3);
     assert_eq!(codes(&ds), ["GM001"], "{}", Value::from(ds));
     assert!(back.contains("BLOCK_ROWS 4"));
 
@@ -313,9 +365,74 @@ fn an_editor_session() {
         "workspace/didChangeConfiguration",
         json!({"settings": {"warplint": {"isolated": true, "select": ["SM001"]}}}),
     );
-    let ds = c.diagnostics(&uri, 3);
+    let ds = c.diagnostics(uri, 3);
     assert_eq!(codes(&ds), Vec::<String>::new());
+}
 
+fn idle_suppressions(c: &mut Client, dir: &std::path::Path) {
+    // Suppression comments that do nothing are diagnostics of their own:
+    // an unused one a faded hint, one naming no rule a warning.
+    let s_path = dir.join("s.cu");
+    let s_uri = format!("file://{}", s_path.display());
+    let s_text = "__global__ void k(float *a)\n{\n    a[threadIdx.x] = 0.0f; // warplint: ignore[SM001]\n    \
+                  a[threadIdx.x + 1] = 0.0f; // warplint: ignore[SM999]\n}\n";
+    c.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": s_uri, "languageId": "cuda", "version": 1, "text": s_text}}),
+    );
+    let ds = c.diagnostics(&s_uri, 1);
+    let mut got: Vec<(String, u64, u64)> = ds
+        .iter()
+        .map(|d| {
+            (
+                d["code"].as_str().unwrap().to_string(),
+                d["range"]["start"]["line"].as_u64().unwrap(),
+                d["severity"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            ("unknown-rule".to_string(), 3, 2),
+            ("unused-suppression".to_string(), 2, 4)
+        ],
+        "{}",
+        Value::from(ds.clone())
+    );
+    let unused = ds
+        .iter()
+        .find(|d| d["code"] == "unused-suppression")
+        .unwrap();
+    assert_eq!(unused["tags"], json!([1]));
+}
+
+fn untitled_and_errors(c: &mut Client, text: &str) {
+    // A buffer never saved is checked too.
+    let untitled = "untitled:Untitled-1";
+    c.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": untitled, "languageId": "cuda", "version": 1, "text": text}}),
+    );
+    assert_eq!(codes(&c.diagnostics(untitled, 1)), ["SM001"]);
+    // A setting that stops every check is shown to the user.
+    c.notify(
+        "workspace/didChangeConfiguration",
+        json!({"settings": {"warplint": {"arch": "sm_999"}}}),
+    );
+    let shown = c.notification("window/showMessage");
+    assert_eq!(shown["params"]["type"], 1, "{shown}");
+    assert!(
+        shown["params"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("sm_999"),
+        "{shown}"
+    );
+}
+
+fn shutdown(mut c: Client) {
     assert_eq!(c.request("shutdown", Value::Null), Value::Null);
     c.notify("exit", Value::Null);
     let deadline = Instant::now() + WAIT;

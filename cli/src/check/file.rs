@@ -53,6 +53,9 @@ pub(super) struct Outcome {
     pub(super) hovers: Vec<crate::hover::HoverEntry>,
     /// Quoted includes of the file (and its headers) found nowhere.
     pub(super) missing_headers: Vec<String>,
+    /// Suppression comments of the file that name no rule or suppressed
+    /// nothing (the file's absolute path, the comment).
+    pub(super) idle: Vec<(String, crate::suppress::Idle)>,
     /// Where the parser could not read a file that has `__global__` code but
     /// gave no kernel (`path:line:col` of each syntax error).
     pub(super) unread: Vec<String>,
@@ -304,8 +307,13 @@ fn check_one(
     // Several architectures lint again per arch: a comment used by one
     // only would look unused.
     if settings.archs.len() == 1 {
-        o.warnings
-            .extend(idle_suppressions(&unit.path, &own, &cfg.selected));
+        let idle = own.idle(&|code| cfg.selected.contains(code));
+        let path = &unit.path;
+        o.warnings.extend(
+            idle.iter()
+                .map(|i| format!("{path}:{}: {}", i.line, i.describe())),
+        );
+        o.idle = idle.into_iter().map(|i| (abs.clone(), i)).collect();
     }
     o.kernels = super::tally::per_kernel(&analysis, &reached.canonical, &reached.missing);
     o.missing_headers.clone_from(&reached.missing);
@@ -327,7 +335,8 @@ fn check_one(
         o.unknowns = unknown_notes(&analysis, &unit.path, &unit.options.frontend.headers);
     }
     if args.keep_hovers {
-        o.hovers = crate::hover::entries(&analysis, cfg.model.as_ref(), &abs);
+        let arch = settings.arch.to_string();
+        o.hovers = crate::hover::entries(&analysis, cfg.model.as_ref(), &arch, &abs);
     }
     drop(analysis);
     if args.fix || args.diff {
@@ -513,27 +522,4 @@ fn lint_noting_suppressions(
         .collect();
     let own = suppressions.swap_remove(0).unwrap_or_default();
     (analysis, diagnostics, own)
-}
-
-/// What the run says of the file's suppression comments that name no rule
-/// or suppressed nothing although the rules they name ran.
-fn idle_suppressions(path: &str, own: &Suppressions, selected: &Selected) -> Vec<String> {
-    own.idle(&|code| selected.contains(code))
-        .into_iter()
-        .map(|i| {
-            let comment = format!("{}[{}]", i.form, i.selectors.join(", "));
-            if i.unknown.is_empty() {
-                format!(
-                    "{path}:{}: unused suppression `{comment}`: nothing it names is reported there",
-                    i.line
-                )
-            } else {
-                format!(
-                    "{path}:{}: `{comment}` names no rule: {}",
-                    i.line,
-                    i.unknown.join(", ")
-                )
-            }
-        })
-        .collect()
 }

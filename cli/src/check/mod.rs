@@ -76,6 +76,9 @@ pub struct Merged {
     pub hovers: Vec<crate::hover::HoverEntry>,
     /// `--only-proven`: findings left out for resting on an assumption.
     left_out_assumed: usize,
+    /// Suppression comments that name no rule or suppressed nothing (the
+    /// file's absolute path, the comment).
+    pub idle: Vec<(String, crate::suppress::Idle)>,
     tally: tally::Tally,
 }
 
@@ -367,6 +370,7 @@ fn merge(outcomes: Vec<Outcome>) -> Merged {
         stdin_fixed: None,
         hovers: Vec::new(),
         left_out_assumed: 0,
+        idle: Vec::new(),
         tally: tally::Tally::default(),
     };
     // A header's kernel that several files analysed alike counts once.
@@ -375,6 +379,7 @@ fn merge(outcomes: Vec<Outcome>) -> Merged {
         m.tally.files += u64::from(o.file.is_some());
         m.tally.missing_headers.extend(o.missing_headers);
         m.tally.unread.extend(o.unread);
+        m.idle.extend(o.idle);
         for k in &o.kernels {
             if k.same_as.as_ref().is_none_or(|s| counted.insert(s.clone())) {
                 m.tally.add(&k.tally);

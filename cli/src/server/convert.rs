@@ -118,6 +118,43 @@ pub fn diagnostic(uri: &Url, index: &LineIndex, d: &Diagnostic) -> lsp_types::Di
     }
 }
 
+/// A suppression comment that names no rule (a warning) or suppressed
+/// nothing (a hint, shown faded as unnecessary), on its whole line.
+pub fn idle_suppression(
+    index: &LineIndex,
+    text: &str,
+    i: &crate::suppress::Idle,
+) -> lsp_types::Diagnostic {
+    let line = i.line.saturating_sub(1) as usize;
+    let start = text
+        .split_inclusive('\n')
+        .take(line)
+        .map(str::len)
+        .sum::<usize>();
+    let end = start + text[start..].find('\n').unwrap_or(text.len() - start);
+    let unknown = !i.unknown.is_empty();
+    lsp_types::Diagnostic {
+        range: index.range(start, end),
+        severity: Some(if unknown {
+            DiagnosticSeverity::WARNING
+        } else {
+            DiagnosticSeverity::HINT
+        }),
+        code: Some(NumberOrString::String(
+            if unknown {
+                "unknown-rule"
+            } else {
+                "unused-suppression"
+            }
+            .into(),
+        )),
+        source: Some("warplint".into()),
+        message: i.describe(),
+        tags: (!unknown).then(|| vec![lsp_types::DiagnosticTag::UNNECESSARY]),
+        ..Default::default()
+    }
+}
+
 /// `exact` (holds for every value it depends on) or `assumed`, as in
 /// `check`'s JSON.
 pub fn status(d: &Diagnostic) -> &str {

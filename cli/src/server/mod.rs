@@ -52,6 +52,8 @@ pub struct State {
     /// Folders of the workspace (their projects' headers and launches).
     folders: Mutex<Vec<PathBuf>>,
     encoding: Encoding,
+    /// `initializationOptions`, under every configuration change.
+    init_options: Option<serde_json::Value>,
     /// Headers' parses and preprocessing, kept across edits (keyed by text
     /// and macro state: an edited header is a new key).
     parse_cache: Arc<warplint_analyzer::frontend::cache::ParseCache>,
@@ -97,6 +99,7 @@ fn serve(connection: &Connection, jobs: Option<usize>) -> Result<(), String> {
         options: Mutex::new(options),
         folders: Mutex::new(folders),
         encoding,
+        init_options: params.initialization_options.clone(),
         parse_cache: Arc::default(),
     });
     let result = serde_json::json!({
@@ -268,11 +271,8 @@ fn notification(
             worker::publish(&connection.sender, uri, Vec::new(), None);
         }
         DidChangeConfiguration::METHOD => {
-            let value = n
-                .params
-                .get("settings")
-                .map(|s| s.get("warplint").unwrap_or(s));
-            let (options, unknown) = ServerOptions::from_value(value);
+            let value = options::layered(state.init_options.as_ref(), n.params.get("settings"));
+            let (options, unknown) = ServerOptions::from_value(Some(&value));
             if !unknown.is_empty() {
                 show_message(connection, &options::unknown_message(&unknown));
             }
@@ -314,12 +314,7 @@ fn apply_change(
 
 /// A message the editor shows (a warning).
 fn show_message(connection: &Connection, text: &str) {
-    let params = lsp_types::ShowMessageParams {
-        typ: lsp_types::MessageType::WARNING,
-        message: text.to_string(),
-    };
-    let n = Notification::new("window/showMessage".into(), params);
-    let _ = connection.sender.send(n.into());
+    worker::show(&connection.sender, lsp_types::MessageType::WARNING, text);
 }
 
 /// A lock that a panicked holder does not poison for the others.

@@ -75,14 +75,9 @@ impl ServerOptions {
     /// or `warplint`), and the keys it has that are not settings. A value
     /// that is not such an object gives the defaults and says so.
     pub fn from_value(value: Option<&Value>) -> (ServerOptions, Vec<String>) {
-        let Some(mut v) = value else {
+        let Some(v) = value.map(settings_object) else {
             return (ServerOptions::default(), Vec::new());
         };
-        for wrapper in ["settings", "warplint"] {
-            if let Some(inner) = v.get(wrapper).filter(|i| i.is_object()) {
-                v = inner;
-            }
-        }
         let unknown = v
             .as_object()
             .map(|o| {
@@ -98,11 +93,12 @@ impl ServerOptions {
         }
     }
 
-    /// `check`'s arguments for `text`, the buffer of the file `path`:
+    /// `check`'s arguments for `text`, the buffer of the file `path` (`None`:
+    /// a buffer not yet saved anywhere):
     /// diagnostics (and hovers), or with `fix` its fixed text.
     pub fn check_args(
         &self,
-        path: &str,
+        path: Option<&str>,
         text: &str,
         fix: bool,
         cache: &Arc<ParseCache>,
@@ -119,7 +115,7 @@ impl ServerOptions {
             statistics: false,
             show_settings: false,
             quiet: true,
-            stdin_filename: Some(path.to_string()),
+            stdin_filename: path.map(str::to_string),
             show_unknown: false,
             only_proven: false,
             fix,
@@ -151,6 +147,33 @@ impl ServerOptions {
     }
 }
 
+/// The settings object in `v`: itself, or the one under `settings` and
+/// then `warplint`.
+pub fn settings_object(mut v: &Value) -> &Value {
+    for wrapper in ["settings", "warplint"] {
+        if let Some(inner) = v.get(wrapper).filter(|i| i.is_object()) {
+            v = inner;
+        }
+    }
+    v
+}
+
+/// `base`'s settings with `change`'s keys on top: a configuration change
+/// keeps what `initializationOptions` set and it does not mention.
+pub fn layered(base: Option<&Value>, change: Option<&Value>) -> Value {
+    let mut out = base
+        .map(settings_object)
+        .filter(|v| v.is_object())
+        .cloned()
+        .unwrap_or_else(|| Value::Object(Default::default()));
+    if let (Some(o), Some(Value::Object(c))) = (out.as_object_mut(), change.map(settings_object)) {
+        for (k, v) in c {
+            o.insert(k.clone(), v.clone());
+        }
+    }
+    out
+}
+
 /// What the editor is told of settings it gave that do nothing.
 pub fn unknown_message(unknown: &[String]) -> String {
     format!(
@@ -163,6 +186,15 @@ pub fn unknown_message(unknown: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_configuration_change_keeps_the_initialization_options() {
+        let init = serde_json::json!({"settings": {"unsafeFixes": true, "select": ["ALL"]}});
+        let change = serde_json::json!({"warplint": {"select": ["GM001"]}});
+        let (o, unknown) = ServerOptions::from_value(Some(&layered(Some(&init), Some(&change))));
+        assert!(o.unsafe_fixes && unknown.is_empty());
+        assert_eq!(o.select.items(), ["GM001"]);
+    }
 
     #[test]
     fn settings_nest_and_unknown_keys_are_named() {

@@ -94,30 +94,31 @@ fn check_document(
     else {
         return;
     };
-    let Ok(path) = uri.to_file_path() else {
-        return;
-    };
+    // A buffer not saved anywhere (`untitled:`) is checked as stdin.
+    let path = uri.to_file_path().ok();
     let options = lock(&state.options).clone();
-    let run = analyse(state, &options, &path, &text, false, pool, project);
-    let (diagnostics, hovers, messages) = match run {
-        Ok(m) => {
-            let abs = path.display().to_string();
-            let mine = m
-                .results
-                .into_iter()
-                .filter(|f| f.abs_path == abs)
-                // A context's result read the file from disk: only kept
-                // where that is the buffer's text.
-                .filter(|f| f.source.is_empty() || f.source == text)
-                .flat_map(|f| f.diagnostics);
-            let hovers = m.hovers.into_iter().filter(|h| h.path == abs).collect();
-            (mine.collect(), hovers, m.messages)
+    let run = analyse(
+        state,
+        &options,
+        path.as_deref(),
+        &text,
+        false,
+        pool,
+        project,
+    );
+    let (diagnostics, hovers, idle) = match run {
+        Ok(m) => mine(client, m, path.as_deref(), &text),
+        Err(e) => {
+            // A setting or configuration file that stops every check: said
+            // where the user sees it; the last diagnostics stay.
+            show(
+                client,
+                lsp_types::MessageType::ERROR,
+                &format!("warplint: {e}"),
+            );
+            return;
         }
-        Err(e) => (Vec::new(), Vec::new(), vec![(true, e)]),
     };
-    for (error, m) in messages {
-        log(client, error, &m);
-    }
     let mut docs = lock(&state.docs);
     let Some(doc) = docs.get_mut(&uri).filter(|d| d.version == version) else {
         return; // superseded
@@ -126,6 +127,10 @@ fn check_document(
     let lsp = diagnostics
         .iter()
         .map(|d| convert::diagnostic(&uri, &index, d))
+        .chain(
+            idle.iter()
+                .map(|i| convert::idle_suppression(&index, &text, i)),
+        )
         .collect();
     publish(client, uri, lsp, Some(version));
     doc.analysed = Some(Analysed {
@@ -135,17 +140,58 @@ fn check_document(
     });
 }
 
+/// What a run says of the buffer of `path` (`None`: unsaved) with `text`:
+/// its diagnostics, hovers and idle suppressions; the run's messages are
+/// logged (idle suppressions are diagnostics instead).
+fn mine(
+    client: &ClientSender<Message>,
+    m: Merged,
+    path: Option<&Path>,
+    text: &str,
+) -> (Vec<Diagnostic>, Vec<HoverEntry>, Vec<crate::suppress::Idle>) {
+    let name = path.map_or_else(|| "-".to_string(), |p| p.display().to_string());
+    let abs = m
+        .results
+        .iter()
+        .find(|f| f.path == name)
+        .map(|f| f.abs_path.clone())
+        .unwrap_or(name);
+    for (error, msg) in &m.messages {
+        if !m.idle.iter().any(|(_, i)| msg.ends_with(&i.describe())) {
+            log(client, *error, msg);
+        }
+    }
+    let idle = m
+        .idle
+        .into_iter()
+        .filter(|(p, _)| *p == abs)
+        .map(|(_, i)| i)
+        .collect();
+    let diagnostics = m
+        .results
+        .into_iter()
+        .filter(|f| f.abs_path == abs)
+        // A context's result read the file from disk: only kept where that
+        // is the buffer's text.
+        .filter(|f| f.source.is_empty() || f.source == text)
+        .flat_map(|f| f.diagnostics)
+        .collect();
+    let hovers = m.hovers.into_iter().filter(|h| h.path == abs).collect();
+    (diagnostics, hovers, idle)
+}
+
 /// `check` on one buffer, as stdin named as its file.
 fn analyse(
     state: &State,
     options: &super::ServerOptions,
-    path: &Path,
+    path: Option<&Path>,
     text: &str,
     fix: bool,
     pool: &rayon::ThreadPool,
     project: &ProjectHeaders,
 ) -> Result<Merged, String> {
-    let args = options.check_args(&path.display().to_string(), text, fix, &state.parse_cache);
+    let name = path.map(|p| p.display().to_string());
+    let args = options.check_args(name.as_deref(), text, fix, &state.parse_cache);
     let settings = crate::settings::resolve_with(&args.config, &args.arch, args.model.clone())?;
     let inputs = check::gather(&args, &settings)
         .map_err(|_| "the buffer could not be read as stdin".to_string())?;
@@ -165,6 +211,15 @@ pub fn publish(
     };
     let n = Notification::new("textDocument/publishDiagnostics".into(), params);
     let _ = client.send(n.into());
+}
+
+/// A message the editor shows.
+pub fn show(client: &ClientSender<Message>, typ: lsp_types::MessageType, text: &str) {
+    let params = lsp_types::ShowMessageParams {
+        typ,
+        message: text.to_string(),
+    };
+    let _ = client.send(Notification::new("window/showMessage".into(), params).into());
 }
 
 fn log(client: &ClientSender<Message>, error: bool, text: &str) {
@@ -254,13 +309,21 @@ pub fn code_actions(state: &State, p: CodeActionParams) -> Value {
 
 /// The whole buffer replaced by its fixed text, where a fix applies.
 fn fix_all(state: &State, uri: &Url, text: &str) -> Option<CodeAction> {
-    let path = uri.to_file_path().ok()?;
+    let path = uri.to_file_path().ok();
     let options = lock(&state.options).clone();
     let pool = crate::worker_pool(Some(1)).ok()?;
     let project = project_headers(state);
-    let fixed = analyse(state, &options, &path, text, true, &pool, &project)
-        .ok()?
-        .stdin_fixed?;
+    let fixed = analyse(
+        state,
+        &options,
+        path.as_deref(),
+        text,
+        true,
+        &pool,
+        &project,
+    )
+    .ok()?
+    .stdin_fixed?;
     let fixed = String::from_utf8(fixed).ok()?;
     if fixed == text {
         return None;
