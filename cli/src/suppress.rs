@@ -6,8 +6,9 @@
 //!   `// NOLINT(warplint-SM001)` (same line),
 //!   `// NOLINTNEXTLINE(warplint-*)` (next line),
 //!   `// NOLINTBEGIN(warplint-SM001)` … `// NOLINTEND(warplint-SM001)` (the
-//!   lines between; an END closes the latest BEGIN with the same list, or the
-//!   latest one at all; a BEGIN never closed runs to the end of the file).
+//!   lines between; an END closes the latest BEGIN with the same list; an
+//!   END closing none, and a BEGIN never closed (it runs to the end of the
+//!   file), are named as clang-tidy names them).
 //!
 //! Inside the brackets: codes, code prefixes or rule names. Each comment
 //! remembers whether it suppressed anything, so that the run can name the
@@ -31,6 +32,9 @@ struct Comment {
 #[derive(Default, Debug)]
 pub struct Suppressions {
     comments: Vec<Comment>,
+    /// NOLINTENDs that close nothing and NOLINTBEGINs never closed: (line,
+    /// form, selectors).
+    unmatched: Vec<(u32, &'static str, Vec<String>)>,
 }
 
 /// A suppression comment the run reports: what it names matches no rule,
@@ -42,6 +46,8 @@ pub struct Idle {
     pub selectors: Vec<String>,
     /// The selectors that name no rule (empty: all do, and none was hit).
     pub unknown: Vec<String>,
+    /// A NOLINTEND closing no NOLINTBEGIN, or a NOLINTBEGIN never closed.
+    pub unmatched: bool,
 }
 
 impl Idle {
@@ -57,7 +63,11 @@ impl Idle {
         } else {
             format!("{}[{}]", self.form, self.selectors.join(", "))
         };
-        if self.unknown.is_empty() {
+        if self.unmatched && self.form == "NOLINTEND" {
+            format!("`{comment}` closes no NOLINTBEGIN with the same list")
+        } else if self.unmatched {
+            format!("`{comment}` is never closed: it covers the rest of the file")
+        } else if self.unknown.is_empty() {
             format!("unused suppression `{comment}`: nothing it names is reported there")
         } else {
             format!("`{comment}` names no rule: {}", self.unknown.join(", "))
@@ -126,22 +136,25 @@ impl Suppressions {
             } else if let Some(sel) = nolint(line, "NOLINTBEGIN(") {
                 open.push((n, sel));
             } else if let Some(sel) = nolint(line, "NOLINTEND(") {
-                let i = open.iter().rposition(|(_, s)| *s == sel);
-                if let Some((begin, sel)) = i.or(open.len().checked_sub(1)).map(|i| open.remove(i))
-                {
-                    out.comments.push(Comment {
-                        at: begin,
-                        lines: Some((begin, n)),
-                        selectors: sel,
-                        form: "NOLINTBEGIN",
-                        used: false,
-                    });
+                match open.iter().rposition(|(_, s)| *s == sel) {
+                    Some(i) => {
+                        let (begin, sel) = open.remove(i);
+                        out.comments.push(Comment {
+                            at: begin,
+                            lines: Some((begin, n)),
+                            selectors: sel,
+                            form: "NOLINTBEGIN",
+                            used: false,
+                        });
+                    }
+                    None => out.unmatched.push((n, "NOLINTEND", sel)),
                 }
             } else if let Some(sel) = nolint(line, "NOLINT(") {
                 push(Some((n, n)), sel, "NOLINT");
             }
         }
         for (begin, sel) in open {
+            out.unmatched.push((begin, "NOLINTBEGIN", sel.clone()));
             out.comments.push(Comment {
                 at: begin,
                 lines: Some((begin, last)),
@@ -188,9 +201,18 @@ impl Suppressions {
                     form: c.form,
                     selectors: c.selectors.clone(),
                     unknown,
+                    unmatched: false,
                 });
             }
         }
+        out.extend(self.unmatched.iter().map(|(line, form, sel)| Idle {
+            line: *line,
+            form,
+            selectors: sel.clone(),
+            unknown: Vec::new(),
+            unmatched: true,
+        }));
+        out.sort_by_key(|i| i.line);
         out
     }
 }
@@ -263,9 +285,20 @@ mod tests {
         assert!(s.suppresses(&diag("SM001", 4)));
         assert!(!s.suppresses(&diag("GM001", 4)));
         assert!(!s.suppresses(&diag("SM001", 6)));
-        // Never closed: to the end of the file.
+        // Never closed: to the end of the file, and said.
         let mut s = Suppressions::parse("// NOLINTBEGIN(warplint-*)\na\nb\n");
         assert!(s.suppresses(&diag("GM001", 3)));
+        let idle = s.idle(&|_| true);
+        assert!(idle[0].unmatched && idle[0].describe().contains("never closed"));
+        // An END with another list closes nothing.
+        let s = Suppressions::parse(
+            "// NOLINTBEGIN(warplint-SM001)\na\n// NOLINTEND(warplint-GM001)\n// NOLINTEND(warplint-SM001)\n",
+        );
+        let idle: Vec<String> = s.idle(&|_| false).iter().map(Idle::describe).collect();
+        assert_eq!(
+            idle,
+            ["`NOLINTEND(warplint-GM001)` closes no NOLINTBEGIN with the same list"]
+        );
     }
 
     #[test]

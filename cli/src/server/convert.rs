@@ -132,7 +132,7 @@ pub fn idle_suppression(
         .map(str::len)
         .sum::<usize>();
     let end = start + text[start..].find('\n').unwrap_or(text.len() - start);
-    let unknown = !i.unknown.is_empty();
+    let unknown = !i.unknown.is_empty() || i.unmatched;
     lsp_types::Diagnostic {
         range: index.range(start, end),
         severity: Some(if unknown {
