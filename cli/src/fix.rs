@@ -119,14 +119,15 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use warplint_analyzer::ir::Span;
     use warplint_lints::{Edit, Facts, Fix, Severity};
 
-    fn diag(line: u32, start: usize, end: usize, content: &str) -> Diagnostic {
+    /// A diagnostic of `code` on `line`, without a fix (for unit tests).
+    pub(crate) fn diagnostic(code: &'static str, line: u32) -> Diagnostic {
         Diagnostic {
-            code: "SM001",
+            code,
             name: "shared-bank-conflict",
             severity: Severity::Warning,
             message: String::new(),
@@ -138,6 +139,13 @@ mod tests {
             related: Vec::new(),
             notes: Vec::new(),
             help: None,
+            fix: None,
+            facts: Facts::default(),
+        }
+    }
+
+    fn diag(line: u32, start: usize, end: usize, content: &str) -> Diagnostic {
+        Diagnostic {
             fix: Some(Fix {
                 applicability: Applicability::Unsafe,
                 message: String::new(),
@@ -150,7 +158,7 @@ mod tests {
                     content: content.into(),
                 }],
             }),
-            facts: Facts::default(),
+            ..diagnostic("SM001", line)
         }
     }
 

@@ -279,6 +279,20 @@ fn assumed_mark(d: &Diagnostic) -> &'static str {
     }
 }
 
+/// `path:line:col: CODE{mark} message`, and ` (assumed)` where it rests on
+/// an assumption.
+fn headline(f: &FileDiagnostics, d: &Diagnostic, mark: &str) -> String {
+    format!(
+        "{}:{}:{}: {}{mark} {}{}",
+        f.path,
+        d.span.line,
+        d.span.column,
+        d.code,
+        d.message,
+        assumed_mark(d)
+    )
+}
+
 /// One line per diagnostic: `path:line:col: CODE message`, and
 /// ` (assumed)` where it rests on an assumption.
 pub fn concise(files: &[FileDiagnostics]) -> String {
@@ -286,15 +300,8 @@ pub fn concise(files: &[FileDiagnostics]) -> String {
     for f in files {
         for d in &f.diagnostics {
             let fix = if d.fix.is_some() { " [*]" } else { "" };
-            out.push_str(&format!(
-                "{}:{}:{}: {}{fix} {}{}\n",
-                f.path,
-                d.span.line,
-                d.span.column,
-                d.code,
-                d.message,
-                assumed_mark(d)
-            ));
+            out.push_str(&headline(f, d, fix));
+            out.push('\n');
         }
     }
     out
@@ -349,15 +356,7 @@ pub fn github(files: &[FileDiagnostics]) -> String {
             } else {
                 String::new()
             };
-            let mut msg = format!(
-                "{}:{}:{}: {} {}{}",
-                f.path,
-                d.span.line,
-                d.span.column,
-                d.code,
-                d.message,
-                assumed_mark(d)
-            );
+            let mut msg = headline(f, d, "");
             for a in &d.facts.assumptions {
                 msg.push_str(&format!("\n  assumed: {a}"));
             }

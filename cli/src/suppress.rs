@@ -29,6 +29,19 @@ struct Comment {
     used: bool,
 }
 
+impl Comment {
+    /// A NOLINTBEGIN on line `begin` covering the lines up to `end`.
+    fn range(begin: u32, end: u32, selectors: Vec<String>) -> Comment {
+        Comment {
+            at: begin,
+            lines: Some((begin, end)),
+            selectors,
+            form: "NOLINTBEGIN",
+            used: false,
+        }
+    }
+}
+
 #[derive(Default, Debug)]
 pub struct Suppressions {
     comments: Vec<Comment>,
@@ -139,13 +152,7 @@ impl Suppressions {
                 match open.iter().rposition(|(_, s)| *s == sel) {
                     Some(i) => {
                         let (begin, sel) = open.remove(i);
-                        out.comments.push(Comment {
-                            at: begin,
-                            lines: Some((begin, n)),
-                            selectors: sel,
-                            form: "NOLINTBEGIN",
-                            used: false,
-                        });
+                        out.comments.push(Comment::range(begin, n, sel));
                     }
                     None => out.unmatched.push((n, "NOLINTEND", sel)),
                 }
@@ -155,13 +162,7 @@ impl Suppressions {
         }
         for (begin, sel) in open {
             out.unmatched.push((begin, "NOLINTBEGIN", sel.clone()));
-            out.comments.push(Comment {
-                at: begin,
-                lines: Some((begin, last)),
-                selectors: sel,
-                form: "NOLINTBEGIN",
-                used: false,
-            });
+            out.comments.push(Comment::range(begin, last, sel));
         }
         out
     }
@@ -255,25 +256,9 @@ pub fn matches(sel: &str, d: &Diagnostic) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use warplint_analyzer::ir::Span;
 
     fn diag(code: &'static str, line: u32) -> Diagnostic {
-        Diagnostic {
-            code,
-            name: "shared-bank-conflict",
-            severity: warplint_lints::Severity::Warning,
-            message: String::new(),
-            span: Span {
-                line,
-                ..Span::default()
-            },
-            label: String::new(),
-            related: Vec::new(),
-            notes: Vec::new(),
-            help: None,
-            fix: None,
-            facts: Default::default(),
-        }
+        crate::fix::tests::diagnostic(code, line)
     }
 
     #[test]

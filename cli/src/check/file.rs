@@ -157,7 +157,7 @@ fn check_context(
         bytes,
         &reached.canonical,
     ));
-    let (analysis, diagnostics) = lint(
+    let (analysis, diagnostics, _) = lint(
         bytes,
         &options,
         s.arch,
@@ -197,7 +197,7 @@ impl Unit<'_> {
     /// and its own suppression comments with what each suppressed.
     fn lint(&self, bytes: &[u8]) -> (FileAnalysis, Vec<Diagnostic>, Suppressions) {
         let s = &self.cfg.settings;
-        lint_noting_suppressions(
+        lint(
             bytes,
             &self.options,
             s.arch,
@@ -463,23 +463,9 @@ fn header_diagnostics(theirs: &[Diagnostic], headers: &[Header]) -> Vec<FileDiag
     out
 }
 
-/// Analyses and lints one source; suppressed diagnostics are dropped.
+/// Analyses and lints one source; suppressed diagnostics are dropped. Also
+/// returns the file's own suppression comments, with what each suppressed.
 pub(super) fn lint(
-    bytes: &[u8],
-    options: &warplint_analyzer::Options,
-    arch: warplint_analyzer::Arch,
-    thresholds: &warplint_lints::Thresholds,
-    model: &dyn MemoryModel,
-    selected: &Selected,
-) -> (FileAnalysis, Vec<Diagnostic>) {
-    let (analysis, diagnostics, _) =
-        lint_noting_suppressions(bytes, options, arch, thresholds, model, selected);
-    (analysis, diagnostics)
-}
-
-/// [`lint`], and the file's own suppression comments with what each
-/// suppressed.
-fn lint_noting_suppressions(
     bytes: &[u8],
     options: &warplint_analyzer::Options,
     arch: warplint_analyzer::Arch,
