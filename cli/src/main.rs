@@ -5,6 +5,7 @@ mod compile_db;
 mod config;
 mod discover;
 mod fix;
+mod floor;
 mod hover;
 mod includes;
 mod noqa;
@@ -70,6 +71,19 @@ struct ParseOnlyArgs {
     /// Files parsed in parallel (default: one per core).
     #[arg(short, long)]
     jobs: Option<usize>,
+    /// Also parse every header the files reach (as `check` finds them),
+    /// each distinct file once: the floor for a tool that honours includes.
+    #[arg(long)]
+    follow_includes: bool,
+    /// A folder `#include` searches, as nvcc's -I (with --follow-includes).
+    #[arg(short = 'I', value_name = "DIR")]
+    include: Vec<PathBuf>,
+    /// `project` or `paths`, as for `check` (with --follow-includes).
+    #[arg(long, value_name = "paths|project", value_parser = ["paths", "project"])]
+    include_search: Option<String>,
+    /// Ignore any configuration file (its include folders).
+    #[arg(long)]
+    isolated: bool,
 }
 
 #[derive(clap::Args)]
@@ -346,7 +360,7 @@ fn main() -> ExitCode {
             Command::Report(a) => report::run::report_cmd(a),
             Command::Rule(a) => rule_cmd(a),
             Command::Server(a) => server::run(a.jobs),
-            Command::Debug(DebugCommand::ParseOnly(a)) => parse_only_cmd(a),
+            Command::Debug(DebugCommand::ParseOnly(a)) => floor::parse_only_cmd(a),
             Command::Debug(DebugCommand::JsonSchema) => {
                 print!("{}", record::schema());
                 ExitCode::SUCCESS
@@ -355,53 +369,6 @@ fn main() -> ExitCode {
     match handle.map(|h| h.join()) {
         Ok(Ok(code)) => code,
         _ => fail("internal error (the analysis thread stopped); please report this file"),
-    }
-}
-
-/// `warplint debug parse-only`: one line of counts on stdout.
-fn parse_only_cmd(a: ParseOnlyArgs) -> ExitCode {
-    let (files, errors) = discover::files(&a.paths);
-    for e in &errors {
-        eprintln!("warplint: error: {e}");
-    }
-    let pool = match worker_pool(a.jobs) {
-        Ok(p) => p,
-        Err(e) => return fail(&e),
-    };
-    let stats: Vec<Result<warplint_analyzer::ParseStats, String>> = pool.install(|| {
-        use rayon::prelude::*;
-        files
-            .par_iter()
-            .map(|f| {
-                includes::read_source(f)
-                    .map(|b| warplint_analyzer::parse_only(&b))
-                    .map_err(|e| format!("{}: {e}", f.display()))
-            })
-            .collect()
-    });
-    let (mut n, mut bytes, mut nodes, mut with_errors, mut unreadable) =
-        (0u64, 0u64, 0u64, 0u64, 0u64);
-    for s in stats {
-        match s {
-            Ok(s) => {
-                n += 1;
-                bytes += s.bytes;
-                nodes += s.nodes;
-                with_errors += s.has_error as u64;
-            }
-            Err(e) => {
-                eprintln!("warplint: error: {e}");
-                unreadable += 1;
-            }
-        }
-    }
-    println!(
-        "parsed {n} files, {bytes} bytes, {nodes} syntax nodes; {with_errors} with syntax errors"
-    );
-    if errors.is_empty() && unreadable == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(2)
     }
 }
 

@@ -372,6 +372,45 @@ fn debug_parse_only_counts_files_bytes_and_syntax_errors() {
     assert!(stdout(&out).starts_with("parsed 2 files"));
 }
 
+/// `--follow-includes`: the headers the named files reach are parsed too,
+/// each distinct one once (a header two files include counts once; a named
+/// file another includes is not counted again).
+#[test]
+fn debug_parse_only_follows_includes_once_each() {
+    let h1 = "#pragma once\n__device__ float twice(float x) { return 2 * x; }\n";
+    let h2 = "#include \"../h1.cuh\"\n#define N 4\n";
+    let a = "#include \"h1.cuh\"\n#include \"sub/h2.cuh\"\n__global__ void k(float *p) { p[0] = twice(N); }\n";
+    let b = "#include \"h1.cuh\"\n__global__ void q(float *p) { p[1] = twice(1); }\n";
+    let dir = common::temp_project(
+        "follow",
+        &[("h1.cuh", h1), ("sub/h2.cuh", h2), ("a.cu", a), ("b.cu", b)],
+    );
+    let paths = [dir.join("a.cu"), dir.join("b.cu")];
+    let p: Vec<&str> = paths.iter().map(|p| p.to_str().unwrap()).collect();
+    let out = warplint(&[
+        "debug",
+        "parse-only",
+        "--isolated",
+        "--follow-includes",
+        p[0],
+        p[1],
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let bytes = h1.len() + h2.len() + a.len() + b.len();
+    let want = format!("parsed 4 files (2 named, 2 distinct headers), {bytes} bytes, ");
+    assert!(stdout(&out).starts_with(&want), "{}", stdout(&out));
+    // The whole folder: the headers are named files, parsed once.
+    let out = warplint(&[
+        "debug",
+        "parse-only",
+        "--isolated",
+        "--follow-includes",
+        dir.to_str().unwrap(),
+    ]);
+    let want = format!("parsed 4 files (4 named, 0 distinct headers), {bytes} bytes, ");
+    assert!(stdout(&out).starts_with(&want), "{}", stdout(&out));
+}
+
 /// `report --format json` carries, beside each sentence, its kind from
 /// `docs/kinds.md`: an unknown access's `unknown_kind`, `assumption_kinds`
 /// parallel to `assumptions`, `for_every_kinds` parallel to `for_every`,
