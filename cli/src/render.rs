@@ -295,12 +295,26 @@ fn headline(f: &FileDiagnostics, d: &Diagnostic, mark: &str) -> String {
 
 /// One line per diagnostic: `path:line:col: CODE message`, and
 /// ` (assumed)` where it rests on an assumption.
-pub fn concise(files: &[FileDiagnostics]) -> String {
+/// With `color`, as ruff colours it: the location bold, the code red and
+/// bold, the fix mark cyan.
+pub fn concise(files: &[FileDiagnostics], color: bool) -> String {
     let mut out = String::new();
     for f in files {
         for d in &f.diagnostics {
             let fix = if d.fix.is_some() { " [*]" } else { "" };
-            out.push_str(&headline(f, d, fix));
+            if color {
+                out.push_str(&format!(
+                    "\u{1b}[1m{}:{}:{}:\u{1b}[0m \u{1b}[1;31m{}\u{1b}[0m\u{1b}[36m{fix}\u{1b}[0m {}{}",
+                    f.path,
+                    d.span.line,
+                    d.span.column,
+                    d.code,
+                    d.message,
+                    assumed_mark(d)
+                ));
+            } else {
+                out.push_str(&headline(f, d, fix));
+            }
             out.push('\n');
         }
     }

@@ -1445,8 +1445,29 @@ fn colour_follows_the_flag_and_the_environment() {
     assert!(esc(&run(&["--color", "always"], &[])));
     assert!(esc(&run(&[], &[("FORCE_COLOR", "1")])));
     assert!(!esc(&run(&["--color", "never"], &[("FORCE_COLOR", "1")])));
+    // Concise output is coloured as ruff's, and plain text is the same.
+    let coloured = run(&["--output-format", "concise", "--color", "always"], &[]);
+    assert!(esc(&coloured));
+    let plain = run(&["--output-format", "concise"], &[]);
+    let stripped: String = {
+        let mut out = String::new();
+        let mut chars = coloured.chars();
+        while let Some(c) = chars.next() {
+            if c == '\u{1b}' {
+                for d in chars.by_ref() {
+                    if d == 'm' {
+                        break;
+                    }
+                }
+            } else {
+                out.push(c);
+            }
+        }
+        out
+    };
+    assert_eq!(stripped, plain);
     assert!(!esc(&run(
-        &["--output-format", "concise", "--color", "always"],
+        &["--output-format", "json", "--color", "always"],
         &[]
     )));
     // Words are never broken across lines: the suggested declaration's

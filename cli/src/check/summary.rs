@@ -33,7 +33,10 @@ pub(super) fn print(args: &CheckArgs, merged: &Merged, selected: &Selected) -> E
                 results,
                 render::Style::for_output(args.color, merged.stdin_fixed.is_some()),
             ),
-            Format::Concise => render::concise(results),
+            Format::Concise => render::concise(
+                results,
+                render::Style::for_output(args.color, merged.stdin_fixed.is_some()).color,
+            ),
             Format::Json => render::json_array(results),
             Format::JsonLines => render::json_lines(results),
             Format::Github => render::github(results),
