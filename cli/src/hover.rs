@@ -44,11 +44,13 @@ pub fn entries(
 
 /// The hover text of one access.
 fn markdown(r: &AccessReport, model: &dyn MemoryModel, arch: &str) -> String {
-    let op = format!("{:?}", r.op).to_lowercase();
-    let space = format!("{:?}", r.space).to_lowercase();
     let mut out = format!(
-        "**{space} {op} of `{}`** ({} bytes per lane) in `{}`\n\n",
-        r.array, r.width, r.kernel_name
+        "**{} {} of `{}`** ({} bytes per lane) in `{}`\n\n",
+        r.space.name(),
+        r.op.name(),
+        r.array,
+        r.width,
+        r.kernel_name
     );
     let [bx, by, bz] = r.block;
     let assumed = |grid: bool| {

@@ -280,41 +280,37 @@ fn assumed_mark(d: &Diagnostic) -> &'static str {
 }
 
 /// `path:line:col: CODE{mark} message`, and ` (assumed)` where it rests on
-/// an assumption.
-fn headline(f: &FileDiagnostics, d: &Diagnostic, mark: &str) -> String {
+/// an assumption; with `color`, as ruff colours it: the location bold, the
+/// code red and bold, the mark cyan.
+fn headline(f: &FileDiagnostics, d: &Diagnostic, mark: &str, color: bool) -> String {
+    let paint = |code: &str, text: &str| {
+        if color && !text.is_empty() {
+            format!("\u{1b}[{code}m{text}\u{1b}[0m")
+        } else {
+            text.to_string()
+        }
+    };
     format!(
-        "{}:{}:{}: {}{mark} {}{}",
-        f.path,
-        d.span.line,
-        d.span.column,
-        d.code,
+        "{} {}{} {}{}",
+        paint(
+            "1",
+            &format!("{}:{}:{}:", f.path, d.span.line, d.span.column)
+        ),
+        paint("1;31", d.code),
+        paint("36", mark),
         d.message,
         assumed_mark(d)
     )
 }
 
 /// One line per diagnostic: `path:line:col: CODE message`, and
-/// ` (assumed)` where it rests on an assumption.
-/// With `color`, as ruff colours it: the location bold, the code red and
-/// bold, the fix mark cyan.
+/// ` (assumed)` where it rests on an assumption (coloured with `color`).
 pub fn concise(files: &[FileDiagnostics], color: bool) -> String {
     let mut out = String::new();
     for f in files {
         for d in &f.diagnostics {
             let fix = if d.fix.is_some() { " [*]" } else { "" };
-            if color {
-                out.push_str(&format!(
-                    "\u{1b}[1m{}:{}:{}:\u{1b}[0m \u{1b}[1;31m{}\u{1b}[0m\u{1b}[36m{fix}\u{1b}[0m {}{}",
-                    f.path,
-                    d.span.line,
-                    d.span.column,
-                    d.code,
-                    d.message,
-                    assumed_mark(d)
-                ));
-            } else {
-                out.push_str(&headline(f, d, fix));
-            }
+            out.push_str(&headline(f, d, fix, color));
             out.push('\n');
         }
     }
@@ -370,7 +366,7 @@ pub fn github(files: &[FileDiagnostics]) -> String {
             } else {
                 String::new()
             };
-            let mut msg = headline(f, d, "");
+            let mut msg = headline(f, d, "", false);
             for a in &d.facts.assumptions {
                 msg.push_str(&format!("\n  assumed: {a}"));
             }

@@ -212,10 +212,10 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 /// What identifies a finding across commits: the rule, the file, the kernel
 /// and array, and the text of its line with whitespace collapsed (not its
 /// line number, which moves when lines are added above it).
-fn fingerprint_key(path: &str, source: &str, d: &Diagnostic) -> String {
-    let line = source
-        .lines()
-        .nth(d.span.line.saturating_sub(1) as usize)
+fn fingerprint_key(path: &str, lines: &[&str], d: &Diagnostic) -> String {
+    let line = lines
+        .get(d.span.line.saturating_sub(1) as usize)
+        .copied()
         .unwrap_or("")
         .split_whitespace()
         .collect::<Vec<_>>()
@@ -272,8 +272,10 @@ pub fn render(
         };
         // Findings with the same key in one file are told apart by order.
         let mut seen: HashMap<String, u32> = HashMap::new();
+        let lines: Vec<&str> = f.source.lines().collect();
+        let file_uri = uri(&path);
         for d in &f.diagnostics {
-            let key = fingerprint_key(&uri(&path), &f.source, d);
+            let key = fingerprint_key(&file_uri, &lines, d);
             let n = seen.entry(key.clone()).or_default();
             let print = format!("{:016x}:{n}", fnv1a(key.as_bytes()));
             *n += 1;

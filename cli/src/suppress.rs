@@ -221,16 +221,20 @@ impl Suppressions {
 /// The rule codes a selector names (none: it names no rule).
 fn rule_codes(sel: &str) -> Vec<&'static str> {
     warplint_lints::rules()
-        .filter(|r| {
-            sel == "*"
-                || sel.eq_ignore_ascii_case("ALL")
-                || sel == r.name
-                || r.code
-                    .to_ascii_uppercase()
-                    .starts_with(&sel.to_ascii_uppercase())
-        })
+        .filter(|r| selects(sel, r.code, r.name))
         .map(|r| r.code)
         .collect()
+}
+
+/// Whether a selector (`*`, `ALL`, a name, a code or its prefix) names the
+/// rule `code`/`name`.
+fn selects(sel: &str, code: &str, name: &str) -> bool {
+    sel == "*"
+        || sel.eq_ignore_ascii_case("ALL")
+        || sel == name
+        || code
+            .to_ascii_uppercase()
+            .starts_with(&sel.to_ascii_uppercase())
 }
 
 /// Only `warplint-…` entries count in NOLINT comments (a bare NOLINT
@@ -245,12 +249,7 @@ fn selectors_nolint(inner: &str) -> Vec<String> {
 }
 
 pub fn matches(sel: &str, d: &Diagnostic) -> bool {
-    sel == "*"
-        || sel.eq_ignore_ascii_case("ALL")
-        || sel == d.name
-        || d.code
-            .to_ascii_uppercase()
-            .starts_with(&sel.to_ascii_uppercase())
+    selects(sel, d.code, d.name)
 }
 
 #[cfg(test)]

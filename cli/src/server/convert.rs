@@ -53,13 +53,7 @@ impl<'a> LineIndex<'a> {
     /// The byte offset of `p` (a line past the end is the end; a character
     /// past the line's end is its end, before the newline).
     pub fn offset(&self, p: Position) -> usize {
-        let Some(&start) = self.starts.get(p.line as usize) else {
-            return self.text.len();
-        };
-        let end = self
-            .starts
-            .get(p.line as usize + 1)
-            .map_or(self.text.len(), |e| e - 1);
+        let (start, end) = self.line_bytes(p.line);
         let line = &self.text[start..end];
         let mut units = 0;
         for (i, c) in line.char_indices() {
@@ -72,6 +66,19 @@ impl<'a> LineIndex<'a> {
             };
         }
         end
+    }
+
+    /// The bytes of 0-based `line`, without its newline (the text's end
+    /// past the last line).
+    pub fn line_bytes(&self, line: u32) -> (usize, usize) {
+        let Some(&start) = self.starts.get(line as usize) else {
+            return (self.text.len(), self.text.len());
+        };
+        let end = self
+            .starts
+            .get(line as usize + 1)
+            .map_or(self.text.len(), |e| e - 1);
+        (start, end)
     }
 
     pub fn range(&self, start: usize, end: usize) -> Range {
@@ -120,18 +127,8 @@ pub fn diagnostic(uri: &Url, index: &LineIndex, d: &Diagnostic) -> lsp_types::Di
 
 /// A suppression comment that names no rule (a warning) or suppressed
 /// nothing (a hint, shown faded as unnecessary), on its whole line.
-pub fn idle_suppression(
-    index: &LineIndex,
-    text: &str,
-    i: &crate::suppress::Idle,
-) -> lsp_types::Diagnostic {
-    let line = i.line.saturating_sub(1) as usize;
-    let start = text
-        .split_inclusive('\n')
-        .take(line)
-        .map(str::len)
-        .sum::<usize>();
-    let end = start + text[start..].find('\n').unwrap_or(text.len() - start);
+pub fn idle_suppression(index: &LineIndex, i: &crate::suppress::Idle) -> lsp_types::Diagnostic {
+    let (start, end) = index.line_bytes(i.line.saturating_sub(1));
     let unknown = !i.unknown.is_empty() || i.unmatched;
     lsp_types::Diagnostic {
         range: index.range(start, end),

@@ -93,6 +93,15 @@ impl ServerOptions {
         }
     }
 
+    /// Whether "fix all" applies a fix of this kind.
+    pub fn fix_all_applies(&self, a: warplint_lints::Applicability) -> bool {
+        match a {
+            warplint_lints::Applicability::Safe => true,
+            warplint_lints::Applicability::Unsafe => self.unsafe_fixes,
+            warplint_lints::Applicability::DisplayOnly => false,
+        }
+    }
+
     /// `check`'s arguments for `text`, the buffer of the file `path` (`None`:
     /// a buffer not yet saved anywhere):
     /// diagnostics (and hovers), or with `fix` its fixed text.

@@ -127,10 +127,7 @@ fn check_document(
     let lsp = diagnostics
         .iter()
         .map(|d| convert::diagnostic(&uri, &index, d))
-        .chain(
-            idle.iter()
-                .map(|i| convert::idle_suppression(&index, &text, i)),
-        )
+        .chain(idle.iter().map(|i| convert::idle_suppression(&index, i)))
         .collect();
     publish(client, uri, lsp, Some(version));
     doc.analysed = Some(Analysed {
@@ -271,14 +268,17 @@ pub fn hover(state: &State, p: HoverParams) -> Value {
 }
 
 /// Quick fixes of the diagnostics in the range asked about, and "fix all"
-/// (the buffer's safe fixes, each re-checked, as `check --fix` on it).
+/// (the buffer's safe fixes, each re-checked, as `check --fix` on it). Fix
+/// all re-runs the check, so it is offered only when asked for by kind
+/// (on save, or a source-action menu), not on every cursor move.
 pub fn code_actions(state: &State, p: CodeActionParams) -> Value {
     let uri = p.text_document.uri;
     let only = p.context.only.clone();
-    let wants = |kind: &CodeActionKind| {
+    let named = |kind: &CodeActionKind| {
         only.as_ref()
-            .is_none_or(|o| o.iter().any(|k| kind.as_str().starts_with(k.as_str())))
+            .is_some_and(|o| o.iter().any(|k| kind.as_str().starts_with(k.as_str())))
     };
+    let wants = |kind: &CodeActionKind| only.is_none() || named(kind);
     let mut actions: Vec<CodeActionOrCommand> = Vec::new();
     let (text, fixes) = {
         let docs = lock(&state.docs);
@@ -296,10 +296,15 @@ pub fn code_actions(state: &State, p: CodeActionParams) -> Value {
                     .map(CodeActionOrCommand::CodeAction),
             );
         }
-        let fixable = a.diagnostics.iter().any(|d| d.fix.is_some());
+        let options = lock(&state.options);
+        let fixable = a.diagnostics.iter().any(|d| {
+            d.fix
+                .as_ref()
+                .is_some_and(|f| options.fix_all_applies(f.applicability))
+        });
         (a.text.clone(), fixable)
     };
-    if fixes && wants(&CodeActionKind::new(FIX_ALL)) {
+    if fixes && named(&CodeActionKind::new(FIX_ALL)) {
         if let Some(action) = fix_all(state, &uri, &text) {
             actions.push(CodeActionOrCommand::CodeAction(action));
         }
