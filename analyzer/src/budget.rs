@@ -145,6 +145,19 @@ pub const MAX_THREADS_PER_BLOCK: u64 = 1024;
 /// a conflict no smaller padding removes gets advice, not a fix.
 pub const MAX_PAD_ELEMENTS: u64 = 32;
 
+/// Header text a run keeps after reading it once (the CLI's memo of the
+/// files includes looked at): past it, headers are read again where they
+/// are included (speed only).
+pub const MAX_RUN_HEADER_TEXT_BYTES: usize = 256 << 20;
+
+/// Distinct names read back from a results cache entry as static strings
+/// (`interned.rs`); the analyzer and rules have a few hundred. An entry
+/// that would pass it is not trusted (analysed again).
+pub const MAX_INTERNED_STRINGS: usize = 4096;
+
+/// Bytes of one such name.
+pub const MAX_INTERNED_BYTES: usize = 256;
+
 /// Folder levels a walk of the CLI descends below the folder it starts
 /// from. A folder at this depth is not searched: discovery says so (an
 /// error for that folder); the project header index does without it.

@@ -12,11 +12,30 @@
 
 /// A budget of [`crate::budget`] that ran out: its name, its limit and
 /// the unit the limit counts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 pub struct Budget {
     pub name: &'static str,
     pub limit: u64,
     pub unit: &'static str,
+}
+
+/// A [`Budget`] as data holds it (read back through [`crate::interned`]).
+#[derive(serde::Deserialize)]
+struct NamedBudget {
+    name: String,
+    limit: u64,
+    unit: String,
+}
+
+impl<'de> serde::Deserialize<'de> for Budget {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Budget, D::Error> {
+        let b = NamedBudget::deserialize(d)?;
+        let named = |s: &str| {
+            crate::interned::intern(s)
+                .ok_or_else(|| serde::de::Error::custom("too many distinct names"))
+        };
+        Ok(Budget::new(named(&b.name)?, b.limit, named(&b.unit)?))
+    }
 }
 
 impl Budget {
@@ -28,7 +47,9 @@ impl Budget {
 /// What a value the analyzer does not know is: where an unknown comes
 /// from (`ir::Unknown::origin`). The same origin explains an unknown
 /// access, a condition assumed to hold, a loop run once, an alignment.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub enum Origin {
     /// A pointer converted to an integer.
     PointerAsInteger,
@@ -207,7 +228,7 @@ impl Origin {
 }
 
 /// Why an access has no cost (`AccessReport::unknown_reason`).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum UnknownReason {
     /// The address depends on a value not known; `differs`: it differs
     /// between the lanes of a warp (else it is uniform but its alignment

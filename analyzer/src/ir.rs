@@ -13,7 +13,19 @@ use crate::finding::{NoteKind, Origin, UnknownReason};
 
 /// A source location: byte offsets plus 1-based line and column (columns
 /// count characters, like ruff and rustc).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub struct Span {
     /// Which file: 0 is the file analysed, `n` is [`Program::files`]`[n - 1]`
     /// (a header it includes).
@@ -620,7 +632,18 @@ impl LaunchOrigin {
 }
 
 /// A place in another file of the project.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Clone,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub struct SiteAt {
     pub path: String,
     pub line: u32,
@@ -628,7 +651,9 @@ pub struct SiteAt {
 
 /// A template argument as another file reads it: a value, or a type by
 /// its spelling, resolved again in the file that defines the kernel.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub enum TemplateArg {
     Value(i64),
     Type(String),
@@ -638,7 +663,9 @@ pub enum TemplateArg {
 
 /// A `<<<…>>>` launch site as the whole project sees it: plain data that
 /// the analysis of another file (the one defining the kernel) can use.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct SiteRecord {
     /// The kernel's name, unqualified.
     pub kernel: String,

@@ -12,6 +12,7 @@ pub mod budget;
 pub mod finding;
 pub mod frontend;
 pub mod hardware;
+pub mod interned;
 pub mod ir;
 pub mod nvcc;
 pub mod symbolic;

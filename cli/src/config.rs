@@ -27,6 +27,9 @@ pub struct Config {
     /// Globs of files and folders to skip (relative to the current directory).
     #[serde(default)]
     pub exclude: Vec<String>,
+    /// Where the results cache lives, relative to this file
+    /// (default `.warplint_cache` beside it).
+    pub cache_dir: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Default, Deserialize)]

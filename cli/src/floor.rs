@@ -114,12 +114,19 @@ fn distinct_headers(
     };
     let settings = crate::settings::resolve_with(&config, &[], flags)?;
     let project = includes::ProjectHeaders::new(&a.paths);
-    let project = settings.project_includes.then_some(&project);
     use rayon::prelude::*;
     let reached: Vec<includes::Reached> = pool.install(|| {
         sources
             .par_iter()
-            .map(|(f, b)| includes::headers_for(f, b, &settings.include_dirs, project))
+            .map(|(f, b)| {
+                includes::headers_for(
+                    f,
+                    b,
+                    &settings.include_dirs,
+                    &project,
+                    settings.project_includes,
+                )
+            })
             .collect()
     });
     let named: HashSet<PathBuf> = sources

@@ -86,27 +86,30 @@ impl std::fmt::Display for HeaderCut {
 }
 
 /// Every header reachable from `file` through `#include`, breadth first,
-/// and the quoted includes not found. `project`, when given, finds the
-/// quoted includes no searched folder holds.
+/// and the quoted includes not found. With `search`, the quoted includes
+/// no searched folder holds are looked for in `project`'s files; the
+/// files looked at are read through `project`'s memo (once per run).
 pub fn headers_for(
     file: &Path,
     bytes: &[u8],
     include_dirs: &[PathBuf],
-    project: Option<&ProjectHeaders>,
+    project: &ProjectHeaders,
+    search: bool,
 ) -> Reached {
     let mut out: Vec<Header> = Vec::new();
     let mut keys: Vec<PathBuf> = Vec::new();
     let mut missing: Vec<String> = Vec::new();
     let mut seen: Vec<PathBuf> = Vec::new();
-    let mut queue: VecDeque<(PathBuf, String)> = VecDeque::new();
+    // Each folder to search from and the includes met there.
+    let mut queue: VecDeque<(PathBuf, Arc<Includes>)> = VecDeque::new();
     let dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
     // The project's index, looked up the first time an include needs it.
     let mut index: Option<Option<Arc<Index>>> = None;
     // Header text read so far (`MAX_HEADER_BYTES`).
     let mut read = 0usize;
-    queue.push_back((dir, String::from_utf8_lossy(bytes).into_owned()));
-    while let Some((dir, text)) = queue.pop_front() {
-        for (name, quoted) in includes(&text) {
+    queue.push_back((dir, Arc::new(includes(&String::from_utf8_lossy(bytes)))));
+    while let Some((dir, met)) = queue.pop_front() {
+        for (name, quoted) in met.iter().cloned() {
             if out.len() >= budget::MAX_HEADERS {
                 return Reached {
                     headers: out,
@@ -123,23 +126,31 @@ pub fn headers_for(
             if !quoted {
                 candidates.push(dir.join(&name));
             }
-            let found = candidates.into_iter().find(|c| c.is_file()).or_else(|| {
-                let project = project.filter(|_| quoted)?;
-                let index = index.get_or_insert_with(|| project.index_for(file));
-                index.as_ref()?.find(&name, &dir)
-            });
-            let Some(found) = found else {
+            let found = candidates
+                .into_iter()
+                .find_map(|c| project.file(&c).map(|f| (c, f)))
+                .or_else(|| {
+                    let project = Some(project).filter(|_| search && quoted)?;
+                    let index = index.get_or_insert_with(|| project.index_for(file));
+                    let found = index.as_ref()?.find(&name, &dir)?;
+                    // Indexed, so a file: one that went since is skipped.
+                    let f = project
+                        .file(&found)
+                        .unwrap_or_else(|| Arc::new(Looked::gone(&found)));
+                    Some((found, f))
+                });
+            let Some((found, f)) = found else {
                 if quoted && !missing.contains(&name) {
                     missing.push(name);
                 }
                 continue;
             };
-            let key = canonical(&found);
+            let key = f.canonical.clone();
             if seen.contains(&key) {
                 continue;
             }
             seen.push(key.clone());
-            let Ok(text) = read_source(&found) else {
+            let Some(text) = &f.text else {
                 continue;
             };
             if text.len() > budget::MAX_FILE_BYTES {
@@ -155,7 +166,7 @@ pub fn headers_for(
                 };
             }
             let next_dir = found.parent().map(Path::to_path_buf).unwrap_or_default();
-            queue.push_back((next_dir, String::from_utf8_lossy(&text).into_owned()));
+            queue.push_back((next_dir, f.includes()));
             // Shown without `dir/../`: one header, one name, however it
             // was reached (unless a link makes the short name another file).
             let shown = normal(&found);
@@ -168,7 +179,7 @@ pub fn headers_for(
             out.push(Header {
                 name,
                 path: shown.display().to_string(),
-                text,
+                text: text.to_vec(),
             });
         }
     }
@@ -178,6 +189,51 @@ pub fn headers_for(
         missing,
         cut: None,
     }
+}
+
+/// A file's `#include`s: each name, and whether it is quoted.
+type Includes = Vec<(String, bool)>;
+
+/// A file an include looked at: its canonical path and its text (`None`:
+/// it could not be read).
+pub struct Looked {
+    canonical: PathBuf,
+    text: Option<Arc<[u8]>>,
+    /// Its `#include`s, found the first time they are asked for.
+    includes: OnceLock<Arc<Includes>>,
+}
+
+impl Looked {
+    fn new(path: &Path, text: Option<Arc<[u8]>>) -> Looked {
+        Looked {
+            canonical: canonical(path),
+            text,
+            includes: OnceLock::new(),
+        }
+    }
+
+    fn gone(path: &Path) -> Looked {
+        Looked::new(path, None)
+    }
+
+    fn includes(&self) -> Arc<Includes> {
+        self.includes
+            .get_or_init(|| {
+                let text = self.text.as_deref().unwrap_or_default();
+                Arc::new(includes(&String::from_utf8_lossy(text)))
+            })
+            .clone()
+    }
+}
+
+/// The files includes looked at in a run, by the path looked at (`None`:
+/// not a file), so that a header that many files include is read once.
+/// Bounded by `MAX_RUN_HEADER_TEXT_BYTES` of text: past it, files are read
+/// each time (speed only).
+#[derive(Default)]
+struct Looks {
+    by_path: HashMap<PathBuf, Option<Arc<Looked>>>,
+    bytes: usize,
 }
 
 /// A source file's bytes, at most one past the analyzer's
@@ -213,6 +269,8 @@ pub struct ProjectHeaders {
     roots: Mutex<HashMap<PathBuf, Option<PathBuf>>>,
     /// Root -> its index.
     indexes: Mutex<HashMap<PathBuf, Arc<OnceLock<Arc<Index>>>>>,
+    /// Files includes looked at.
+    looks: Mutex<Looks>,
 }
 
 /// Markers of a project's root folder.
@@ -235,7 +293,30 @@ impl ProjectHeaders {
             cwd,
             roots: Mutex::new(HashMap::new()),
             indexes: Mutex::new(HashMap::new()),
+            looks: Mutex::new(Looks::default()),
         }
+    }
+
+    /// `path` if it is a file: its canonical path and text, read once per
+    /// run.
+    pub fn file(&self, path: &Path) -> Option<Arc<Looked>> {
+        if let Some(l) = self.looks.lock().ok()?.by_path.get(path) {
+            return l.clone();
+        }
+        let looked = path
+            .is_file()
+            .then(|| Arc::new(Looked::new(path, read_source(path).ok().map(Arc::from))));
+        if let Ok(mut m) = self.looks.lock() {
+            let size = looked
+                .as_ref()
+                .and_then(|l| l.text.as_ref())
+                .map_or(0, |t| t.len());
+            if m.bytes + size <= budget::MAX_RUN_HEADER_TEXT_BYTES {
+                m.bytes += size;
+                m.by_path.insert(path.to_path_buf(), looked.clone());
+            }
+        }
+        looked
     }
 
     /// The root folder of `file`'s project, if it has one.

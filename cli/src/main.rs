@@ -1,5 +1,6 @@
 //! The `warplint` command line.
 
+mod cache;
 mod check;
 mod compile_db;
 mod config;
@@ -49,6 +50,8 @@ enum Command {
     Rule(RuleArgs),
     /// Run as a language server on stdio (diagnostics, quick fixes, hover).
     Server(ServerArgs),
+    /// Remove the results cache (`.warplint_cache`).
+    Clean(CleanArgs),
     /// Tools for measuring warplint itself and for its integrations.
     #[command(subcommand)]
     Debug(DebugCommand),
@@ -256,8 +259,25 @@ struct CheckCli {
     /// Files analysed in parallel (default: one per core).
     #[arg(short, long)]
     jobs: Option<usize>,
+    /// Neither read nor write the results cache.
+    #[arg(long)]
+    no_cache: bool,
+    /// The results cache's folder (default: `.warplint_cache` at the
+    /// project root, or the configuration's `cache-dir`).
+    #[arg(long, env = "WARPLINT_CACHE_DIR", value_name = "DIR")]
+    cache_dir: Option<PathBuf>,
     #[command(flatten)]
     model: ModelArgs,
+    #[command(flatten)]
+    config: ConfigFlags,
+}
+
+#[derive(clap::Args)]
+struct CleanArgs {
+    /// The cache's folder (default: that of the configuration found from
+    /// the current folder, as `check` finds it).
+    #[arg(long, env = "WARPLINT_CACHE_DIR", value_name = "DIR")]
+    cache_dir: Option<PathBuf>,
     #[command(flatten)]
     config: ConfigFlags,
 }
@@ -350,6 +370,8 @@ fn main() -> ExitCode {
                     exclude: a.exclude,
                     force_exclude: a.force_exclude,
                     jobs: a.jobs,
+                    no_cache: a.no_cache,
+                    cache_dir: a.cache_dir,
                     model,
                     config: a.config.args(),
                     stdin_text: None,
@@ -360,6 +382,7 @@ fn main() -> ExitCode {
             Command::Report(a) => report::run::report_cmd(a),
             Command::Rule(a) => rule_cmd(a),
             Command::Server(a) => server::run(a.jobs),
+            Command::Clean(a) => clean_cmd(&a),
             Command::Debug(DebugCommand::ParseOnly(a)) => floor::parse_only_cmd(a),
             Command::Debug(DebugCommand::JsonSchema) => {
                 print!("{}", record::schema());
@@ -369,6 +392,23 @@ fn main() -> ExitCode {
     match handle.map(|h| h.join()) {
         Ok(Ok(code)) => code,
         _ => fail("internal error (the analysis thread stopped); please report this file"),
+    }
+}
+
+/// `warplint clean`: removes the results cache the configuration found
+/// from here (or `--cache-dir`) names.
+fn clean_cmd(a: &CleanArgs) -> ExitCode {
+    let settings =
+        match settings::resolve_with(&a.config.args(), &[], settings::ModelFlags::default()) {
+            Ok(s) => s,
+            Err(e) => return fail(&e),
+        };
+    match cache::clean(a.cache_dir.as_deref(), &settings) {
+        Ok(said) => {
+            println!("{said}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(&e),
     }
 }
 

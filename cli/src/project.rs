@@ -74,7 +74,11 @@ fn may_launch(text: &[u8]) -> bool {
 impl LaunchIndex {
     /// The index of `sources` and of the other files of their projects,
     /// read on the current thread pool.
-    pub fn build(sources: Vec<Source>, project: &ProjectHeaders) -> LaunchIndex {
+    pub fn build(
+        sources: Vec<Source>,
+        project: &ProjectHeaders,
+        cache: Option<&crate::cache::Cache>,
+    ) -> LaunchIndex {
         use rayon::prelude::*;
         let sources = with_project_files(sources, project);
         let mut index = LaunchIndex::default();
@@ -82,7 +86,7 @@ impl LaunchIndex {
         index.left_out = sources.len() - keep;
         let found: Vec<(PathBuf, Vec<PathBuf>, Vec<Entry>)> = sources[..keep]
             .par_iter()
-            .map(|s| sites_of(s, project))
+            .map(|s| sites_of(s, project, cache))
             .collect();
         let mut seen = HashSet::new();
         let mut entries = Vec::new();
@@ -357,7 +361,11 @@ fn with_project_files<'a>(sources: Vec<Source<'a>>, project: &ProjectHeaders) ->
 /// One file's canonical path, the canonical paths of the headers its unit
 /// reaches, and its launch sites (none when it cannot be read or holds no
 /// `<<<`, nor do its headers).
-fn sites_of(s: &Source, project: &ProjectHeaders) -> (PathBuf, Vec<PathBuf>, Vec<Entry>) {
+fn sites_of(
+    s: &Source,
+    project: &ProjectHeaders,
+    cache: Option<&crate::cache::Cache>,
+) -> (PathBuf, Vec<PathBuf>, Vec<Entry>) {
     let unit = canonical(&s.path);
     let bytes = match &s.bytes {
         Some(b) => b.clone(),
@@ -371,7 +379,8 @@ fn sites_of(s: &Source, project: &ProjectHeaders) -> (PathBuf, Vec<PathBuf>, Vec
         &s.path,
         &bytes,
         &settings.include_dirs,
-        settings.project_includes.then_some(project),
+        project,
+        settings.project_includes,
     );
     let (headers, reached) = (reached.headers, reached.canonical);
 
@@ -380,7 +389,7 @@ fn sites_of(s: &Source, project: &ProjectHeaders) -> (PathBuf, Vec<PathBuf>, Vec
     }
     let mut options = settings.options.frontend.clone();
     options.headers = headers;
-    let records = warplint_analyzer::launch_sites(&bytes, &options);
+    let records = launch_sites(&s.path, &bytes, &options, settings, cache);
     let path_of = |file: u32| -> String {
         match file {
             0 => s.path.display().to_string(),
@@ -414,4 +423,34 @@ fn sites_of(s: &Source, project: &ProjectHeaders) -> (PathBuf, Vec<PathBuf>, Vec
         })
         .collect();
     (unit, reached, entries)
+}
+
+/// The launch sites of the unit of `path` (its text `bytes`, its headers
+/// in `options`), from the results cache when they were read under the
+/// same settings from the same texts.
+fn launch_sites(
+    path: &Path,
+    bytes: &[u8],
+    options: &warplint_analyzer::FrontendOptions,
+    settings: &Settings,
+    cache: Option<&crate::cache::Cache>,
+) -> Vec<SiteRecord> {
+    let Some(cache) = cache.filter(|_| settings.sass.is_none()) else {
+        return warplint_analyzer::launch_sites(bytes, options);
+    };
+    let name = path.display().to_string();
+    let mut k = cache.key("sites");
+    k.text(&crate::cache::settings_fingerprint(settings, &()))
+        .text(&name)
+        .bytes(bytes);
+    for h in &options.headers {
+        k.text(&h.name).text(&h.path).bytes(&h.text);
+    }
+    let key = k.finish();
+    if let Some(records) = cache.get("sites", &name, &key) {
+        return records;
+    }
+    let records = warplint_analyzer::launch_sites(bytes, options);
+    cache.put("sites", &name, &key, &records);
+    records
 }

@@ -14,6 +14,7 @@ use miette::{
 use warplint_lints::{Diagnostic, Severity};
 
 /// One file's diagnostics with what rendering needs.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct FileDiagnostics {
     /// Path as given (relative when the user gave a relative one).
     pub path: String,

@@ -52,10 +52,11 @@ pub struct Suppressions {
 
 /// A suppression comment the run reports: what it names matches no rule,
 /// or it suppressed nothing.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Idle {
     pub line: u32,
-    pub form: &'static str,
+    #[serde(deserialize_with = "warplint_analyzer::interned::deserialize")]
+    pub form: warplint_analyzer::interned::Name,
     pub selectors: Vec<String>,
     /// The selectors that name no rule (empty: all do, and none was hit).
     pub unknown: Vec<String>,

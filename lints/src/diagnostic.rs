@@ -2,7 +2,9 @@
 
 use warplint_analyzer::ir::Span;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub enum Severity {
     Info,
     Warning,
@@ -20,7 +22,7 @@ impl Severity {
 }
 
 /// Whether a fix may be applied without asking (ruff's terms).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Applicability {
     Safe,
     /// Changes behaviour beyond the diagnostic (e.g. the shared-memory footprint).
@@ -40,13 +42,13 @@ impl Applicability {
 }
 
 /// Replace bytes `start..end` of the file with `content`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Edit {
     pub span: Span,
     pub content: String,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Fix {
     pub applicability: Applicability,
     pub message: String,
@@ -54,14 +56,14 @@ pub struct Fix {
 }
 
 /// A secondary location with its own message.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Label {
     pub span: Span,
     pub message: String,
 }
 
 /// The measured facts behind a diagnostic, for machine outputs.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Facts {
     pub kernel: String,
     pub array: String,
@@ -77,7 +79,8 @@ pub struct Facts {
     pub lanes: Vec<u32>,
     pub assumptions: Vec<String>,
     /// The kind of each of [`Facts::assumptions`], in the same order.
-    pub assumption_kinds: Vec<&'static str>,
+    #[serde(deserialize_with = "warplint_analyzer::interned::deserialize_vec")]
+    pub assumption_kinds: Vec<warplint_analyzer::interned::Name>,
     pub status: String,
     /// The instruction that runs the access, where the compiled code was
     /// read (`--nvcc`, `--sass`): its opcode, and the compiler that built
@@ -87,10 +90,12 @@ pub struct Facts {
     pub hoisted_to_line: Option<u32>,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Diagnostic {
-    pub code: &'static str,
-    pub name: &'static str,
+    #[serde(deserialize_with = "warplint_analyzer::interned::deserialize")]
+    pub code: warplint_analyzer::interned::Name,
+    #[serde(deserialize_with = "warplint_analyzer::interned::deserialize")]
+    pub name: warplint_analyzer::interned::Name,
     pub severity: Severity,
     /// Lowercase, names the pattern and the cost.
     pub message: String,

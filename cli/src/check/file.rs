@@ -12,6 +12,7 @@ use super::archs::across_archs;
 use super::inputs::{absolute, Input, Resolved, Selected};
 use super::tally::KernelTally;
 use super::CheckArgs;
+use crate::cache::Cache;
 use crate::includes::{ProjectHeaders, Reached};
 use crate::project::LaunchIndex;
 use crate::render::FileDiagnostics;
@@ -20,6 +21,7 @@ use crate::suppress::Suppressions;
 use warplint_analyzer::ir::ProjectLaunch;
 
 /// An unknown result, for `--show-unknown`.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub(super) struct UnknownNote {
     pub(super) path: String,
     pub(super) line: u32,
@@ -27,8 +29,9 @@ pub(super) struct UnknownNote {
     pub(super) text: String,
 }
 
-/// What checking one input produced (built on a worker thread).
-#[derive(Default)]
+/// What checking one input produced (built on a worker thread); what the
+/// results cache keeps of a unit.
+#[derive(Default, serde::Serialize, serde::Deserialize)]
 pub(super) struct Outcome {
     pub(super) file: Option<FileDiagnostics>,
     pub(super) unknowns: Vec<UnknownNote>,
@@ -49,7 +52,9 @@ pub(super) struct Outcome {
     pub(super) unit: PathBuf,
     /// Kernels this file's analysis lowered from headers.
     pub(super) covered: Vec<crate::project::Extent>,
-    /// `keep_hovers`: the file's own accesses, as hover shows them.
+    /// `keep_hovers`: the file's own accesses, as hover shows them (a run
+    /// that keeps them uses no cache).
+    #[serde(skip)]
     pub(super) hovers: Vec<crate::hover::HoverEntry>,
     /// Quoted includes of the file (and its headers) found nowhere.
     pub(super) missing_headers: Vec<String>,
@@ -96,6 +101,7 @@ pub(super) fn check_input(
     cfg: &Resolved,
     project: &ProjectHeaders,
     index: &LaunchIndex,
+    cache: Option<&Cache>,
 ) -> Outcome {
     let read = match (input.error.take(), input.stdin_bytes.take()) {
         (Some(e), _) => Err(e),
@@ -110,19 +116,65 @@ pub(super) fn check_input(
                 Path::new(&input.path),
                 &bytes,
                 &s.include_dirs,
-                s.project_includes.then_some(project),
+                project,
+                s.project_includes,
             );
             let sites = index.for_unit(Path::new(&input.path), &bytes, &reached.headers);
-            if let Some(header) = input.context_of.take() {
-                return check_context(&input.path, &bytes, reached, &header, sites, cfg);
+            let cached = cache
+                .filter(|_| !input.stdin && cfg.settings.sass.is_none())
+                .map(|c| (c, unit_key(c, &input, &bytes, &reached, &sites, args, cfg)));
+            if let Some((c, (name, key))) = &cached {
+                if let Some(o) = c.get::<Outcome>("unit", name, key) {
+                    return o;
+                }
             }
-            check_one(input, bytes, reached, sites, args, cfg)
+            let o = match input.context_of.take() {
+                Some(header) => check_context(&input.path, &bytes, reached, &header, sites, cfg),
+                None => check_one(input, bytes, reached, sites, args, cfg),
+            };
+            if let Some((c, (name, key))) = &cached {
+                c.put("unit", name, key, &o);
+            }
+            o
         }
         Err(e) => Outcome {
             errors: vec![e],
             ..Outcome::default()
         },
     }
+}
+
+/// The results cache's name for `input`'s entry (the file, and the run
+/// file it is a context of) and the key of everything its outcome is
+/// computed from (see [`crate::cache`]): settings and the options that
+/// change an outcome, the file, every header it read or missed, and the
+/// other files' launch sites that reach its kernels.
+fn unit_key(
+    cache: &Cache,
+    input: &Input,
+    bytes: &[u8],
+    reached: &Reached,
+    sites: &[ProjectLaunch],
+    args: &CheckArgs,
+    cfg: &Resolved,
+) -> (String, String) {
+    let name = format!("{}\0{}\0{:?}", input.path, input.abs, input.context_of);
+    let mut k = cache.key("unit");
+    k.text(&crate::cache::settings_fingerprint(
+        &cfg.settings,
+        &cfg.selected,
+    ))
+    .text(&format!("{}", args.show_unknown))
+    .text(&name)
+    .bytes(bytes);
+    for h in &reached.headers {
+        k.text(&h.name).text(&h.path).bytes(&h.text);
+    }
+    k.text(&format!(
+        "{:?}|{:?}|{:?}|{:?}",
+        reached.canonical, reached.missing, reached.cut, sites
+    ));
+    (name, k.finish())
 }
 
 /// A file of the project checked as it includes `header`, a run file (its

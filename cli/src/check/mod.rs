@@ -48,6 +48,10 @@ pub struct CheckArgs {
     pub exclude: Vec<String>,
     pub force_exclude: bool,
     pub jobs: Option<usize>,
+    /// `--no-cache`: neither read nor write the results cache.
+    pub no_cache: bool,
+    /// `--cache-dir`.
+    pub cache_dir: Option<PathBuf>,
     pub model: crate::settings::ModelFlags,
     pub config: ConfigArgs,
     /// The text checked as `-` (the language server's buffer); `None`
@@ -161,7 +165,11 @@ pub fn run_inputs(
     let db = crate::compile_db::find(&starts, args.model.compile_commands.as_deref())?;
     let mut table = Vec::new();
     let mut which = inputs::configurations(args, settings, &inputs, db.as_ref(), &mut table)?;
-    let index = launch_index(&inputs, &table, &which, project, pool);
+    // Runs that write files, or keep what no entry holds, use no cache.
+    let cache = (!(args.no_cache || args.fix || args.diff || args.add_noqa || args.keep_hovers)
+        && settings.sass.is_none())
+    .then(|| crate::cache::Cache::open(args.cache_dir.as_deref(), settings));
+    let index = launch_index(&inputs, &table, &which, project, pool, cache.as_ref());
     // A run file that only other files of its project include is also
     // checked as they include it.
     let contexts = inputs::contexts(&inputs, &index);
@@ -174,7 +182,14 @@ pub fn run_inputs(
     )?);
     let mut inputs = inputs;
     inputs.extend(contexts);
-    let mut outcomes = check_all(args, inputs, &table, which, pool, project, &index);
+    let run = Run {
+        table: &table,
+        pool,
+        project,
+        index: &index,
+        cache: cache.as_ref(),
+    };
+    let mut outcomes = check_all(args, inputs, which, &run);
     report_kernels_once(&mut outcomes, &index);
     let left_out = if args.only_proven {
         only_proven(&mut outcomes)
@@ -267,6 +282,7 @@ fn launch_index(
     which: &[usize],
     project: &ProjectHeaders,
     pool: &rayon::ThreadPool,
+    cache: Option<&crate::cache::Cache>,
 ) -> LaunchIndex {
     let sources = inputs
         .iter()
@@ -278,29 +294,37 @@ fn launch_index(
             settings: &table[*i].settings,
         })
         .collect();
-    let index = pool.install(|| LaunchIndex::build(sources, project));
+    let index = pool.install(|| LaunchIndex::build(sources, project, cache));
     index.warn_if_full();
     index
 }
 
+/// What every input of a run is checked with.
+struct Run<'a> {
+    table: &'a [Resolved],
+    pool: &'a rayon::ThreadPool,
+    project: &'a ProjectHeaders,
+    index: &'a LaunchIndex,
+    cache: Option<&'a crate::cache::Cache>,
+}
+
 /// Checks every input on the worker pool (`-j`), with a progress bar.
-fn check_all(
-    args: &CheckArgs,
-    inputs: Vec<Input>,
-    table: &[Resolved],
-    which: Vec<usize>,
-    pool: &rayon::ThreadPool,
-    project: &ProjectHeaders,
-    index: &LaunchIndex,
-) -> Vec<Outcome> {
+fn check_all(args: &CheckArgs, inputs: Vec<Input>, which: Vec<usize>, run: &Run) -> Vec<Outcome> {
     let progress = crate::progress::Progress::new(inputs.len(), args.format);
-    let outcomes: Vec<Outcome> = pool.install(|| {
+    let outcomes: Vec<Outcome> = run.pool.install(|| {
         use rayon::prelude::*;
         inputs
             .into_par_iter()
             .zip(which)
             .map(|(input, i)| {
-                let o = file::check_input(input, args, &table[i], project, index);
+                let o = file::check_input(
+                    input,
+                    args,
+                    &run.table[i],
+                    run.project,
+                    run.index,
+                    run.cache,
+                );
                 progress.tick();
                 o
             })

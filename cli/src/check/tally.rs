@@ -22,7 +22,7 @@ const REASONS_SHOWN: usize = 5;
 const NAMES_SHOWN: usize = 3;
 
 /// Accesses of one kernel instantiation, or of a whole run, by status.
-#[derive(Clone, Default)]
+#[derive(Clone, Default, serde::Serialize, serde::Deserialize)]
 pub(super) struct Tally {
     /// Files analysed (a file that was only a note, or an error, is not).
     pub(super) files: u64,
@@ -31,7 +31,9 @@ pub(super) struct Tally {
     pub(super) exact: u64,
     pub(super) assumed: u64,
     pub(super) unknown: u64,
-    /// The unknown accesses by the kind of their reason.
+    /// The unknown accesses by the kind of their reason (kept as the
+    /// groups alone: the kind is their example's).
+    #[serde(with = "by_kind")]
     groups: BTreeMap<&'static str, Group>,
     /// Quoted includes of the run's files found nowhere (a run is not
     /// "all clear" when what they define was never read).
@@ -41,7 +43,7 @@ pub(super) struct Tally {
 }
 
 /// Unknown accesses whose reasons have one kind.
-#[derive(Clone)]
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
 struct Group {
     example: UnknownReason,
     count: u64,
@@ -52,7 +54,29 @@ struct Group {
     missing: BTreeMap<String, u64>,
 }
 
+/// [`Tally::groups`] as data: the groups in order, each keyed again by
+/// its example's kind when read back.
+mod by_kind {
+    use super::{BTreeMap, Group};
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(
+        m: &BTreeMap<&'static str, Group>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        m.values().collect::<Vec<_>>().serialize(s)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<BTreeMap<&'static str, Group>, D::Error> {
+        let groups = Vec::<Group>::deserialize(d)?;
+        Ok(groups.into_iter().map(|g| (g.example.kind(), g)).collect())
+    }
+}
+
 /// One kernel instantiation's tally, and where it is defined.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub(super) struct KernelTally {
     pub(super) name: String,
     /// Its byte offset when it is defined in the file analysed (not in a

@@ -235,7 +235,7 @@ pub fn report_cmd(args: ReportArgs) -> ExitCode {
             settings: &builds[i].settings,
         })
         .collect();
-    let index = pool.install(|| project::LaunchIndex::build(sources, &project));
+    let index = pool.install(|| project::LaunchIndex::build(sources, &project, None));
     index.warn_if_full();
     let json = matches!(args.format, ReportFormat::Json);
     // Each file of the run, then each file of the project a run file is
@@ -271,7 +271,8 @@ pub fn report_cmd(args: ReportArgs) -> ExitCode {
                     f,
                     &bytes,
                     &b.settings.include_dirs,
-                    b.settings.project_includes.then_some(&project),
+                    &project,
+                    b.settings.project_includes,
                 );
                 let sites = index.for_unit(f, &bytes, &reached.headers);
                 // A budget that stopped the reading of a run file's headers.

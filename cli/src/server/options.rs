@@ -152,6 +152,9 @@ impl ServerOptions {
             stdin_text: Some(text.as_bytes().to_vec()),
             keep_hovers: !fix,
             parse_cache: Some(cache.clone()),
+            // The server keeps its own caches in memory.
+            no_cache: true,
+            cache_dir: None,
         }
     }
 }
