@@ -150,6 +150,11 @@ pub const MAX_PAD_ELEMENTS: u64 = 32;
 /// are included (speed only).
 pub const MAX_RUN_HEADER_TEXT_BYTES: usize = 256 << 20;
 
+/// Access reports a run keeps to hand a kernel's analysis to another file
+/// that lowers the same kernel (`symbolic/reuse.rs`); past it, kernels are
+/// analysed again (speed only).
+pub const MAX_MEMO_REPORTS: usize = 1_000_000;
+
 /// Distinct names read back from a results cache entry as static strings
 /// (`interned.rs`); the analyzer and rules have a few hundred. An entry
 /// that would pass it is not trusted (analysed again).

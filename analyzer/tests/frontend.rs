@@ -1611,3 +1611,57 @@ int main() { k<1><<<1, 32>>>(0); }
     assert_eq!(ways(find(&a, "u", Op::Store)), 2.0);
     assert_eq!(ways(find(&a, "v", Op::Store)), 2.0);
 }
+
+/// Files of a run share the analysis of a kernel they lower alike
+/// (`symbolic/reuse.rs`): a header's kernel analysed for one file is handed
+/// to the next, at its own kernel index; where a macro changes the
+/// kernel, or the header has another file number, it is analysed again.
+/// Every report equals the analysis without the memo.
+#[test]
+fn files_of_a_run_share_the_analysis_of_a_kernel_lowered_alike() {
+    use std::sync::Arc;
+    use warplint_analyzer::symbolic::reuse::KernelMemo;
+    use warplint_analyzer::Header;
+    // The header launches its kernel itself (as template libraries do), so
+    // the kernel and its launch are the same text wherever it is included.
+    let tile = Header {
+        name: "tile.cuh".into(),
+        path: "tile.cuh".into(),
+        text: b"#ifndef PITCH\n#define PITCH 32\n#endif\n__global__ void col(float *x) { __shared__ float t[32 * 33]; t[threadIdx.x * PITCH] = x[threadIdx.x]; }\ninline void go() { col<<<1, 32>>>(0); }\n"
+            .to_vec(),
+    };
+    let other = Header {
+        name: "other.cuh".into(),
+        path: "other.cuh".into(),
+        text: b"#define UNUSED 1\n".to_vec(),
+    };
+    let a = "#include \"tile.cuh\"\n";
+    // Its own kernel first: the header's kernel has index 1 here.
+    let b = "__global__ void own(float *y) { y[threadIdx.x * 2] = 0; }\nint f() { own<<<1, 32>>>(0); return 0; }\n#include \"tile.cuh\"\n";
+    // Another pitch: another kernel.
+    let c = "#define PITCH 33\n#include \"tile.cuh\"\n";
+    // The same kernel text, its header numbered 2.
+    let d = "#include \"other.cuh\"\n#include \"tile.cuh\"\n";
+    let run = |memo: Option<&Arc<KernelMemo>>, src: &str, headers: Vec<Header>| {
+        let mut o = Options::default();
+        o.frontend.headers = headers;
+        o.engine.kernel_memo = memo.cloned();
+        let r = analyze(src.as_bytes(), &Modern, &o).reports;
+        r.iter().map(|r| format!("{r:?}")).collect::<Vec<_>>()
+    };
+    let memo = Arc::new(KernelMemo::new());
+    let cases = [
+        (a, vec![tile.clone()], 1),
+        (b, vec![tile.clone()], 2),
+        (a, vec![tile.clone()], 2),
+        (c, vec![tile.clone()], 3),
+        (d, vec![other.clone(), tile.clone()], 4),
+    ];
+    for (src, headers, kept) in cases {
+        let shared = run(Some(&memo), src, headers.clone());
+        assert_eq!(shared, run(None, src, headers), "{src}");
+        assert!(!shared.is_empty());
+        // b adds its own kernel only: the header's was handed over.
+        assert_eq!(memo.len(), kept, "{src}");
+    }
+}

@@ -226,6 +226,9 @@ impl Config {
         // no launch gives a block is analysed over the common shapes.
         o.vary_default_block =
             self.analysis.default_block.is_none() && self.analysis.default_block_2d.is_none();
+        // One per resolved configuration, as the parse cache: a kernel that
+        // several files lower alike is analysed once.
+        o.kernel_memo = Some(std::sync::Arc::default());
         o
     }
 

@@ -32,7 +32,7 @@ pub fn run(data: &[u8], headers: Vec<Header>) {
     options.frontend.headers = headers;
     let analysis = analyze(source, model.as_ref(), &options);
     if !options.frontend.headers.is_empty() {
-        // The run's shared cache (trees, preprocessed headers), cold then
+        // The run's shared caches (trees, preprocessed headers, kernels analysed), cold then
         // warm, changes nothing: a difference is a crash.
         let seen = |a: &FileAnalysis| {
             (
@@ -44,6 +44,8 @@ pub fn run(data: &[u8], headers: Vec<Header>) {
         let want = seen(&analysis);
         let mut shared = options.clone();
         shared.frontend.parse_cache = Some(Arc::new(ParseCache::new()));
+        // And the kernels it analysed, handed back on the warm pass.
+        shared.engine.kernel_memo = Some(Arc::default());
         for pass in ["cold", "warm"] {
             let a = analyze(source, model.as_ref(), &shared);
             assert!(

@@ -86,7 +86,7 @@ pub struct BankUse {
 }
 
 /// The cost model of one architecture family.
-pub trait MemoryModel: Send + Sync {
+pub trait MemoryModel: Send + Sync + std::fmt::Debug {
     /// Human name, e.g. "compute capability 5.0+".
     fn name(&self) -> &'static str;
     fn shared(&self, lanes: &Lanes, width: u32) -> SharedCost;

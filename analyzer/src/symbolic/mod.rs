@@ -24,6 +24,8 @@
 //! - `assume.rs`: assumptions, keyed and worded once per access;
 //! - `unknowns.rs`: unknown values that only shift the warp;
 //! - `collapse.rs`: warps and blocks proved to cost what an earlier one did;
+//! - `reuse.rs`: a kernel's reports kept for another file that lowers the
+//!   same kernel;
 //! - `eval.rs`, `graph.rs`, `linear.rs`: evaluating expressions (one lane, a
 //!   whole warp, remembered per loop level) and their linear forms.
 
@@ -35,6 +37,7 @@ mod graph;
 pub mod linear;
 mod loops;
 mod report;
+pub mod reuse;
 mod run;
 mod setup;
 mod types;
@@ -57,7 +60,22 @@ pub fn analyze_program(
     opts: &EngineOptions,
 ) -> Vec<AccessReport> {
     let mut out = Vec::new();
+    let memo = opts
+        .kernel_memo
+        .as_ref()
+        .filter(|_| opts.only_array.is_none() && opts.stop_above_ways.is_none());
     for (ki, k) in p.kernels.iter().enumerate() {
+        let key = memo.map(|_| reuse::key(k, model, opts));
+        if let (Some(m), Some(key)) = (memo, key) {
+            if let Some(reports) = m.get(key) {
+                out.extend(reports.iter().cloned().map(|mut r| {
+                    r.kernel = ki;
+                    r
+                }));
+                continue;
+            }
+        }
+        let start = out.len();
         let mut kernel_work = 0u64;
         for (li, _) in k.launches.iter().enumerate() {
             let setup = Setup::new(k, li, opts);
@@ -75,6 +93,9 @@ pub fn analyze_program(
                     return out;
                 }
             }
+        }
+        if let (Some(m), Some(key)) = (memo, key) {
+            m.put(key, out[start..].to_vec());
         }
     }
     let mut out = types::put_together(p, out);

@@ -37,6 +37,9 @@ pub struct EngineOptions {
     /// Do not run again a warp or block proved to cost what an earlier
     /// one did (`collapse.rs`); off only to test that the proof holds.
     pub collapse: bool,
+    /// Kernels already analysed in this run, shared by its files
+    /// (`reuse.rs`); `None`: every kernel is analysed.
+    pub kernel_memo: Option<std::sync::Arc<super::reuse::KernelMemo>>,
 }
 
 impl Default for EngineOptions {
@@ -53,6 +56,7 @@ impl Default for EngineOptions {
             only_array: None,
             stop_above_ways: None,
             collapse: true,
+            kernel_memo: None,
         }
     }
 }

@@ -459,9 +459,21 @@ impl<'a> Run<'a> {
                 return true;
             }
         }
-        self.loop_vals = (0..self.k.loop_vars.len() as u32)
-            .map(|v| super::loops::idle(self.k, v))
-            .collect();
+        // Every loop variable idle. Only the variables of the access's
+        // levels are ever set, and each level leaves its own idle again, so
+        // after the first warp only those are reset (a kernel with inlined
+        // calls has hundreds of loop variables, 264 bytes each).
+        if self.loop_vals.len() == self.k.loop_vars.len() {
+            for &li in &self.levels {
+                for &v in &self.k.loops[li].vars {
+                    self.loop_vals[v as usize] = super::loops::idle(self.k, v);
+                }
+            }
+        } else {
+            self.loop_vals = (0..self.k.loop_vars.len() as u32)
+                .map(|v| super::loops::idle(self.k, v))
+                .collect();
+        }
         let before = self.totals;
         self.trace = collapse::WarpTrace::default();
         self.iterate(0, mask);
