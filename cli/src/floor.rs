@@ -97,7 +97,7 @@ pub fn parse_only_cmd(a: ParseOnlyArgs) -> ExitCode {
 }
 
 /// The text of every header the files reach, each distinct file (by
-/// canonical path) once, in the order first reached; not the named files.
+/// canonical path) once; not the named files.
 fn distinct_headers(
     a: &ParseOnlyArgs,
     sources: &[(PathBuf, Vec<u8>)],
@@ -115,32 +115,37 @@ fn distinct_headers(
     let settings = crate::settings::resolve_with(&config, &[], flags)?;
     let project = includes::ProjectHeaders::new(&a.paths);
     use rayon::prelude::*;
-    let reached: Vec<includes::Reached> = pool.install(|| {
+    let named: HashSet<PathBuf> = sources
+        .iter()
+        .map(|(f, _)| includes::canonical(f))
+        .collect();
+    // Each header is kept the first time a file reaches it; what a file
+    // reaches is dropped as soon as it is sifted, so the run holds the
+    // distinct headers, not every file's copy of them.
+    let seen: std::sync::Mutex<HashSet<PathBuf>> = std::sync::Mutex::new(HashSet::new());
+    let firsts: Vec<Vec<Vec<u8>>> = pool.install(|| {
         sources
             .par_iter()
             .map(|(f, b)| {
-                includes::headers_for(
+                let r = includes::headers_for(
                     f,
                     b,
                     &settings.include_dirs,
                     &project,
                     settings.project_includes,
-                )
+                );
+                let Ok(mut seen) = seen.lock() else {
+                    return Vec::new();
+                };
+                r.headers
+                    .into_iter()
+                    .zip(r.canonical)
+                    .filter(|(_, key)| !named.contains(key) && seen.insert(key.clone()))
+                    .map(|(h, _)| h.text)
+                    .collect()
             })
             .collect()
     });
-    let named: HashSet<PathBuf> = sources
-        .iter()
-        .map(|(f, _)| includes::canonical(f))
-        .collect();
-    let mut seen: HashSet<PathBuf> = HashSet::new();
-    let mut out = Vec::new();
-    for r in reached {
-        for (h, key) in r.headers.into_iter().zip(r.canonical) {
-            if !named.contains(&key) && seen.insert(key) {
-                out.push(h.text);
-            }
-        }
-    }
+    let out: Vec<Vec<u8>> = firsts.into_iter().flatten().collect();
     Ok(out)
 }
