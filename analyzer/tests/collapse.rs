@@ -5,6 +5,9 @@
 //! and loop bounds over the same) are analysed with and without that, on
 //! every memory model: every report must be the same, field by field
 //! (costs, executions, the worst warp, assumptions, lowest offset).
+//! The same for runs of a loop's iterations that cost what the first run
+//! did (`symbolic/stride.rs`): strided loops of every shape, with and
+//! without.
 
 use proptest::prelude::*;
 use warplint_analyzer::finding::Assumption;
@@ -154,10 +157,19 @@ fn source(c: &Case) -> String {
 
 /// `src` analysed for `arch` with collapsing on, then off.
 fn with_and_without(src: &str, arch: &str) -> (FileAnalysis, FileAnalysis) {
+    with_and_without_by(src, arch, |o| o.engine.collapse = false)
+}
+
+/// `src` analysed for `arch` with the default options, then with `off`.
+fn with_and_without_by(
+    src: &str,
+    arch: &str,
+    off: impl Fn(&mut Options),
+) -> (FileAnalysis, FileAnalysis) {
     let model = Arch::parse(arch).unwrap().model().unwrap();
     let mut options = Options::default();
     let fast = analyze(src.as_bytes(), model.as_ref(), &options);
-    options.engine.collapse = false;
+    off(&mut options);
     let slow = analyze(src.as_bytes(), model.as_ref(), &options);
     (fast, slow)
 }
@@ -170,6 +182,98 @@ proptest! {
         let src = source(&c);
         for arch in ["sm_90", "sm_35", "sm_20", "sm_13", "sm_10"] {
             let (fast, slow) = with_and_without(&src, arch);
+            prop_assert_eq!(fast.reports.len(), slow.reports.len());
+            for (f, s) in fast.reports.iter().zip(&slow.reports) {
+                prop_assert_eq!(format!("{f:?}"), format!("{s:?}"), "{}\n{}", arch, src);
+            }
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Strided {
+    shared: E,
+    global: E,
+    coeff: &'static str,
+    guard: Option<E>,
+    start: &'static str,
+    bound: &'static str,
+    step: &'static str,
+    outer: bool,
+    block: [i64; 2],
+    ty: &'static str,
+}
+
+fn strided() -> impl Strategy<Value = Strided> {
+    let pick = |xs: &'static [&'static str]| (0..xs.len()).prop_map(move |i| xs[i]);
+    (
+        (
+            expr(),
+            expr(),
+            pick(&["1", "2", "32", "n", "(tx & 1)", "-1"]),
+        ),
+        proptest::option::of(expr()),
+        pick(&["0", "tx", "lane", "tx * 2", "n % 7", "by"]),
+        pick(&["300", "n", "n / 3 + 40", "tx % 3 + 200", "m * 64", "4000"]),
+        pick(&["1", "32", "(int)blockDim.x", "3", "m % 4 + 1", "n"]),
+        any::<bool>(),
+        prop_oneof![Just([64i64, 1]), Just([32, 2]), Just([100, 1])],
+        prop_oneof![Just("float"), Just("char"), Just("double"), Just("float4")],
+    )
+        .prop_map(
+            |((shared, global, coeff), guard, start, bound, step, outer, block, ty)| Strided {
+                shared,
+                global,
+                coeff,
+                guard,
+                start,
+                bound,
+                step,
+                outer,
+                block,
+                ty,
+            },
+        )
+}
+
+fn strided_source(c: &Strided) -> String {
+    let guard = match &c.guard {
+        Some(g) => format!("if ({})", g.c()),
+        None => String::new(),
+    };
+    let outer = if c.outer {
+        "for (int j = 0; j < 3; j++)"
+    } else {
+        ""
+    };
+    format!(
+        "__global__ void k({t} *g, int n, int m)\n{{\n    __shared__ {t} s[4096];\n    \
+         int tx = threadIdx.x;\n    int ty = threadIdx.y;\n    int bx = blockIdx.x;\n    \
+         int by = blockIdx.y;\n    int lane = threadIdx.x % 32;\n    float acc = 0.0f;\n    \
+         {outer} for (int i = {start}; i < {bound}; i += {step}) {guard} {{\n        \
+         acc += 1.0f;\n        {t} v = s[({si}) + i * {c}];\n        g[({gi}) + i * {c}] = v;\n    }}\n}}\n\
+         int main(int argc, char **argv) {{\n    \
+         k<<<dim3(2, 2), dim3({bx}, {by})>>>(0, argc, argc);\n    return 0;\n}}\n",
+        t = c.ty,
+        start = c.start,
+        bound = c.bound,
+        step = c.step,
+        c = c.coeff,
+        si = c.shared.c(),
+        gi = c.global.c(),
+        bx = c.block[0],
+        by = c.block[1],
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(120))]
+
+    #[test]
+    fn skipped_iterations_report_what_running_them_reports(c in strided()) {
+        let src = strided_source(&c);
+        for arch in ["sm_90", "sm_35", "sm_13"] {
+            let (fast, slow) = with_and_without_by(&src, arch, |o| o.engine.stride = false);
             prop_assert_eq!(fast.reports.len(), slow.reports.len());
             for (f, s) in fast.reports.iter().zip(&slow.reports) {
                 prop_assert_eq!(format!("{f:?}"), format!("{s:?}"), "{}\n{}", arch, src);

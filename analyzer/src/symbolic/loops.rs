@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 use super::assume::{fail_origin, Said};
 use super::eval::{Fail, Vals};
 use super::run::Run;
+use super::stride::Stride;
 use crate::budget;
 use crate::finding::Assumption;
 use crate::hardware::WARP;
@@ -61,9 +62,18 @@ impl Run<'_> {
         let mut k = 0u64;
         let limit = self.opts.max_loop_iterations;
         let mut unknown_trip = false;
+        // The innermost loop's runs of iterations that cost the same.
+        let plan = self
+            .plan
+            .filter(|_| level + 1 == self.levels.len() && self.opts.stride);
+        let mut stride = Stride::Idle(None);
         loop {
             if self.budget_hit {
+                self.track = None;
                 return;
+            }
+            if let (Some(plan), false) = (plan, unknown_trip) {
+                self.stride(plan, &mut stride, (level, &mut k, inside, limit), &lp.vars);
             }
             if k >= limit {
                 self.say(Said::FirstIterations(line), |_| {
@@ -134,6 +144,7 @@ impl Run<'_> {
                 break;
             }
         }
+        self.track = None;
         for i in &lp.vars {
             self.loop_vals[*i as usize] = idle(self.k, *i);
         }
@@ -333,16 +344,16 @@ impl Run<'_> {
 }
 
 /// A loop's condition `vars[var] op bound` (the variable on the left).
-struct Counted {
-    var: usize,
+pub(super) struct Counted {
+    pub(super) var: usize,
     op: BinOp,
-    bound: Expr,
+    pub(super) bound: Expr,
 }
 
 impl Counted {
     /// Iterations left from `i` with step `s` until `i op b` fails; `None`
     /// when it never does or the step is not towards the bound.
-    fn remaining(&self, i: i64, b: i64, s: i64) -> Option<i64> {
+    pub(super) fn remaining(&self, i: i64, b: i64, s: i64) -> Option<i64> {
         let (gap, s) = match self.op {
             BinOp::Lt if s > 0 => (b.checked_sub(i)?, s),
             BinOp::Le if s > 0 => (b.checked_sub(i)?.checked_add(1)?, s),
@@ -356,7 +367,7 @@ impl Counted {
 
 /// `lp`'s condition as a [`Counted`] form: checked before each iteration
 /// (no `do … while`, no `break`).
-fn counted(lp: &crate::ir::Loop) -> Option<Counted> {
+pub(super) fn counted(lp: &crate::ir::Loop) -> Option<Counted> {
     if lp.post_cond.is_some() || !lp.breaks.is_empty() {
         return None;
     }
@@ -392,7 +403,7 @@ fn counted(lp: &crate::ir::Loop) -> Option<Counted> {
 
 /// How loop variable `v` changes per iteration when its update is `v + d`,
 /// `d + v` or `v - d` (`d`, or its negation), or `v` itself (0).
-fn step_of(v: u32, next: &Expr) -> Option<Expr> {
+pub(super) fn step_of(v: u32, next: &Expr) -> Option<Expr> {
     let is_v = |e: &Expr| matches!(e.kind(), ExprKind::Atom(Atom::LoopVar(x)) if *x == v);
     if is_v(next) {
         return Some(Expr::konst(0));

@@ -24,6 +24,8 @@
 //! - `assume.rs`: assumptions, keyed and worded once per access;
 //! - `unknowns.rs`: unknown values that only shift the warp;
 //! - `collapse.rs`: warps and blocks proved to cost what an earlier one did;
+//! - `stride.rs`: runs of the innermost loop's iterations proved to cost
+//!   what the first run did;
 //! - `reuse.rs`: a kernel's reports kept for another file that lowers the
 //!   same kernel;
 //! - `eval.rs`, `graph.rs`, `linear.rs`: evaluating expressions (one lane, a
@@ -40,6 +42,7 @@ mod report;
 pub mod reuse;
 mod run;
 mod setup;
+mod stride;
 mod types;
 mod unknowns;
 mod values;

@@ -37,6 +37,10 @@ pub struct EngineOptions {
     /// Do not run again a warp or block proved to cost what an earlier
     /// one did (`collapse.rs`); off only to test that the proof holds.
     pub collapse: bool,
+    /// Add runs of the innermost loop's iterations proved to cost what the
+    /// first run did rather than run them (`stride.rs`); off only to test
+    /// that the proof holds.
+    pub stride: bool,
     /// Kernels already analysed in this run, shared by its files
     /// (`reuse.rs`); `None`: every kernel is analysed.
     pub kernel_memo: Option<std::sync::Arc<super::reuse::KernelMemo>>,
@@ -56,6 +60,7 @@ impl Default for EngineOptions {
             only_array: None,
             stop_above_ways: None,
             collapse: true,
+            stride: true,
             kernel_memo: None,
         }
     }

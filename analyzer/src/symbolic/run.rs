@@ -10,7 +10,7 @@ use super::graph::{self, compile};
 use super::loops::{invariant_loops, levels};
 use super::setup::{blocks, uses_block, Setup};
 use super::unknowns::LinearForm;
-use super::{collapse, EngineOptions, WarpSample};
+use super::{collapse, stride, EngineOptions, WarpSample};
 use crate::finding::{Assumption, UnknownReason};
 use crate::hardware::{Lanes, MemoryModel, WARP};
 use crate::ir::{Access, Atom, Expr, Guard, Kernel, Space};
@@ -39,8 +39,11 @@ pub(super) struct Run<'a> {
     pub(super) levels: Vec<usize>,
     /// Executions one costed execution stands for (collapsed loops).
     pub(super) weight: u64,
-    /// Executions actually costed (the budget counts these).
-    evaluated: u64,
+    /// Executions the budget counts: those costed, and those
+    /// [`stride`] proved to cost what costed ones did.
+    pub(super) evaluated: u64,
+    /// Executions the hardware model actually costed.
+    pub(super) costed: u64,
     /// Expression nodes evaluated (one node for the whole warp).
     pub(super) work: u64,
     // results
@@ -82,6 +85,10 @@ pub(super) struct Run<'a> {
     /// remembered of them (shared by the access's runs: [`Compiled`]).
     graph: &'a graph::Graph,
     pub(super) memo: &'a mut graph::Memo,
+    /// How the innermost loop's iterations shift the address ([`stride`]).
+    pub(super) plan: Option<&'a stride::Plan>,
+    /// What the executions of the run of iterations being recorded did.
+    pub(super) track: Option<stride::Track>,
 }
 
 /// What the runs of one access share: its expressions compiled, their
@@ -92,6 +99,7 @@ pub(super) struct Compiled {
     memo: graph::Memo,
     invariant: Vec<bool>,
     levels: Vec<usize>,
+    plan: Option<stride::Plan>,
 }
 
 impl Compiled {
@@ -105,11 +113,18 @@ impl Compiled {
             compile(k, a, &levels)
         };
         let memo = graph::Memo::new(&graph, levels.len());
+        let invariant = invariant_loops(k, a, &levels);
+        let plan = if skip {
+            None
+        } else {
+            stride::Plan::of(k, a, &levels, &invariant)
+        };
         Compiled {
             graph,
             memo,
-            invariant: invariant_loops(k, a, &levels),
+            invariant,
             levels,
+            plan,
         }
     }
 }
@@ -170,6 +185,22 @@ impl Run<'_> {
             self.budget_hit = true;
         }
         (v, reads)
+    }
+
+    /// `e`'s value for the whole warp, neither recorded nor counted as
+    /// work (a look at values the run reads anyway, to plan its work).
+    pub(super) fn probe(&self, e: &Expr) -> Vals {
+        let env = WarpEnv {
+            tid: &self.tid,
+            bid: self.bid,
+            block: self.setup.block,
+            grid: self.setup.grid,
+            params: &self.setup.params,
+            params_assumed: &self.setup.params_assumed,
+            grid_assumed: self.setup.grid_assumed,
+            loop_vals: &self.loop_vals,
+        };
+        eval32(e, &env, &mut Reads::default(), &mut 0)
     }
 
     /// Evaluates `e` for the whole warp, recording assumed values it read.
@@ -247,7 +278,13 @@ impl Run<'_> {
             if let Some(low) = addrs.iter().flatten().min() {
                 self.min_offset = Some(self.min_offset.map_or(*low, |m| m.min(*low)));
                 self.trace.min = Some(self.trace.min.map_or(*low, |m| m.min(*low)));
+                if let Some(t) = self.track.as_mut() {
+                    t.lowest(*low);
+                }
             }
+        }
+        if let Some(t) = self.track.as_mut() {
+            t.executed(active, v.err & active != 0, &reads, &addrs);
         }
         if v.err & active != 0 && !self.resolve_unknowns(active, &mut addrs) {
             return;
@@ -274,6 +311,7 @@ impl Run<'_> {
             }
         }
         self.trace.costed(active, &addrs);
+        self.costed += 1;
         let (cost, ideal, transactions, bytes) = match self.space {
             Space::Shared => {
                 let c = self.model.shared(&addrs, self.a.width);
@@ -353,6 +391,7 @@ impl<'a> Run<'a> {
             levels: compiled.levels.clone(),
             weight: 1,
             evaluated: 0,
+            costed: 0,
             work: 0,
             totals: Totals::default(),
             trace: collapse::WarpTrace::default(),
@@ -377,6 +416,8 @@ impl<'a> Run<'a> {
             coeff_vals: Vec::new(),
             graph: &compiled.graph,
             memo: &mut compiled.memo,
+            plan: compiled.plan.as_ref(),
+            track: None,
         };
         if space == Space::Local {
             run.assume(Assumption::LocalMemory {
