@@ -283,11 +283,24 @@ fn pivots(k: &Kernel, e: &Expr) -> Option<Vec<(Pivot, Expr)>> {
     Some(out)
 }
 
-impl Collapse {
-    /// The proof for `run`'s access, or `None` when warps of it cannot
-    /// stand for one another.
-    pub fn of(run: &mut Run, nwarps: usize) -> Option<Collapse> {
-        let (k, a) = (run.k, run.a);
+/// What a proof for an access is made of that no launch changes: worked
+/// out once per access ([`Static::of`]), finished per run by
+/// [`Collapse::of`].
+pub(super) struct Static {
+    fixed: [bool; 6],
+    conds: Vec<Expr>,
+    v: Expr,
+    /// `V`'s coefficient of each of [`VARYING`] when it reads only launch
+    /// constants (evaluated per run).
+    coeffs: Vec<Option<Expr>>,
+    pivots: Vec<(Pivot, Expr)>,
+}
+
+impl Static {
+    /// The launch-free part of the proof for access `a` of `k` (its loop
+    /// levels `levels`), or `None` when warps of it cannot stand for one
+    /// another.
+    pub(super) fn of(k: &Kernel, a: &crate::ir::Access, levels: &[usize]) -> Option<Static> {
         let offset = &a.offset;
         if offset.size() > crate::budget::MAX_COLLAPSE_ADDRESS_NODES
             || !reads_only(offset, |x| {
@@ -301,7 +314,7 @@ impl Collapse {
         // Conditions and computed values of the control.
         let mut conds: Vec<&Expr> = a.guards.iter().map(|g| &g.cond).collect();
         let mut values: Vec<&Expr> = Vec::new();
-        for &li in &run.levels {
+        for &li in levels {
             let lp = &k.loops[li];
             conds.extend(lp.entry_guards.iter().map(|g| &g.cond));
             conds.extend(lp.pre_cond.iter());
@@ -330,6 +343,28 @@ impl Collapse {
             .filter(|c| !reads_only(c, |x| !varying(x)))
             .cloned()
             .collect();
+        let coeffs = VARYING
+            .iter()
+            .map(|b| {
+                super::linear::coefficient(&v, Atom::Builtin(*b))
+                    .filter(|c| reads_only(c, launch_constant))
+            })
+            .collect();
+        Some(Static {
+            fixed,
+            conds,
+            v,
+            coeffs,
+            pivots,
+        })
+    }
+}
+
+impl Collapse {
+    /// The proof for `run`'s access under its launch, from the access's
+    /// launch-free part `st`.
+    pub fn of(run: &mut Run, st: &Static, nwarps: usize) -> Collapse {
+        let offset = &run.a.offset;
         // Assumed values the address may read, and how to judge them.
         let setup = run.setup;
         let mut assumable = Vec::new();
@@ -356,28 +391,25 @@ impl Collapse {
             }
         });
         let mut linear = Some([0i64; 6]);
-        for (i, b) in VARYING.iter().enumerate() {
-            let c = super::linear::coefficient(&v, Atom::Builtin(*b))
-                .filter(|c| reads_only(c, launch_constant))
-                .map(|c| run.eval_raw(&c).0)
-                .filter(|c| c.err == 0);
+        for (i, c) in st.coeffs.iter().enumerate() {
+            let c = c.as_ref().map(|c| run.eval_raw(c).0).filter(|c| c.err == 0);
             match (c, linear.as_mut()) {
                 (Some(c), Some(l)) => l[i] = c.v[0],
                 _ => linear = None,
             }
         }
-        Some(Collapse {
-            fixed,
-            conds,
-            v,
+        Collapse {
+            fixed: st.fixed,
+            conds: st.conds.clone(),
+            v: st.v.clone(),
             linear,
-            pivots,
+            pivots: st.pivots.clone(),
             assumable,
             period: run.period.max(1),
             local: run.space == Space::Local,
             reps: Vec::new(),
             by_warp: vec![Vec::new(); nwarps],
-        })
+        }
     }
 
     /// What the current warp of `run` computes once: `V`, the plain

@@ -87,6 +87,9 @@ pub(super) struct Run<'a> {
     pub(super) memo: &'a mut graph::Memo,
     /// How the innermost loop's iterations shift the address ([`stride`]).
     pub(super) plan: Option<&'a stride::Plan>,
+    uses_block: bool,
+    /// [`Compiled`]'s.
+    collapse: &'a mut Option<Option<collapse::Static>>,
     /// What the executions of the run of iterations being recorded did.
     pub(super) track: Option<stride::Track>,
 }
@@ -100,6 +103,11 @@ pub(super) struct Compiled {
     invariant: Vec<bool>,
     levels: Vec<usize>,
     plan: Option<stride::Plan>,
+    /// Whether the access's values read `blockIdx` or `gridDim`.
+    uses_block: bool,
+    /// The launch-free part of the proof that warps stand for one
+    /// another, worked out the first time a run asks.
+    collapse: Option<Option<collapse::Static>>,
 }
 
 impl Compiled {
@@ -123,8 +131,10 @@ impl Compiled {
             graph,
             memo,
             invariant,
+            uses_block: uses_block(k, a, &levels),
             levels,
             plan,
+            collapse: None,
         }
     }
 }
@@ -417,6 +427,8 @@ impl<'a> Run<'a> {
             graph: &compiled.graph,
             memo: &mut compiled.memo,
             plan: compiled.plan.as_ref(),
+            uses_block: compiled.uses_block,
+            collapse: &mut compiled.collapse,
             track: None,
         };
         if space == Space::Local {
@@ -434,7 +446,7 @@ impl<'a> Run<'a> {
         let b = self.setup.block;
         let threads = (b[0] * b[1] * b[2]).max(1);
         let nwarps = (threads + WARP as i64 - 1) / WARP as i64;
-        let block_list = if uses_block(self.k, self.a, &self.levels) {
+        let block_list = if self.uses_block {
             blocks(self.setup.grid, self.opts.max_blocks)
         } else {
             vec![[0, 0, 0]]
@@ -448,7 +460,17 @@ impl<'a> Run<'a> {
         };
         // One warp in all: nothing could stand for another.
         let mut collapse = if self.opts.collapse && block_list.len() as i64 * nwarps > 1 {
-            collapse::Collapse::of(self, nwarps as usize)
+            let (k, a) = (self.k, self.a);
+            let levels = &self.levels;
+            let st = self
+                .collapse
+                .get_or_insert_with(|| collapse::Static::of(k, a, levels))
+                .take();
+            let c = st
+                .as_ref()
+                .map(|st| collapse::Collapse::of(self, st, nwarps as usize));
+            *self.collapse = Some(st);
+            c
         } else {
             None
         };
