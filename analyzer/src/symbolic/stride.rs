@@ -316,15 +316,14 @@ impl Run<'_> {
         .flatten()
         .min()
         .unwrap_or(0);
-        let Some(active) = track.active else {
-            return;
-        };
+        // No execution in the run (the guards kept every lane out): no
+        // value read to compare, nothing to add but the loop's progress.
         let stated = |run: &Self, r| {
             run.noted.contains(&Said::Read(r))
                 || run
                     .relevance
                     .iter()
-                    .any(|(x, m, _)| *x == r && *m == active)
+                    .any(|(x, m, _)| *x == r && Some(*m) == track.active)
         };
         if n == 0
             || inside != c.inside
