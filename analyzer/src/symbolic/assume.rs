@@ -49,6 +49,9 @@ pub(super) fn fail_origin(k: &Kernel, f: Fail) -> Origin {
 impl Run<'_> {
     /// Records the assumed values `reads` names (each once).
     pub(super) fn note_reads(&mut self, reads: &Reads) {
+        if reads.within(&self.stated) {
+            return;
+        }
         for r in reads.iter() {
             self.read_matters(r);
         }
@@ -59,6 +62,10 @@ impl Run<'_> {
     /// representative values ([`super::setup::Setup::quantified`]), the
     /// parameter in [`Run::matters`].
     pub(super) fn read_matters(&mut self, r: Assumed) {
+        if self.stated.contains(r) {
+            return;
+        }
+        self.stated.add(r);
         if let Assumed::Param(i) = r {
             if self.setup.quantified.get(i as usize) == Some(&true) {
                 if !self.noted.contains(&Said::Read(r)) {

@@ -80,6 +80,21 @@ impl Reads {
         self.bits == 0 && self.rest.is_empty()
     }
 
+    /// Whether `a` is among the values read.
+    pub fn contains(&self, a: Assumed) -> bool {
+        match a {
+            Assumed::BlockIdx => self.bits & 1 != 0,
+            Assumed::GridDim => self.bits & 2 != 0,
+            Assumed::Param(i) if i < PARAM_BITS => self.bits & (4 << i) != 0,
+            Assumed::Param(i) => self.rest.contains(&i),
+        }
+    }
+
+    /// Whether every value `self` read is among `o`'s.
+    pub fn within(&self, o: &Reads) -> bool {
+        self.bits & !o.bits == 0 && self.rest.iter().all(|i| o.rest.contains(i))
+    }
+
     /// The values read: block index, grid, then parameters in order.
     pub fn iter(&self) -> impl Iterator<Item = Assumed> + '_ {
         // One step per bit set.

@@ -125,17 +125,7 @@ impl Run<'_> {
             if let Some(pc) = &lp.post_cond {
                 stay = self.loop_cond(pc, stay, line, &mut unknown_trip);
             }
-            if let ([var], [next]) = (&lp.vars[..], &lp.next[..]) {
-                // One variable (the common case): no buffer for the update.
-                let v = self.eval(next);
-                self.loop_vals[*var as usize] = v;
-            } else {
-                // Several: every update reads the old values.
-                let next: Vec<Vals> = lp.next.iter().map(|e| self.eval(e)).collect();
-                for (i, v) in lp.vars.iter().zip(next) {
-                    self.loop_vals[*i as usize] = v;
-                }
-            }
+            self.advance(lp);
             self.memo.touch(level + 1);
             inside = stay;
             k += 1;
@@ -159,6 +149,23 @@ impl Run<'_> {
             if self.budget_hit {
                 return;
             }
+        }
+    }
+}
+
+impl Run<'_> {
+    /// Assigns loop `lp`'s variables their next values (each update reads
+    /// the old values).
+    fn advance(&mut self, lp: &crate::ir::Loop) {
+        if let ([var], [next]) = (&lp.vars[..], &lp.next[..]) {
+            // One variable (the common case): no buffer for the update.
+            let v = self.eval(next);
+            self.loop_vals[*var as usize] = v;
+            return;
+        }
+        let next: Vec<Vals> = lp.next.iter().map(|e| self.eval(e)).collect();
+        for (i, v) in lp.vars.iter().zip(next) {
+            self.loop_vals[*i as usize] = v;
         }
     }
 }
@@ -216,10 +223,7 @@ impl Run<'_> {
                     break;
                 }
             }
-            let next: Vec<Vals> = lp.next.iter().map(|e| self.eval(e)).collect();
-            for (v, n) in vars.iter().zip(next) {
-                self.loop_vals[*v as usize] = n;
-            }
+            self.advance(lp);
             self.memo.touch(level + 1);
             if let Some(c) = &lp.post_cond {
                 self.leave_where_false(c, &mut inside, &mut lost, &mut |run, lanes| {

@@ -59,6 +59,9 @@ pub(super) struct Run<'a> {
     /// Which assumptions are already recorded: each is worded once per
     /// access, not once per warp and iteration.
     pub(super) noted: Vec<Said>,
+    /// The values whose `Said::Read` is in `noted` (a set, to skip the
+    /// search of `noted` for what is already said).
+    pub(super) stated: Reads,
     /// The parameters analysed over representative values whose value the
     /// cost depends on, in the order met (see [`Run::read_matters`]).
     pub(super) matters: Vec<u32>,
@@ -300,7 +303,7 @@ impl Run<'_> {
             return;
         }
         for r in reads.iter() {
-            if self.noted.contains(&Said::Read(r)) {
+            if self.stated.contains(r) {
                 continue;
             }
             if self.relevant(r, active) {
@@ -411,6 +414,7 @@ impl<'a> Run<'a> {
             min_offset: None,
             assumptions: setup.assumptions.clone(),
             noted: Vec::new(),
+            stated: Reads::default(),
             matters: Vec::new(),
             unknown,
             budget_hit: false,
