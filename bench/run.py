@@ -8,17 +8,20 @@ On CORPUS_DIR (the public corpus, or one written by bench/gen_corpus.py) it
 times `warplint check --isolated` and `warplint debug parse-only` (the
 floor: the same walker and thread pool, parsing only), each once after a
 warm-up run, and prints wall time, MB/s over the .cu/.cuh bytes, peak RSS
-and the check/parse-only ratio. Then, hyperfine-style, it runs `check` on
-one file of about 500 lines (the corpus file nearest 500 lines, or
---single) --runs times, process start included, and prints mean, standard
-deviation, median, min and max. Standard library only; Linux (wait4) for
-peak RSS.
+and the check/parse-only ratio; `check` runs with no results cache. Then,
+hyperfine-style, it runs `check` on one file of about 500 lines (the
+corpus file nearest 500 lines, or --single) --runs times, process start
+included, cold (no cache) and warm (a cache the first run filled), and
+prints mean, standard deviation, median, min and max of each. Standard
+library only; Linux (wait4) for peak RSS.
 """
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 
@@ -69,7 +72,7 @@ def main():
     failed = []
     for name, cmd in [
         ("parse-only", [a.bin, "debug", "parse-only", *jobs, a.corpus]),
-        ("check", [a.bin, "check", "--isolated", "--exit-zero", "--output-format", "concise", *jobs, a.corpus]),
+        ("check", [a.bin, "check", "--isolated", "--exit-zero", "--no-cache", "--output-format", "concise", *jobs, a.corpus]),
     ]:
         measure(cmd)  # warm the file cache
         wall, rss, code = measure(cmd)
@@ -82,17 +85,24 @@ def main():
     if single:
         with open(single, "rb") as h:
             lines = h.read().count(b"\n")
-        cmd = [a.bin, "check", "--isolated", "--exit-zero", "--output-format", "concise", single]
-        measure(cmd)
-        runs = [measure(cmd) for _ in range(a.runs)]
-        failed.extend(f"check {single} exited {c}" for _, _, c in runs if c != 0)
-        times = [w * 1000 for w, _, _ in runs]
-        sd = statistics.stdev(times) if len(times) > 1 else 0.0
         print(f"single file: {single} ({lines} lines), {a.runs} runs")
-        print(
-            f"  time (mean ± σ): {statistics.mean(times):7.1f} ms ± {sd:5.1f} ms   "
-            f"median {statistics.median(times):7.1f} ms   range {min(times):.1f} … {max(times):.1f} ms"
-        )
+        base = [a.bin, "check", "--isolated", "--exit-zero", "--output-format", "concise", single]
+        cache = tempfile.mkdtemp(prefix="warplint-cache-")
+        try:
+            # Cold: no cache (the analysis itself); warm: an unchanged file
+            # whose results the cache holds (the first run fills it).
+            for name, cmd in [("cold", base + ["--no-cache"]), ("warm", base + ["--cache-dir", cache])]:
+                measure(cmd)
+                runs = [measure(cmd) for _ in range(a.runs)]
+                failed.extend(f"check {single} exited {c}" for _, _, c in runs if c != 0)
+                times = [w * 1000 for w, _, _ in runs]
+                sd = statistics.stdev(times) if len(times) > 1 else 0.0
+                print(
+                    f"  {name}: time (mean ± σ): {statistics.mean(times):7.1f} ms ± {sd:5.1f} ms   "
+                    f"median {statistics.median(times):7.1f} ms   range {min(times):.1f} … {max(times):.1f} ms"
+                )
+        finally:
+            shutil.rmtree(cache, ignore_errors=True)
 
     if failed:
         sys.exit("failed: " + "; ".join(sorted(set(failed))))

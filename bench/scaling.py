@@ -47,7 +47,7 @@ def main():
         row = {"factor": f, "files": n}
         for name, cmd in [
             ("parse-only", [a.bin, "debug", "parse-only", *jobs, corpus]),
-            ("check", [a.bin, "check", "--isolated", "--exit-zero", "--output-format", "concise", *jobs, corpus]),
+            ("check", [a.bin, "check", "--isolated", "--exit-zero", "--no-cache", "--output-format", "concise", *jobs, corpus]),
         ]:
             measure(cmd)  # warm the file cache
             runs = [measure(cmd) for _ in range(a.repeat)]
