@@ -7,10 +7,11 @@
 //! the same lanes run it. After `q` iterations (the smallest with `q·Δ` a
 //! multiple of the hardware's period, [`MemoryModel::shift_period`]) the
 //! addresses are the first ones moved by a multiple of the period, so each
-//! run of `q` iterations costs what the first did. The first `q` run; the
-//! next whole runs of `q` while every lane stays (worked out in closed
-//! form from the loop's condition) are added as the first one's totals,
-//! and the loop goes on from there (its tail, where lanes leave, runs).
+//! run of `q` iterations costs what the first did. Two runs of `q` run
+//! (from the loop's second iteration); the next whole runs of `q` while
+//! every lane stays (worked out in closed form from the loop's condition)
+//! are added as the second one's totals, and the loop goes on from there
+//! (its tail, where lanes leave, runs).
 //!
 //! What must hold, once per access ([`Plan::of`]): the loop is the access's
 //! last level and not already costed once ([`super::loops::invariant_loops`]);
@@ -27,9 +28,16 @@
 //! reads already stated or proved irrelevant for this warp, so the
 //! iterations not run would state nothing.
 //!
-//! Nothing in a report changes, not even the budgets: the work and the
-//! executions of the iterations not run are counted as if they ran (a
-//! property test compares reports with and without, [`EngineOptions::stride`]).
+//! The costs in a report do not change, nor (but for one case) the
+//! budgets: the executions of the iterations not run are counted as if
+//! they ran, and their work as that of the recorded run, recorded twice
+//! with the same work (the first may evaluate what later ones find
+//! remembered). The case: where a factor that depends on the loop's
+//! variables is zero on every lane at an iteration not run, the evaluator
+//! skips the other factor there, so that iteration's real work is a few
+//! nodes less than the one counted; a work budget (never a cost) may then
+//! run out a few nodes sooner. A property test compares reports with and
+//! without, [`EngineOptions::stride`].
 //!
 //! [`MemoryModel::shift_period`]: crate::hardware::MemoryModel::shift_period
 //! [`EngineOptions::stride`]: super::EngineOptions::stride
@@ -177,6 +185,8 @@ pub(super) struct Chunk {
     before: Totals,
     work: u64,
     evaluated: u64,
+    /// The work of the first run recorded (the second must match it).
+    first: Option<u64>,
 }
 
 /// The innermost loop's skipping, through one entry of the loop.
@@ -218,9 +228,24 @@ impl Run<'_> {
                     }
                 }
             }
+            Stride::Recording(c) if *k == c.k0 + c.q && c.first.is_none() => {
+                // The first run may evaluate what later ones find
+                // remembered (a value a short circuit skipped at the loop's
+                // first iteration, a verdict on a new mask): a second run is
+                // recorded, and its work must be the first's.
+                c.first = Some(self.work - c.work);
+                c.k0 = *k;
+                c.same -= c.q;
+                c.before = self.totals;
+                c.work = self.work;
+                c.evaluated = self.evaluated;
+                self.track = Some(Track::default());
+            }
             Stride::Recording(c) if *k == c.k0 + c.q => {
                 let track = self.track.take().unwrap_or_default();
-                self.skip(c, &track, (level, k, inside, limit), vars);
+                if c.first == Some(self.work - c.work) {
+                    self.skip(c, &track, (level, k, inside, limit), vars);
+                }
                 *state = Stride::Idle(Some(inside));
             }
             Stride::Recording(_) => {}
@@ -277,7 +302,7 @@ impl Run<'_> {
         let delta = delta?;
         let period = self.period as u64;
         let q = period / gcd(delta.unsigned_abs() % period, period);
-        (same >= 2 * q && k + 2 * q <= limit).then_some(Chunk {
+        (same >= 3 * q && k + 3 * q <= limit).then_some(Chunk {
             k0: k,
             q,
             same,
@@ -287,6 +312,7 @@ impl Run<'_> {
             before: self.totals,
             work: self.work,
             evaluated: self.evaluated,
+            first: None,
         })
     }
 
@@ -342,12 +368,11 @@ impl Run<'_> {
         else {
             return;
         };
-        let moved = |x: i64| x.checked_add(shift).filter(|y| y.abs() < MAX_MAGNITUDE);
+        let small = |x: i64| x.unsigned_abs() < MAX_MAGNITUDE as u64;
+        let moved = |x: i64| x.checked_add(shift).filter(|y| small(*y));
         let range = match track.range {
             Some((lo, hi)) => match (moved(lo), moved(hi)) {
-                (Some(a), Some(b)) if lo.abs() < MAX_MAGNITUDE && hi.abs() < MAX_MAGNITUDE => {
-                    Some((lo.min(a), hi.max(b)))
-                }
+                (Some(a), Some(b)) if small(lo) && small(hi) => Some((lo.min(a), hi.max(b))),
                 _ => return,
             },
             None => None,
@@ -438,7 +463,8 @@ mod tests {
         // every iteration.
         assert_eq!(slow, (101 + 100, 101 + 100));
         assert_eq!(fast.0, slow.0);
-        // Two iterations before the run of 98 is skipped, then the tail.
+        // Three iterations (the first, two recorded runs of one) before the
+        // rest is skipped, then the tail.
         assert!(fast.1 <= 2 * 4, "{fast:?}");
     }
 
