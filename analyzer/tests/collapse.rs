@@ -174,6 +174,20 @@ fn with_and_without_by(
     (fast, slow)
 }
 
+/// Every report of the two analyses of `src` for `arch` is the same,
+/// field by field.
+fn same_reports(
+    src: &str,
+    arch: &str,
+    (fast, slow): (FileAnalysis, FileAnalysis),
+) -> Result<(), TestCaseError> {
+    prop_assert_eq!(fast.reports.len(), slow.reports.len());
+    for (f, s) in fast.reports.iter().zip(&slow.reports) {
+        prop_assert_eq!(format!("{f:?}"), format!("{s:?}"), "{}\n{}", arch, src);
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
 
@@ -181,11 +195,7 @@ proptest! {
     fn collapsed_warps_report_what_running_them_reports(c in case()) {
         let src = source(&c);
         for arch in ["sm_90", "sm_35", "sm_20", "sm_13", "sm_10"] {
-            let (fast, slow) = with_and_without(&src, arch);
-            prop_assert_eq!(fast.reports.len(), slow.reports.len());
-            for (f, s) in fast.reports.iter().zip(&slow.reports) {
-                prop_assert_eq!(format!("{f:?}"), format!("{s:?}"), "{}\n{}", arch, src);
-            }
+            same_reports(&src, arch, with_and_without(&src, arch))?;
         }
     }
 }
@@ -273,11 +283,7 @@ proptest! {
     fn skipped_iterations_report_what_running_them_reports(c in strided()) {
         let src = strided_source(&c);
         for arch in ["sm_90", "sm_35", "sm_13"] {
-            let (fast, slow) = with_and_without_by(&src, arch, |o| o.engine.stride = false);
-            prop_assert_eq!(fast.reports.len(), slow.reports.len());
-            for (f, s) in fast.reports.iter().zip(&slow.reports) {
-                prop_assert_eq!(format!("{f:?}"), format!("{s:?}"), "{}\n{}", arch, src);
-            }
+            same_reports(&src, arch, with_and_without_by(&src, arch, |o| o.engine.stride = false))?;
         }
     }
 }

@@ -43,7 +43,7 @@ use std::collections::HashSet;
 
 /// Addresses whose magnitude reaches this are never shifted (the models
 /// add widths to them).
-const MAX_MAGNITUDE: i64 = 1 << 61;
+pub(super) const MAX_MAGNITUDE: i64 = 1 << 61;
 
 /// `threadIdx.x/y/z`, then `blockIdx.x/y/z`.
 const VARYING: [Builtin; 6] = [
@@ -68,7 +68,7 @@ fn launch_constant(a: Atom) -> bool {
 }
 
 /// Atoms whose read may be an assumption (stated in the report).
-fn may_be_assumed(a: Atom) -> bool {
+pub(super) fn may_be_assumed(a: Atom) -> bool {
     matches!(
         a,
         Atom::Param(_) | Atom::Builtin(Builtin::BlockIdx(_) | Builtin::GridDim(_))
@@ -147,7 +147,8 @@ pub(super) struct Collapse {
     by_warp: Vec<Vec<usize>>,
 }
 
-fn reads_only(e: &Expr, f: impl Fn(Atom) -> bool) -> bool {
+/// Whether every atom `e` reads passes `f`.
+pub(super) fn reads_only(e: &Expr, f: impl Fn(Atom) -> bool) -> bool {
     let mut ok = true;
     e.visit_atoms(&mut |a| ok &= f(a));
     ok

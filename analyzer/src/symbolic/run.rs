@@ -173,21 +173,33 @@ impl Totals {
     }
 }
 
+/// What a warp's evaluation reads: its lanes' `threadIdx`, the block, the
+/// launch and the loop variables (fields of [`Run`], taken apart so that
+/// the memo and the work counter stay free to borrow).
+fn warp_env<'e>(
+    tid: &'e [[i64; WARP]; 3],
+    bid: [i64; 3],
+    setup: &'e Setup,
+    loop_vals: &'e [Vals],
+) -> WarpEnv<'e> {
+    WarpEnv {
+        tid,
+        bid,
+        block: setup.block,
+        grid: setup.grid,
+        params: &setup.params,
+        params_assumed: &setup.params_assumed,
+        grid_assumed: setup.grid_assumed,
+        loop_vals,
+    }
+}
+
 impl Run<'_> {
     /// Evaluates `e` for the whole warp; the assumed values it read are
     /// returned, not recorded.
     pub(super) fn eval_raw(&mut self, e: &Expr) -> (Vals, Reads) {
         let mut reads = Reads::default();
-        let env = WarpEnv {
-            tid: &self.tid,
-            bid: self.bid,
-            block: self.setup.block,
-            grid: self.setup.grid,
-            params: &self.setup.params,
-            params_assumed: &self.setup.params_assumed,
-            grid_assumed: self.setup.grid_assumed,
-            loop_vals: &self.loop_vals,
-        };
+        let env = warp_env(&self.tid, self.bid, self.setup, &self.loop_vals);
         let v = match self.graph.root(e) {
             Some(id) => self
                 .memo
@@ -203,16 +215,7 @@ impl Run<'_> {
     /// `e`'s value for the whole warp, neither recorded nor counted as
     /// work (a look at values the run reads anyway, to plan its work).
     pub(super) fn probe(&self, e: &Expr) -> Vals {
-        let env = WarpEnv {
-            tid: &self.tid,
-            bid: self.bid,
-            block: self.setup.block,
-            grid: self.setup.grid,
-            params: &self.setup.params,
-            params_assumed: &self.setup.params_assumed,
-            grid_assumed: self.setup.grid_assumed,
-            loop_vals: &self.loop_vals,
-        };
+        let env = warp_env(&self.tid, self.bid, self.setup, &self.loop_vals);
         eval32(e, &env, &mut Reads::default(), &mut 0)
     }
 

@@ -43,16 +43,13 @@
 //! [`EngineOptions::stride`]: super::EngineOptions::stride
 
 use super::assume::Said;
+use super::collapse::{may_be_assumed, reads_only, MAX_MAGNITUDE};
 use super::eval::{Reads, Vals};
 use super::loops::{counted, step_of, Counted};
 use super::run::{Run, Totals};
 use crate::hardware::{Lanes, WARP};
-use crate::ir::{Access, Atom, BinOp, Builtin, Expr, ExprKind, Kernel, Space};
+use crate::ir::{Access, Atom, BinOp, Expr, ExprKind, Kernel, Space};
 use crate::symbolic::linear::coefficient;
-
-/// Addresses whose magnitude reaches this are never moved (as
-/// [`super::collapse`]).
-const MAX_MAGNITUDE: i64 = 1 << 61;
 
 /// Why the innermost loop's iterations shift the access's addresses
 /// uniformly: worked out once per access.
@@ -74,9 +71,10 @@ impl Plan {
         }
         let lp = &k.loops[li];
         let own = |e: &Expr| {
-            let mut found = false;
-            e.visit_atoms(&mut |x| found |= matches!(x, Atom::LoopVar(v) if lp.vars.contains(&v)));
-            found
+            !reads_only(
+                e,
+                |x| !matches!(x, Atom::LoopVar(v) if lp.vars.contains(&v)),
+            )
         };
         let counted = counted(lp)?;
         if own(&counted.bound) || a.guards.iter().any(|g| own(&g.cond)) {
@@ -96,23 +94,11 @@ impl Plan {
     }
 }
 
-/// Atoms whose read may be an assumption.
-fn may_be_assumed(a: Atom) -> bool {
-    matches!(
-        a,
-        Atom::Param(_) | Atom::Builtin(Builtin::BlockIdx(_) | Builtin::GridDim(_))
-    )
-}
-
 /// True when no operand the warp evaluator may skip depends, for being
 /// skipped, on the loop's variables (`own`) while it may read an assumed
 /// value: then every iteration reads the same assumed values.
 fn same_reads(e: &Expr, own: &impl Fn(&Expr) -> bool) -> bool {
-    let reads_assumed = |x: &Expr| {
-        let mut found = false;
-        x.visit_atoms(&mut |a| found |= may_be_assumed(a));
-        found
-    };
+    let reads_assumed = |x: &Expr| !reads_only(x, |a| !may_be_assumed(a));
     match e.kind() {
         ExprKind::Const(_) | ExprKind::Atom(_) => true,
         ExprKind::Un(_, x) => same_reads(x, own),
