@@ -88,9 +88,15 @@ pub fn strict_half(lanes: &[Option<i64>], width: u32) -> (u32, u32) {
     };
     if align > 0 {
         let (k0, a0) = active[0];
-        let start = a0 - k0 as i64 * w;
-        let sequential =
-            start.rem_euclid(align) == 0 && active.iter().all(|(k, a)| *a == start + *k as i64 * w);
+        // Addresses near the ends of the range (a random kernel's) have
+        // no lane-0 start: not sequential.
+        let start = a0.checked_sub(k0 as i64 * w);
+        let sequential = start.is_some_and(|start| {
+            start.rem_euclid(align) == 0
+                && active
+                    .iter()
+                    .all(|(k, a)| start.checked_add(*k as i64 * w) == Some(*a))
+        });
         if sequential {
             return coalesced;
         }
