@@ -532,6 +532,11 @@ pub enum NoteKind {
         count: usize,
         budget: Budget,
     },
+    /// A Rust file syn could not parse (its message): not analysed.
+    RustSyntax { message: String },
+    /// Rust the translation to the IR does not read (`what`, in words:
+    /// "match", "for over an iterator"); what depends on it is unknown.
+    RustUnread { what: String },
 }
 
 impl NoteKind {
@@ -576,6 +581,8 @@ impl NoteKind {
             NoteKind::Goto => "goto",
             NoteKind::TooManyInstantiations { .. } => "too-many-instantiations",
             NoteKind::TooManyLaunches { .. } => "too-many-launches",
+            NoteKind::RustSyntax { .. } => "rust-syntax",
+            NoteKind::RustUnread { .. } => "rust-unread",
         }
     }
 }

@@ -455,6 +455,9 @@ pub struct MemObject {
     /// Where the innermost dimension's size is written (`33` in
     /// `tile[32][33]`), when it is in the file itself (not in a macro).
     pub inner_dim: Option<Span>,
+    /// Other places the innermost dimension is written that a padding
+    /// must change alike (a Rust static's initializer `[[0.0; N]; M]`).
+    pub dim_copies: Vec<Span>,
     /// Accessed through a `volatile` type somewhere in the kernel (its
     /// declaration, or a pointer or parameter declared `volatile` bound to
     /// its start): nvcc emits every access as written, none merged,

@@ -15,6 +15,7 @@ pub mod hardware;
 pub mod interned;
 pub mod ir;
 pub mod nvcc;
+pub mod rust;
 pub mod symbolic;
 
 pub use frontend::{

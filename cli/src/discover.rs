@@ -72,6 +72,47 @@ fn not_checkable(p: &Path) -> String {
 
 pub const EXTENSIONS: [&str; 2] = ["cu", "cuh"];
 
+/// Rust sources: searched in folders only within a crate that depends on
+/// Rust-CUDA's `cuda_std` or on `cubecl` ([`gpu_crate`]); a file named on
+/// the command line is always taken.
+pub const RUST_EXTENSION: &str = "rs";
+
+/// The language a file is analysed as, by its extension.
+pub fn language(path: &Path) -> warplint_analyzer::frontend::Language {
+    match path.extension().and_then(|x| x.to_str()) {
+        Some(RUST_EXTENSION) => warplint_analyzer::frontend::Language::Rust,
+        _ => warplint_analyzer::frontend::Language::Cuda,
+    }
+}
+
+/// Whether the nearest `Cargo.toml` above `file` names `cuda_std` or
+/// `cubecl` (a dependency, read as text); each manifest read once per
+/// walk (`seen`).
+fn gpu_crate(
+    file: &Path,
+    seen: &std::sync::Mutex<std::collections::HashMap<PathBuf, bool>>,
+) -> bool {
+    let Some(dir) = file
+        .ancestors()
+        .skip(1)
+        .find(|a| a.join("Cargo.toml").is_file())
+    else {
+        return false;
+    };
+    if let Some(known) = seen.lock().ok().and_then(|m| m.get(dir).copied()) {
+        return known;
+    }
+    let text = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap_or_default();
+    let gpu = text.lines().any(|l| {
+        let key = l.split(['=', '.', ' ']).next().unwrap_or("").trim();
+        matches!(key, "cuda_std" | "cuda-std" | "cubecl")
+    });
+    if let Ok(mut m) = seen.lock() {
+        m.insert(dir.to_path_buf(), gpu);
+    }
+    gpu
+}
+
 /// Expands `paths` into files. Hidden folders and `target/` are skipped
 /// while recursing; a file named explicitly is always taken.
 pub fn files(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<String>) {
@@ -114,6 +155,7 @@ pub fn walker(dir: &Path) -> ignore::WalkBuilder {
 fn walk(dir: &Path, out: &mut Vec<PathBuf>, errors: &mut Vec<String>, _depth: u32) {
     let found = std::sync::Mutex::new(Vec::new());
     let errs = std::sync::Mutex::new(Vec::new());
+    let crates = std::sync::Mutex::new(std::collections::HashMap::new());
     walker(dir).build_parallel().run(|| {
         Box::new(|entry| {
             match entry {
@@ -128,10 +170,10 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>, errors: &mut Vec<String>, _depth: u3
                             ));
                         }
                     }
+                    let ext = p.extension().and_then(|x| x.to_str());
                     let ok = e.file_type().is_some_and(|t| t.is_file())
-                        && p.extension()
-                            .and_then(|x| x.to_str())
-                            .is_some_and(|x| EXTENSIONS.contains(&x));
+                        && (ext.is_some_and(|x| EXTENSIONS.contains(&x))
+                            || (ext == Some(RUST_EXTENSION) && gpu_crate(p, &crates)));
                     if ok {
                         if let Ok(mut v) = found.lock() {
                             v.push(p.to_path_buf());

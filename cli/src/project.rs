@@ -388,6 +388,7 @@ fn sites_of(
         return (unit, reached, Vec::new());
     }
     let mut options = settings.options.frontend.clone();
+    options.language = crate::discover::language(&s.path);
     options.headers = headers;
     let records = launch_sites(&s.path, &bytes, &options, settings, cache);
     let path_of = |file: u32| -> String {

@@ -145,6 +145,7 @@ pub fn resolve_with(
     let arch = parsed[0];
     let options = Options {
         frontend: FrontendOptions {
+            language: Default::default(),
             kernels: config.kernel_overrides(),
             block_defaults: config.block_defaults(),
             // nvcc's predefined macros for `arch` (the analyzer's), then

@@ -48,6 +48,9 @@ pub struct PaddingPlan {
     /// Extra elements on the innermost dimension.
     pub pad: u64,
     pub edit: Edit,
+    /// The same change where the dimension is written again (a Rust
+    /// static's initializer: `MemObject::dim_copies`).
+    pub also: Vec<Edit>,
     /// The declaration as it reads after the edit.
     pub new_decl: String,
     /// Worst n-way degree over the array's accesses, before and after.
@@ -216,6 +219,10 @@ pub fn find(
     }
     // Only the analysed file is edited (not a header it includes).
     let dim: Span = o.inner_dim.filter(|d| d.file == 0)?;
+    let copies: Vec<Span> = o.dim_copies.clone();
+    if copies.iter().any(|c| c.file != 0) {
+        return None;
+    }
     let size_text = String::from_utf8_lossy(ctx.source.get(dim.start..dim.end)?).into_owned();
     let before = worst_ways(ctx.analysis, &k.display_name, &o.name)?;
     if before <= 1.0 + 1e-9 {
@@ -244,11 +251,12 @@ pub fn find(
         }
         let new_size = replacement(&size_text, pad);
         options.engine.stop_above_ways = stop_above(best);
-        let mut edited = Vec::with_capacity(ctx.source.len() + 8);
-        edited.extend_from_slice(&ctx.source[..dim.start]);
-        edited.extend_from_slice(new_size.as_bytes());
-        edited.extend_from_slice(&ctx.source[dim.end..]);
-        options.frontend.reparse = reparse(ctx, dim.start, dim.end, new_size.len());
+        let edited = edit_all(ctx.source, dim, &copies, pad)?;
+        options.frontend.reparse = if copies.is_empty() {
+            reparse(ctx, dim.start, dim.end, new_size.len())
+        } else {
+            None
+        };
         let after = analyze(&edited, ctx.model, &options);
         let Some(w) = worst_ways(&after, &k.display_name, &o.name) else {
             continue;
@@ -271,8 +279,29 @@ pub fn find(
         (Some(a), Some(b)) => format!("{a}{new_size}{b}"),
         _ => return None,
     };
+    let also = copies
+        .iter()
+        .map(|c| {
+            let text = String::from_utf8_lossy(ctx.source.get(c.start..c.end)?).into_owned();
+            Some(Edit {
+                span: *c,
+                content: replacement(&text, pad),
+            })
+        })
+        .collect::<Option<Vec<Edit>>>()?;
+    let new_decl = also
+        .iter()
+        .filter(|e| e.span.start >= o.decl.start && e.span.end <= o.decl.end)
+        .try_fold(new_decl, |d, e| {
+            // The copies lie after the dimension: offsets shift by its edit.
+            let shift = new_size.len() as isize - (dim.end - dim.start) as isize;
+            let a = (e.span.start - o.decl.start).checked_add_signed(shift)?;
+            let b = (e.span.end - o.decl.start).checked_add_signed(shift)?;
+            Some(format!("{}{}{}", d.get(..a)?, e.content, d.get(b..)?))
+        })?;
     Some(PaddingPlan {
         pad,
+        also,
         edit: Edit {
             span: dim,
             content: new_size,
@@ -281,6 +310,26 @@ pub fn find(
         worst_before: before,
         worst_after: after,
     })
+}
+
+/// `source` with the dimension at `dim` and its `copies` (all after it)
+/// padded by `pad`.
+fn edit_all(source: &[u8], dim: Span, copies: &[Span], pad: u64) -> Option<Vec<u8>> {
+    let mut spans: Vec<Span> = std::iter::once(dim).chain(copies.iter().copied()).collect();
+    spans.sort_by_key(|s| s.start);
+    let mut out = Vec::with_capacity(source.len() + 8 * spans.len());
+    let mut at = 0;
+    for s in spans {
+        if s.start < at || s.end < s.start {
+            return None;
+        }
+        let text = String::from_utf8_lossy(source.get(s.start..s.end)?).into_owned();
+        out.extend_from_slice(source.get(at..s.start)?);
+        out.extend_from_slice(replacement(&text, pad).as_bytes());
+        at = s.end;
+    }
+    out.extend_from_slice(source.get(at..)?);
+    Some(out)
 }
 
 /// A named integer constant defined in the file: `#define PITCH 32` or
@@ -472,6 +521,7 @@ pub fn find_pitch(
             return Some((
                 c.clone(),
                 PaddingPlan {
+                    also: Vec::new(),
                     pad,
                     edit: Edit {
                         span,

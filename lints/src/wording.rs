@@ -564,6 +564,12 @@ pub fn note(n: &NoteKind) -> String {
             b.limit,
             budget(b)
         ),
+        NoteKind::RustSyntax { message } => {
+            format!("could not parse this Rust file ({message}); it is not analysed")
+        }
+        NoteKind::RustUnread { what } => {
+            format!("this Rust {what} is not read yet; what depends on it is unknown")
+        }
     }
 }
 

@@ -76,6 +76,17 @@ pub struct Options {
     /// file defines that nothing in it launches (the caller's whole-project
     /// index: [`crate::ir::Program::launch_sites`] of the other files).
     pub project_launches: Vec<crate::ir::ProjectLaunch>,
+    /// The language of the file: CUDA C++, or Rust kernels
+    /// ([`crate::rust`]).
+    pub language: Language,
+}
+
+/// The language of a file, as the caller decides it (by its extension).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Language {
+    #[default]
+    Cuda,
+    Rust,
 }
 
 /// The block shape a kernel is analysed with when no launch, override or
@@ -217,7 +228,10 @@ pub fn parse_only(input: &[u8]) -> ParseStats {
 
 /// Parses one translation unit and lowers every kernel in it.
 pub fn parse_program(input: &[u8], options: &Options) -> Program {
-    tu::build(input, options).0
+    match options.language {
+        Language::Cuda => tu::build(input, options).0,
+        Language::Rust => crate::rust::parse_program(input, options),
+    }
 }
 
 /// [`parse_program`], also returning the file as parsed: what the fix
@@ -227,5 +241,10 @@ pub fn parse_program_keeping_tree(
     input: &[u8],
     options: &Options,
 ) -> (Program, Option<std::sync::Arc<ParsedMain>>) {
-    tu::build(input, options)
+    match options.language {
+        Language::Cuda => tu::build(input, options),
+        // The fix search's reparse edits the C++ tree; a Rust candidate
+        // is translated afresh.
+        Language::Rust => (crate::rust::parse_program(input, options), None),
+    }
 }

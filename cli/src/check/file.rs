@@ -326,6 +326,7 @@ fn check_one(
     } = input;
     let settings = &cfg.settings;
     let mut options = settings.options.clone();
+    options.frontend.language = crate::discover::language(Path::new(&path));
     options.frontend.headers = reached.headers;
     options.frontend.project_launches = project_launches;
     let sass_warning = crate::sass::attach(

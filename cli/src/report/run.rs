@@ -37,6 +37,7 @@ fn report_file(unit: Unit, build: &ReportBuild) -> Option<FileResult> {
         None => None,
     };
     file_options.frontend.only_file = only;
+    file_options.frontend.language = crate::discover::language(unit.path);
     file_options.frontend.headers = unit.reached.headers;
     file_options.frontend.project_launches = unit.sites;
     if let Some(w) = crate::sass::attach(

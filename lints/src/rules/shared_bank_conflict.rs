@@ -225,7 +225,9 @@ fn help_and_fix(
                 Some(Fix {
                     applicability: Applicability::Unsafe,
                     message: format!("Pad `{}` to `{decl}`", obj.name),
-                    edits: vec![p.edit.clone()],
+                    edits: std::iter::once(p.edit.clone())
+                        .chain(p.also.iter().cloned())
+                        .collect(),
                 }),
             )
         }

@@ -164,6 +164,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             decl,
             decl_text,
             inner_dim: None,
+            dim_copies: Vec::new(),
         });
         self.k.objects.len() - 1
     }

@@ -1,0 +1,202 @@
+//! The Rust front end: Rust-CUDA kernels (`#[kernel]` functions over
+//! `cuda_std::thread`) to the same [`Program`] the CUDA front end makes.
+//!
+//! `syn` parses the file; [`emit`] writes each kernel, the functions it
+//! may call, its constants and its shared statics as the CUDA C++ they
+//! compile to, recording which Rust syntax each piece stands for; the CUDA
+//! front end lowers that text; [`spans`] moves every span and quoted text
+//! of the result back onto the Rust source. Rust-CUDA compiles through
+//! NVVM, the optimiser nvcc uses, so what `crate::nvcc` models of nvcc's
+//! code applies to it as well.
+//!
+//! What the translation does not read (`match`, iterators other than
+//! counted ranges, closures, …) is a [`NoteKind::RustUnread`] at its span,
+//! and any value it stands for is unknown.
+
+mod emit;
+mod spans;
+mod types;
+
+use crate::budget;
+use crate::finding::NoteKind;
+use crate::frontend::source::Source;
+use crate::frontend::Options;
+use crate::ir::{Note, Program};
+
+/// Whether `text` may hold a Rust kernel: a `#[kernel]` attribute (cheap:
+/// ordinary Rust is skipped without a parse).
+pub fn may_hold_kernels(text: &[u8]) -> bool {
+    memchr::memmem::find(text, b"kernel]").is_some()
+}
+
+/// The deepest nesting of brackets in `text` (strings and comments
+/// counted too: an overestimate), to refuse what would overflow the
+/// recursive parser's stack.
+fn nesting(text: &[u8]) -> u32 {
+    let (mut depth, mut max) = (0u32, 0u32);
+    for b in text {
+        match b {
+            b'(' | b'[' | b'{' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
+}
+
+/// A note about the whole file (it is not analysed): no span.
+fn whole_file(kind: NoteKind) -> Note {
+    Note {
+        span: crate::ir::Span::default(),
+        kind,
+    }
+}
+
+fn note_at(source: &Source, start: usize, end: usize, kind: NoteKind) -> Note {
+    Note {
+        span: source.span(start, end),
+        kind,
+    }
+}
+
+/// The Rust file `input` as the front end's [`Program`].
+pub fn parse_program(input: &[u8], options: &Options) -> Program {
+    let mut program = Program::default();
+    if !may_hold_kernels(input) {
+        return program;
+    }
+    let lines = Source::new(input);
+    if input.len() > budget::MAX_FILE_BYTES {
+        program.notes.push(whole_file(NoteKind::FileTooLarge {
+            budget: budget::FILE_BYTES,
+        }));
+        return program;
+    }
+    let Ok(text) = std::str::from_utf8(input) else {
+        program.notes.push(whole_file(NoteKind::RustSyntax {
+            message: "the file is not UTF-8".into(),
+        }));
+        return program;
+    };
+    if nesting(input) > budget::MAX_SYNTAX_DEPTH {
+        program.notes.push(whole_file(NoteKind::StatementsTooDeep {
+            budget: budget::SYNTAX_DEPTH,
+        }));
+        return program;
+    }
+    let translated = translate(text);
+    // The spans of one file are read; the thread's table of them is
+    // emptied so that a long run (the language server) does not grow it.
+    proc_macro2::extra::invalidate_current_thread_spans();
+    let (cuda, segs, skipped, statics) = match translated {
+        Ok(t) => t,
+        Err((at, message)) => {
+            // The file is not analysed: a note about the whole file, which
+            // says where syn stopped.
+            let (line, column) = lines.position(at.0);
+            let message = format!("{message}, at {line}:{column}");
+            program
+                .notes
+                .push(whole_file(NoteKind::RustSyntax { message }));
+            return program;
+        }
+    };
+    let mut o = options.clone();
+    // A slice's length is the C++ parameter `name__len`; the configuration
+    // names it as Rust does (`"a.len()"`).
+    for k in o.kernels.values_mut() {
+        k.params = std::mem::take(&mut k.params)
+            .into_iter()
+            .map(|(name, v)| (c_param(&name), v))
+            .collect();
+    }
+    o.headers.clear();
+    o.reparse = None;
+    o.project_launches.clear();
+    o.language = crate::frontend::Language::Cuda;
+    let mut lowered = crate::frontend::parse_program(cuda.as_bytes(), &o);
+    spans::SpanMap::new(segs, text).program(&mut lowered);
+    for k in &mut lowered.kernels {
+        for p in &mut k.params {
+            p.name = rust_param(&p.name);
+        }
+        for o in &mut k.objects {
+            pad_alike(o, &statics, &lines);
+        }
+    }
+    for s in skipped {
+        lowered.notes.push(note_at(
+            &lines,
+            s.at.0,
+            s.at.1,
+            NoteKind::RustUnread { what: s.what },
+        ));
+    }
+    lowered.notes.sort_by(|a, b| {
+        (a.span.start, a.span.end, &a.kind).cmp(&(b.span.start, b.span.end, &b.kind))
+    });
+    lowered.notes.dedup();
+    lowered.files.clear();
+    lowered
+}
+
+/// A shared static's initializer that writes its innermost length too:
+/// padding edits both ([`crate::ir::MemObject::dim_copies`]), or is not
+/// offered when the initializer cannot follow.
+fn pad_alike(o: &mut crate::ir::MemObject, statics: &[emit::SharedStatic], lines: &Source) {
+    let Some(dim) = o.inner_dim else {
+        return;
+    };
+    let Some(s) = statics.iter().find(|s| s.inner == (dim.start, dim.end)) else {
+        return;
+    };
+    match &s.copies {
+        Some(c) => o.dim_copies = c.iter().map(|&(a, b)| lines.span(a, b)).collect(),
+        None => o.inner_dim = None,
+    }
+}
+
+/// The C++ parameter for a parameter as Rust names it (`a.len()` is
+/// `a__len`).
+fn c_param(name: &str) -> String {
+    match name.strip_suffix(".len()") {
+        Some(slice) => format!("{slice}__len"),
+        None => name.to_string(),
+    }
+}
+
+/// A C++ parameter as Rust names it ([`c_param`]'s inverse).
+fn rust_param(name: &str) -> String {
+    match name.strip_suffix("__len") {
+        Some(slice) => format!("{slice}.len()"),
+        None => name.to_string(),
+    }
+}
+
+type Translated = (
+    String,
+    Vec<spans::Seg>,
+    Vec<emit::Skipped>,
+    Vec<emit::SharedStatic>,
+);
+
+/// The CUDA C++ for `text`, or where and why syn could not parse it.
+fn translate(text: &str) -> Result<Translated, ((usize, usize), String)> {
+    let file = syn::parse_file(text).map_err(|e| {
+        let r = e.span().byte_range();
+        ((r.start, r.end), e.to_string())
+    })?;
+    let mut e = emit::Emitter::default();
+    e.file(&file);
+    Ok((e.out, e.segs, e.skipped, e.statics))
+}
+
+/// The CUDA C++ the translation writes for `text` (for `debug`, tests).
+pub fn translation(text: &str) -> Result<String, String> {
+    let t = translate(text);
+    proc_macro2::extra::invalidate_current_thread_spans();
+    t.map(|t| t.0).map_err(|e| e.1)
+}

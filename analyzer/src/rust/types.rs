@@ -1,0 +1,124 @@
+//! Rust types as the translation spells them in CUDA C++, and the little
+//! type inference it needs: which C type a `let` declares, whether `!` is
+//! a logical or a bitwise not, whether a variable is a pointer (a Rust
+//! reference or raw pointer) or a slice (a pointer and a length).
+
+/// A Rust type, as far as the translation tells types apart.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) enum Ty {
+    /// A primitive integer, float or `bool`, by its C spelling.
+    Scalar(&'static str),
+    /// `*const T`, `*mut T`, `&T`, `&mut T` of a scalar or struct.
+    Ptr(Box<Ty>),
+    /// `&[T]`, `&mut [T]`: a pointer and a length (`name__len`).
+    Slice(Box<Ty>),
+    /// `[T; N]` (the length as C text).
+    Array(Box<Ty>, String),
+    /// A type parameter or a type the translation does not know.
+    Named(String),
+}
+
+impl Ty {
+    /// The C spelling of a value of this type (an array's element type:
+    /// arrays are declared with their dimensions apart).
+    pub fn c(&self) -> String {
+        match self {
+            Ty::Scalar(s) => (*s).to_string(),
+            Ty::Ptr(t) | Ty::Slice(t) => format!("{}*", t.c()),
+            Ty::Array(t, _) => t.c(),
+            Ty::Named(n) => n.clone(),
+        }
+    }
+
+    pub fn is_bool(&self) -> bool {
+        *self == Ty::Scalar("bool")
+    }
+
+    pub fn is_float(&self) -> bool {
+        matches!(
+            self,
+            Ty::Scalar("float" | "double" | "__half" | "__nv_bfloat16")
+        )
+    }
+
+    /// The element type behind a pointer, slice or array.
+    pub fn elem(&self) -> Option<&Ty> {
+        match self {
+            Ty::Ptr(t) | Ty::Slice(t) | Ty::Array(t, _) => Some(t),
+            _ => None,
+        }
+    }
+}
+
+/// The C type of a Rust primitive, by its name.
+pub(super) fn primitive(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "usize" | "u64" => "unsigned long long",
+        "isize" | "i64" => "long long",
+        "u32" => "unsigned int",
+        "i32" => "int",
+        "u16" => "unsigned short",
+        "i16" => "short",
+        "u8" => "unsigned char",
+        "i8" => "signed char",
+        "f32" => "float",
+        "f64" => "double",
+        "bool" => "bool",
+        "f16" => "__half",
+        "bf16" => "__nv_bfloat16",
+        _ => return None,
+    })
+}
+
+/// The type of a literal's suffix (`1u32`, `0.5f32`).
+pub(super) fn suffix(s: &str) -> Option<&'static str> {
+    primitive(s)
+}
+
+/// A syn type as the translation knows it.
+pub(super) fn of(ty: &syn::Type) -> Ty {
+    match ty {
+        syn::Type::Path(p) if p.qself.is_none() => {
+            let Some(last) = p.path.segments.last() else {
+                return Ty::Named(String::new());
+            };
+            let name = last.ident.to_string();
+            match primitive(&name) {
+                Some(c) => Ty::Scalar(c),
+                None => Ty::Named(name),
+            }
+        }
+        syn::Type::Ptr(p) => Ty::Ptr(Box::new(of(&p.elem))),
+        syn::Type::Reference(r) => match &*r.elem {
+            syn::Type::Slice(s) => Ty::Slice(Box::new(of(&s.elem))),
+            other => Ty::Ptr(Box::new(of(other))),
+        },
+        syn::Type::Slice(s) => Ty::Slice(Box::new(of(&s.elem))),
+        syn::Type::Array(a) => Ty::Array(Box::new(of(&a.elem)), String::new()),
+        syn::Type::Paren(p) => of(&p.elem),
+        syn::Type::Group(g) => of(&g.elem),
+        _ => Ty::Named(String::new()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ty(s: &str) -> Ty {
+        of(&syn::parse_str::<syn::Type>(s).expect("a type"))
+    }
+
+    #[test]
+    fn rust_types_spell_as_their_c_equivalents() {
+        assert_eq!(ty("usize").c(), "unsigned long long");
+        assert_eq!(ty("*mut f32").c(), "float*");
+        assert_eq!(
+            ty("&[u32]"),
+            Ty::Slice(Box::new(Ty::Scalar("unsigned int")))
+        );
+        assert_eq!(ty("&mut f64").c(), "double*");
+        assert_eq!(ty("T"), Ty::Named("T".into()));
+        assert!(ty("bool").is_bool() && ty("f32").is_float() && !ty("i32").is_float());
+    }
+}

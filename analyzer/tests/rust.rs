@@ -1,0 +1,306 @@
+//! Rust-CUDA kernels (`analyzer/src/rust/`): each kernel is analysed next
+//! to its CUDA C++ twin, written by hand as nvcc would read the same
+//! kernel; every report must cost the same, access by access, and point at
+//! the Rust source (its line, its text). What the translation does not read
+//! is a note there, and what depends on it is unknown, never guessed.
+
+use warplint_analyzer::finding::NoteKind;
+use warplint_analyzer::frontend::Language;
+use warplint_analyzer::hardware::Arch;
+use warplint_analyzer::{analyze, FileAnalysis, Options};
+
+fn run(src: &str, language: Language) -> FileAnalysis {
+    let model = Arch::parse("sm_90").unwrap().model().unwrap();
+    let mut options = Options::default();
+    options.frontend.language = language;
+    analyze(src.as_bytes(), model.as_ref(), &options)
+}
+
+/// The reports as compared: array, operation, width, status, cost.
+fn costs(a: &FileAnalysis) -> Vec<String> {
+    a.reports
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {:?} {} {:?} {:?}",
+                r.array, r.op, r.width, r.status, r.cost
+            )
+        })
+        .collect()
+}
+
+/// `rust` and `cuda` cost the same, and the Rust reports quote the Rust
+/// source at the lines given (one per report, in order).
+fn twins(rust: &str, cuda: &str, lines: &[u32]) -> FileAnalysis {
+    let r = run(rust, Language::Rust);
+    let c = run(cuda, Language::Cuda);
+    assert!(!r.reports.is_empty(), "no report: {:?}", r.program.notes);
+    assert_eq!(costs(&r), costs(&c), "rust notes: {:?}", r.program.notes);
+    let at: Vec<u32> = r.reports.iter().map(|x| x.span.line).collect();
+    assert_eq!(at, lines);
+    for x in &r.reports {
+        let quoted = &rust[x.span.start..x.span.end];
+        assert_eq!(x.text, quoted);
+        assert!(!quoted.contains("threadIdx"), "{quoted}");
+    }
+    r
+}
+
+#[test]
+fn transposed_tile_costs_what_its_cuda_twin_does() {
+    let rust = r#"
+use cuda_std::prelude::*;
+const TILE: usize = 32;
+#[kernel]
+pub unsafe fn transpose(input: &[f32], output: *mut f32, n: usize) {
+    #[address_space(shared)]
+    static mut BUF: [[f32; TILE]; TILE] = [[0.0; TILE]; TILE];
+    let tx = thread::thread_idx_x() as usize;
+    let ty = thread::thread_idx_y() as usize;
+    let x = thread::block_idx_x() as usize * TILE + tx;
+    let y = thread::block_idx_y() as usize * TILE + ty;
+    BUF[ty][tx] = input[y * n + x];
+    thread::sync_threads();
+    *output.add(y * n + x) = BUF[tx][ty];
+}
+"#;
+    let cuda = r#"
+const unsigned long long TILE = 32;
+__global__ void transpose(const float* input, unsigned long long input__len, float* output, unsigned long long n) {
+    __shared__ float BUF[TILE][TILE];
+    unsigned long long tx = (unsigned long long)threadIdx.x;
+    unsigned long long ty = (unsigned long long)threadIdx.y;
+    unsigned long long x = (unsigned long long)blockIdx.x * TILE + tx;
+    unsigned long long y = (unsigned long long)blockIdx.y * TILE + ty;
+    BUF[ty][tx] = input[y * n + x];
+    __syncthreads();
+    *(output + (y * n + x)) = BUF[tx][ty];
+}
+"#;
+    let r = twins(rust, cuda, &[12, 12, 14, 14]);
+    let o = &r.program.kernels[0].objects;
+    let buf = o.iter().find(|o| o.name == "BUF").unwrap();
+    assert_eq!(buf.dims, vec![Some(32), Some(32)]);
+    // Padding edits the element type's length and the initializer's.
+    let dim = buf.inner_dim.unwrap();
+    assert_eq!(&rust[dim.start..dim.end], "TILE");
+    assert_eq!(
+        rust[..dim.start].rsplit('\n').next().unwrap(),
+        "    static mut BUF: [[f32; "
+    );
+    let copies: Vec<&str> = buf
+        .dim_copies
+        .iter()
+        .map(|c| &rust[c.start..c.end])
+        .collect();
+    assert_eq!(copies, ["TILE"]);
+    assert!(buf.dim_copies[0].start > dim.end);
+}
+
+#[test]
+fn slices_pointers_and_shared_arrays_cost_what_their_twins_do() {
+    let rust = r#"
+use cuda_std::prelude::*;
+#[kernel]
+pub unsafe fn k(a: &[f32], b: &mut [u32], p: *mut f64, stride: usize) {
+    let s = shared_array![i32; 256];
+    let tid = thread::thread_idx_x() as usize;
+    let i = thread::index_1d() as usize;
+    if i < b.len() {
+        b[i] = (a[i * stride] as u32) + 1u32;
+    }
+    *s.add(tid) = 1;
+    let v = p.add(i * 2).read();
+    p.add(i).write(v + (*s.add(2 * tid % 256)) as f64);
+    for j in (0..64).step_by(8) {
+        *s.add(tid + j) += 1;
+    }
+}
+"#;
+    let cuda = r#"
+__global__ void k(const float* a, unsigned long long a__len, unsigned int* b, unsigned long long b__len, double* p, unsigned long long stride) {
+    __shared__ int s[256];
+    unsigned long long tid = (unsigned long long)threadIdx.x;
+    unsigned long long i = (unsigned long long)(threadIdx.x + blockIdx.x * blockDim.x);
+    if (i < b__len) {
+        b[i] = (unsigned int)(a[i * stride]) + 1u;
+    }
+    *(s + tid) = 1;
+    double v = *(p + i * 2);
+    *(p + i) = v + (double)(*(s + (2 * tid % 256)));
+    for (int j = 0; j < 64; j += 8) {
+        *(s + (tid + j)) += 1;
+    }
+}
+"#;
+    let r = twins(rust, cuda, &[9, 9, 11, 12, 13, 13, 15, 15]);
+    let params: Vec<&str> = r.program.kernels[0]
+        .params
+        .iter()
+        .map(|p| p.name.as_str())
+        .collect();
+    assert_eq!(params, ["a", "a.len()", "b", "b.len()", "p", "stride"]);
+}
+
+#[test]
+fn shadowed_names_and_tail_values_are_read_as_rust_means_them() {
+    let rust = r#"
+#[kernel]
+pub unsafe fn k(out: *mut f32) {
+    let i = cuda_std::thread::thread_idx_x() as usize;
+    let i = i * 2;
+    let j = if i < 64 { i } else { 0 };
+    *out.add(twice(j)) = 0.0f32;
+}
+fn twice(x: usize) -> usize {
+    x * 2
+}
+"#;
+    let cuda = r#"
+__device__ unsigned long long twice(unsigned long long x) { return x * 2; }
+__global__ void k(float* out) {
+    unsigned long long i = (unsigned long long)threadIdx.x;
+    unsigned long long i2 = i * 2;
+    unsigned long long j = i2 < 64 ? i2 : 0;
+    *(out + twice(j)) = 0.0f;
+}
+"#;
+    twins(rust, cuda, &[7]);
+}
+
+#[test]
+fn what_the_translation_does_not_read_is_a_note_and_unknown() {
+    let rust = r#"
+#[kernel]
+pub unsafe fn k(out: *mut f32, n: usize) {
+    let i = match n { 0 => 1, _ => 2 };
+    *out.add(i * cuda_std::thread::thread_idx_x() as usize) = 0.0;
+    for x in some_iterator() {
+        *out.add(x) = 1.0;
+    }
+}
+"#;
+    let r = run(rust, Language::Rust);
+    let unread: Vec<(u32, &str)> = r
+        .program
+        .notes
+        .iter()
+        .filter_map(|n| match &n.kind {
+            NoteKind::RustUnread { what } => Some((n.span.line, what.as_str())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(unread, [(4, "match"), (6, "for over an iterator")]);
+    assert_eq!(r.reports.len(), 1);
+    assert_eq!(r.reports[0].cost, None, "{:?}", r.reports[0]);
+}
+
+#[test]
+fn a_file_syn_cannot_parse_is_one_note_without_a_place() {
+    let r = run("#[kernel]\npub fn k( {", Language::Rust);
+    assert!(r.reports.is_empty());
+    let [n] = r.program.notes.as_slice() else {
+        panic!("{:?}", r.program.notes);
+    };
+    assert_eq!(n.span.line, 0);
+    assert!(matches!(&n.kind, NoteKind::RustSyntax { message } if message.contains("2:")));
+    // Ordinary Rust (no kernel) is not parsed at all.
+    let plain = run("fn main() { let x = [; }", Language::Rust);
+    assert!(plain.program.notes.is_empty() && plain.reports.is_empty());
+    // Nesting too deep for the parser's stack is refused before parsing.
+    let deep = format!("#[kernel]\nfn k() {{ {} }}", "(".repeat(100_000));
+    let d = run(&deep, Language::Rust);
+    assert!(matches!(
+        d.program.notes.as_slice(),
+        [n] if matches!(n.kind, NoteKind::StatementsTooDeep { .. })
+    ));
+}
+
+mod garbage {
+    use super::*;
+    use proptest::prelude::*;
+
+    const PIECES: &[&str] = &[
+        "#[kernel]\npub unsafe fn k(a: &[f32], o: *mut f32, n: usize) {\n",
+        "#[kernel]\nfn g<const N: usize, T>(x: &mut [T]) {\n",
+        "fn helper(x: usize) -> usize { x * 2 }\n",
+        "const T: usize = 16;\n",
+        "#[address_space(shared)]\nstatic mut S: [[f32; T]; T] = [[0.0; T]; T];\n",
+        "let s = shared_array![f32; 64];\n",
+        "let i = thread::index_1d() as usize;\n",
+        "let i = i + thread::thread_idx_y() as usize * n;\n",
+        "*o.add(i * 32) = a[i];\n",
+        "S[i][0] = *s.add(i % 64);\n",
+        "for j in (0..n).step_by(T) { *o.add(j + i) += 1.0; }\n",
+        "for j in 0..=4 {\n",
+        "while i < n {\n",
+        "loop { break; }\n",
+        "if i < n { return; } else {\n",
+        "let v = if i > 2 { i } else { helper(i) };\n",
+        "match i { 0 => {}, _ => {} }\n",
+        "let (p, q) = (1, 2);\n",
+        "o.add(i).write(o.add(i).read() + 1.0);\n",
+        "x.get_unchecked_mut(i);\n",
+        "!i; -i; !(i < n); u32::MAX; i.min(n).max(3).wrapping_add(1);\n",
+        "}\n",
+        "{\n",
+        "(((",
+        ")))",
+        "/* unterminated",
+        "\"string with #[kernel]\"",
+        "unsafe {\n",
+    ];
+
+    /// Statements that parse, for kernels syn accepts.
+    const STATEMENTS: &[&str] = &[
+        "let i = i + thread::thread_idx_y() as usize * n;",
+        "*o.add(i * 32) = a[i];",
+        "S[i % T][0] = *s.add(i % 64);",
+        "for j in (0..n).step_by(T) { *o.add(j + i) += 1.0; }",
+        "for j in 0..=4 { *s.add(j * 2 + i) = 0.0; }",
+        "while i < n { *o.add(i) = 1.0; break; }",
+        "loop { break; }",
+        "if i < n { *o.add(i) = 2.0; } else { return; }",
+        "let v = if i > 2 { i } else { helper(i) };",
+        "let i = helper(i);",
+        "match i { 0 => {}, _ => {} }",
+        "let (p, q) = (1, 2);",
+        "o.add(i).write(o.add(i).read() + 1.0);",
+        "let w = (!i) & 7; *o.add(w) = 0.0;",
+        "let m = i.min(n).max(3).wrapping_add(1); *o.add(m) = a[m];",
+        "unsafe { *o.add(i + 1) = a[i]; }",
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        /// Kernels syn accepts, of random statements: the analysis quotes
+        /// the Rust source at every report.
+        #[test]
+        fn rust_kernels_of_random_statements_never_panic(picks in proptest::collection::vec(0..STATEMENTS.len(), 1..12)) {
+            let body: String = picks.iter().map(|&i| STATEMENTS[i]).collect::<Vec<_>>().join("\n    ");
+            let src = format!(
+                "const T: usize = 16;\nfn helper(x: usize) -> usize {{ x * 2 }}\n#[kernel]\npub unsafe fn k(a: &[f32], o: *mut f32, n: usize) {{\n    #[address_space(shared)]\n    static mut S: [[f32; T]; T] = [[0.0; T]; T];\n    let s = shared_array![f32; 64];\n    let i = thread::index_1d() as usize;\n    {body}\n    *o.add(i) = 0.0;\n}}\n"
+            );
+            let a = run(&src, Language::Rust);
+            prop_assert!(!a.reports.is_empty(), "{:?}", a.program.notes);
+            for r in &a.reports {
+                prop_assert_eq!(&r.text, &src[r.span.start..r.span.end]);
+                prop_assert!(r.span.line >= 4);
+            }
+        }
+
+        /// Never panic, hang or blow up on input: any mixture of kernel
+        /// fragments (parsed or not by syn) goes through the Rust front end
+        /// and the engine.
+        #[test]
+        fn rust_fragments_never_panic(picks in proptest::collection::vec(0..PIECES.len(), 0..40)) {
+            let src: String = picks.iter().map(|&i| PIECES[i]).collect();
+            let a = run(&src, Language::Rust);
+            for r in &a.reports {
+                prop_assert!(r.span.end <= src.len());
+                prop_assert_eq!(&r.text, &src[r.span.start..r.span.end]);
+            }
+        }
+    }
+}
