@@ -73,8 +73,9 @@ fn not_checkable(p: &Path) -> String {
 pub const EXTENSIONS: [&str; 2] = ["cu", "cuh"];
 
 /// Rust sources: searched in folders only within a crate that depends on
-/// Rust-CUDA's `cuda_std` or on `cubecl` ([`gpu_crate`]); a file named on
-/// the command line is always taken.
+/// Rust-CUDA's `cuda_std` (kernels) or `cust` (the host code that launches
+/// them) or on `cubecl` ([`gpu_crate`]); a file named on the command line
+/// is always taken.
 pub const RUST_EXTENSION: &str = "rs";
 
 /// The language a file is analysed as, by its extension.
@@ -85,8 +86,8 @@ pub fn language(path: &Path) -> warplint_analyzer::frontend::Language {
     }
 }
 
-/// Whether the nearest `Cargo.toml` above `file` names `cuda_std` or
-/// `cubecl` (a dependency, read as text); each manifest read once per
+/// Whether the nearest `Cargo.toml` above `file` names `cuda_std`,
+/// `cust` or `cubecl` (a dependency, read as text); each manifest read once per
 /// walk (`seen`).
 fn gpu_crate(
     file: &Path,
@@ -105,7 +106,7 @@ fn gpu_crate(
     let text = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap_or_default();
     let gpu = text.lines().any(|l| {
         let key = l.split(['=', '.', ' ']).next().unwrap_or("").trim();
-        matches!(key, "cuda_std" | "cuda-std" | "cubecl")
+        matches!(key, "cuda_std" | "cuda-std" | "cust" | "cubecl")
     });
     if let Ok(mut m) = seen.lock() {
         m.insert(dir.to_path_buf(), gpu);

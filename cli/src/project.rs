@@ -133,8 +133,9 @@ impl LaunchIndex {
                 let take = match &e.defined_in {
                     Some(d) => mine.contains(d),
                     None => {
-                        e.site_file.parent() == folder
-                            && text.contains(e.launch.site.kernel.as_str())
+                        (e.site_file.parent() == folder
+                            && text.contains(e.launch.site.kernel.as_str()))
+                            || rust_defines(&e.site_file, &own, &text, &e.launch.site.kernel)
                     }
                 };
                 if take {
@@ -220,6 +221,24 @@ impl LaunchIndex {
                 .clone();
         }
         canonical(Path::new(path))
+    }
+}
+
+/// Whether a Rust host file's launch (`site_file`, a `launch!` naming
+/// `kernel` by `get_function`) reaches the Rust file `unit` (its `text`):
+/// the host and kernel crates of Rust-CUDA are apart (`src/main.rs`,
+/// `kernels/src/lib.rs`), so any Rust file of the project that defines a
+/// function of that name.
+fn rust_defines(site_file: &Path, unit: &Path, text: &str, kernel: &str) -> bool {
+    let rs = |p: &Path| {
+        p.extension()
+            .is_some_and(|x| x == crate::discover::RUST_EXTENSION)
+    };
+    rs(site_file) && rs(unit) && {
+        let needle = format!("fn {kernel}");
+        text.match_indices(&needle).any(|(i, _)| {
+            !text[i + needle.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_')
+        })
     }
 }
 

@@ -148,3 +148,24 @@ fn a_padding_fix_edits_the_rust_type_and_its_initializer() {
     assert_eq!(again.status.code(), Some(0), "{}", stdout(&again));
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn a_host_crates_launch_gives_the_kernel_its_block_and_arguments() {
+    let out = warplint(&[
+        "report",
+        "--isolated",
+        "--format",
+        "json",
+        &format!("{FIXTURE}/src/transpose.rs"),
+    ]);
+    let j: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
+    let accesses = j["accesses"].as_array().expect("accesses");
+    assert!(!accesses.is_empty());
+    for a in accesses {
+        assert_eq!(a["block"], serde_json::json!([32, 8, 1]), "{a}");
+        // `n = 4096` at the launch: 128 x 128 blocks of 32.
+        assert_eq!(a["grid"], serde_json::json!([128, 128, 1]), "{a}");
+        assert_eq!(a["launch"]["origin"], "launch-site");
+        assert_eq!(a["launch"]["at"], "fixtures/rust/host/src/main.rs:33");
+    }
+}

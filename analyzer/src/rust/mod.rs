@@ -14,6 +14,7 @@
 //! and any value it stands for is unknown.
 
 mod emit;
+mod launches;
 mod spans;
 mod types;
 
@@ -23,10 +24,12 @@ use crate::frontend::source::Source;
 use crate::frontend::Options;
 use crate::ir::{Note, Program};
 
-/// Whether `text` may hold a Rust kernel: a `#[kernel]` attribute (cheap:
-/// ordinary Rust is skipped without a parse).
+/// Whether `text` may hold a Rust kernel or a launch: a `#[kernel]`
+/// attribute or a `launch!` (cheap: ordinary Rust is skipped without a
+/// parse).
 pub fn may_hold_kernels(text: &[u8]) -> bool {
     memchr::memmem::find(text, b"kernel]").is_some()
+        || memchr::memmem::find(text, b"launch!").is_some()
 }
 
 /// The deepest nesting of brackets in `text` (strings and comments
@@ -87,11 +90,11 @@ pub fn parse_program(input: &[u8], options: &Options) -> Program {
         }));
         return program;
     }
-    let translated = translate(text);
+    let translated = translate(text, &lines);
     // The spans of one file are read; the thread's table of them is
     // emptied so that a long run (the language server) does not grow it.
     proc_macro2::extra::invalidate_current_thread_spans();
-    let (cuda, segs, skipped, statics) = match translated {
+    let (cuda, segs, skipped, statics, sites) = match translated {
         Ok(t) => t,
         Err((at, message)) => {
             // The file is not analysed: a note about the whole file, which
@@ -115,7 +118,6 @@ pub fn parse_program(input: &[u8], options: &Options) -> Program {
     }
     o.headers.clear();
     o.reparse = None;
-    o.project_launches.clear();
     o.language = crate::frontend::Language::Cuda;
     let mut lowered = crate::frontend::parse_program(cuda.as_bytes(), &o);
     spans::SpanMap::new(segs, text).program(&mut lowered);
@@ -140,6 +142,7 @@ pub fn parse_program(input: &[u8], options: &Options) -> Program {
     });
     lowered.notes.dedup();
     lowered.files.clear();
+    lowered.launch_sites = sites;
     lowered
 }
 
@@ -181,22 +184,17 @@ type Translated = (
     Vec<spans::Seg>,
     Vec<emit::Skipped>,
     Vec<emit::SharedStatic>,
+    Vec<crate::ir::SiteRecord>,
 );
 
 /// The CUDA C++ for `text`, or where and why syn could not parse it.
-fn translate(text: &str) -> Result<Translated, ((usize, usize), String)> {
+fn translate(text: &str, lines: &Source) -> Result<Translated, ((usize, usize), String)> {
     let file = syn::parse_file(text).map_err(|e| {
         let r = e.span().byte_range();
         ((r.start, r.end), e.to_string())
     })?;
     let mut e = emit::Emitter::default();
     e.file(&file);
-    Ok((e.out, e.segs, e.skipped, e.statics))
-}
-
-/// The CUDA C++ the translation writes for `text` (for `debug`, tests).
-pub fn translation(text: &str) -> Result<String, String> {
-    let t = translate(text);
-    proc_macro2::extra::invalidate_current_thread_spans();
-    t.map(|t| t.0).map_err(|e| e.1)
+    let sites = launches::sites(&file, lines);
+    Ok((e.out, e.segs, e.skipped, e.statics, sites))
 }
