@@ -304,3 +304,30 @@ mod garbage {
         }
     }
 }
+
+#[test]
+fn cubecl_kernels_cost_what_their_cuda_twins_do() {
+    let rust = r#"
+use cubecl::prelude::*;
+#[cube(launch)]
+fn transpose_tile(input: &Array<f32>, output: &mut Array<f32>, #[comptime] n: u32) {
+    let mut tile = SharedMemory::<f32>::new(1024);
+    tile[UNIT_POS_Y * 32 + UNIT_POS_X] = input[ABSOLUTE_POS_Y * n + ABSOLUTE_POS_X];
+    sync_cube();
+    output[ABSOLUTE_POS_X * n + ABSOLUTE_POS_Y] = tile[UNIT_POS_X * 32 + UNIT_POS_Y];
+    let new = UNIT_POS * 2;
+    output[new] = 0.0;
+}
+"#;
+    let cuda = r#"
+__global__ void transpose_tile(const float* input, unsigned long long input__len, float* output, unsigned long long output__len, unsigned int n) {
+    __shared__ float tile[1024];
+    tile[threadIdx.y * 32 + threadIdx.x] = input[(blockIdx.y * blockDim.y + threadIdx.y) * n + (blockIdx.x * blockDim.x + threadIdx.x)];
+    __syncthreads();
+    output[(blockIdx.x * blockDim.x + threadIdx.x) * n + (blockIdx.y * blockDim.y + threadIdx.y)] = tile[threadIdx.x * 32 + threadIdx.y];
+    unsigned int new_ = (threadIdx.x + threadIdx.y * blockDim.x + threadIdx.z * blockDim.x * blockDim.y) * 2;
+    output[new_] = 0.0f;
+}
+"#;
+    twins(rust, cuda, &[6, 6, 8, 8, 10]);
+}

@@ -106,7 +106,7 @@ fn gpu_crate(
     let text = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap_or_default();
     let gpu = text.lines().any(|l| {
         let key = l.split(['=', '.', ' ']).next().unwrap_or("").trim();
-        matches!(key, "cuda_std" | "cuda-std" | "cust" | "cubecl")
+        matches!(key, "cuda_std" | "cuda-std" | "cust") || key.starts_with("cubecl")
     });
     if let Ok(mut m) = seen.lock() {
         m.insert(dir.to_path_buf(), gpu);

@@ -45,6 +45,27 @@ fn every_rust_fixture_report_matches_its_snapshot() {
 }
 
 #[test]
+fn the_cubecl_fixture_report_matches_its_snapshot() {
+    let path = "fixtures/rust/cubecl_kernels/src/lib.rs";
+    let out = warplint(&["report", "--isolated", "--format", "json", path]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let j: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
+    let kernels: Vec<&str> = j["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        ["transpose_tile", "strided_read", "scale"]
+            .iter()
+            .all(|k| kernels.iter().any(|n| n.starts_with(k))),
+        "{kernels:?}"
+    );
+    settings().bind(|| insta::assert_snapshot!("report_rust_cubecl", stdout(&out)));
+}
+
+#[test]
 fn a_gpu_crate_is_searched_and_its_findings_point_at_rust_source() {
     let out = warplint(&[
         "check",

@@ -24,12 +24,13 @@ use crate::frontend::source::Source;
 use crate::frontend::Options;
 use crate::ir::{Note, Program};
 
-/// Whether `text` may hold a Rust kernel or a launch: a `#[kernel]`
-/// attribute or a `launch!` (cheap: ordinary Rust is skipped without a
+/// Whether `text` may hold a Rust kernel or a launch: a `#[kernel]` or
+/// `#[cube…]` attribute or a `launch!` (cheap: ordinary Rust is skipped without a
 /// parse).
 pub fn may_hold_kernels(text: &[u8]) -> bool {
-    memchr::memmem::find(text, b"kernel]").is_some()
-        || memchr::memmem::find(text, b"launch!").is_some()
+    ["kernel]".as_bytes(), b"launch!", b"#[cube"]
+        .iter()
+        .any(|m| memchr::memmem::find(text, m).is_some())
 }
 
 /// The deepest nesting of brackets in `text` (strings and comments

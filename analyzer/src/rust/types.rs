@@ -75,6 +75,33 @@ pub(super) fn suffix(s: &str) -> Option<&'static str> {
     primitive(s)
 }
 
+/// CubeCL's buffers (`Array<T>`, `Tensor<T>`, `SharedMemory<T>`): their
+/// element type. They are passed as a pointer and a length, as slices.
+fn buffer(ty: &syn::Type) -> Option<Ty> {
+    let syn::Type::Path(p) = ty else {
+        return None;
+    };
+    let last = p.path.segments.last()?;
+    if !matches!(
+        last.ident.to_string().as_str(),
+        "Array" | "Tensor" | "SharedMemory"
+    ) {
+        return None;
+    }
+    first_generic(&last.arguments)
+}
+
+/// The first type argument of `Name<T, ...>`.
+pub(super) fn first_generic(args: &syn::PathArguments) -> Option<Ty> {
+    let syn::PathArguments::AngleBracketed(a) = args else {
+        return None;
+    };
+    a.args.iter().find_map(|g| match g {
+        syn::GenericArgument::Type(t) => Some(of(t)),
+        _ => None,
+    })
+}
+
 /// A syn type as the translation knows it.
 pub(super) fn of(ty: &syn::Type) -> Ty {
     match ty {
@@ -91,7 +118,10 @@ pub(super) fn of(ty: &syn::Type) -> Ty {
         syn::Type::Ptr(p) => Ty::Ptr(Box::new(of(&p.elem))),
         syn::Type::Reference(r) => match &*r.elem {
             syn::Type::Slice(s) => Ty::Slice(Box::new(of(&s.elem))),
-            other => Ty::Ptr(Box::new(of(other))),
+            other => match buffer(other) {
+                Some(t) => Ty::Slice(Box::new(t)),
+                None => Ty::Ptr(Box::new(of(other))),
+            },
         },
         syn::Type::Slice(s) => Ty::Slice(Box::new(of(&s.elem))),
         syn::Type::Array(a) => Ty::Array(Box::new(of(&a.elem)), String::new()),

@@ -135,10 +135,16 @@ impl Emitter {
                 return Ty::Scalar(c);
             }
         }
+        if let [one] = segs.as_slice() {
+            if let Some((text, ty)) = cube_builtin(one) {
+                self.w(text);
+                return ty;
+            }
+        }
         // Another module's constant, a unit struct: a name nothing here
         // declares, so what depends on it is unknown.
         let last = segs.last().cloned().unwrap_or_default();
-        self.w(&last);
+        self.w(&super::c_ident(&last));
         Ty::Named(String::new())
     }
 
@@ -293,6 +299,8 @@ impl Emitter {
                     t.elem().cloned().unwrap_or(Ty::Named(String::new())),
                 ))
             }
+            // CubeCL's `.comptime()` reads a value at compile time: the value.
+            ("comptime", []) => self.expr(&m.receiver),
             ("min" | "max", [a]) => {
                 self.w(&format!("{name}("));
                 let t = self.expr(&m.receiver);
@@ -347,8 +355,8 @@ impl Emitter {
         }
         let ret = self.functions.get(&name).cloned();
         let name = match name.as_str() {
-            "sync_threads" => "__syncthreads".to_string(),
-            _ => name,
+            "sync_threads" | "sync_cube" | "sync_units" => "__syncthreads".to_string(),
+            _ => super::c_ident(&name),
         };
         self.w(&format!("{name}("));
         for (i, a) in c.args.iter().enumerate() {
@@ -461,6 +469,50 @@ fn thread_builtin(name: &str) -> Option<(&'static str, Ty)> {
             "((blockIdx.x + blockIdx.y * gridDim.x + gridDim.x * gridDim.y * blockIdx.z) * (blockDim.x * blockDim.y * blockDim.z) + threadIdx.z * (blockDim.x * blockDim.y) + threadIdx.y * blockDim.x + threadIdx.x)",
             u32t,
         ),
+        _ => return None,
+    })
+}
+
+/// CubeCL's position and dimension constants, as CubeCL's CUDA backend
+/// defines them (`cubecl-cpp/src/shared/builtin.rs`).
+fn cube_builtin(name: &str) -> Option<(&'static str, Ty)> {
+    let u32t = Ty::Scalar("unsigned int");
+    let usize_t = Ty::Scalar("unsigned long long");
+    Some(match name {
+        "UNIT_POS_X" => ("threadIdx.x", u32t),
+        "UNIT_POS_Y" => ("threadIdx.y", u32t),
+        "UNIT_POS_Z" => ("threadIdx.z", u32t),
+        "CUBE_POS_X" => ("blockIdx.x", u32t),
+        "CUBE_POS_Y" => ("blockIdx.y", u32t),
+        "CUBE_POS_Z" => ("blockIdx.z", u32t),
+        "CUBE_DIM_X" => ("blockDim.x", u32t),
+        "CUBE_DIM_Y" => ("blockDim.y", u32t),
+        "CUBE_DIM_Z" => ("blockDim.z", u32t),
+        "CUBE_COUNT_X" => ("gridDim.x", u32t),
+        "CUBE_COUNT_Y" => ("gridDim.y", u32t),
+        "CUBE_COUNT_Z" => ("gridDim.z", u32t),
+        "ABSOLUTE_POS_X" => ("(blockIdx.x * blockDim.x + threadIdx.x)", u32t),
+        "ABSOLUTE_POS_Y" => ("(blockIdx.y * blockDim.y + threadIdx.y)", u32t),
+        "ABSOLUTE_POS_Z" => ("(blockIdx.z * blockDim.z + threadIdx.z)", u32t),
+        "UNIT_POS" => (
+            "(threadIdx.x + threadIdx.y * blockDim.x + threadIdx.z * blockDim.x * blockDim.y)",
+            u32t,
+        ),
+        "CUBE_DIM" => ("(blockDim.x * blockDim.y * blockDim.z)", u32t),
+        "CUBE_POS" => (
+            "((unsigned long long)blockIdx.z * gridDim.y * gridDim.x + (unsigned long long)blockIdx.y * gridDim.x + blockIdx.x)",
+            usize_t,
+        ),
+        "CUBE_COUNT" => (
+            "((unsigned long long)gridDim.x * gridDim.y * gridDim.z)",
+            usize_t,
+        ),
+        "ABSOLUTE_POS" => (
+            "((unsigned long long)(blockIdx.z * blockDim.z + threadIdx.z) * gridDim.x * blockDim.x * gridDim.y * blockDim.y + (unsigned long long)(blockIdx.y * blockDim.y + threadIdx.y) * gridDim.x * blockDim.x + (blockIdx.x * blockDim.x + threadIdx.x))",
+            usize_t,
+        ),
+        "PLANE_DIM" => ("32u", u32t),
+        "UNIT_POS_PLANE" => ("(threadIdx.x % 32u)", u32t),
         _ => return None,
     })
 }

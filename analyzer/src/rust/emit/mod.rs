@@ -69,6 +69,84 @@ fn has_attr(attrs: &[syn::Attribute], name: &str) -> bool {
         .any(|a| a.path().segments.last().is_some_and(|s| s.ident == name))
 }
 
+/// Whether `attrs` make a kernel: Rust-CUDA's `#[kernel]`, CubeCL's
+/// `#[cube(launch)]` or `#[cube(launch_unchecked)]`.
+fn is_kernel(attrs: &[syn::Attribute]) -> bool {
+    has_attr(attrs, "kernel")
+        || attrs.iter().any(|a| {
+            a.path().segments.last().is_some_and(|s| s.ident == "cube")
+                && a.meta.require_list().is_ok_and(|l| {
+                    l.tokens
+                        .to_string()
+                        .split([',', ' '])
+                        .any(|w| w == "launch" || w == "launch_unchecked")
+                })
+        })
+}
+
+/// C++'s keywords, which Rust names may be (`new`, `class`): written with
+/// a trailing `_`.
+const CPP_KEYWORDS: [&str; 44] = [
+    "alignas",
+    "alignof",
+    "and",
+    "asm",
+    "auto",
+    "bitand",
+    "bitor",
+    "case",
+    "catch",
+    "char",
+    "class",
+    "compl",
+    "default",
+    "delete",
+    "double",
+    "explicit",
+    "export",
+    "extern",
+    "float",
+    "friend",
+    "goto",
+    "inline",
+    "int",
+    "long",
+    "mutable",
+    "namespace",
+    "new",
+    "not",
+    "operator",
+    "or",
+    "private",
+    "protected",
+    "public",
+    "register",
+    "short",
+    "signed",
+    "sizeof",
+    "switch",
+    "template",
+    "this",
+    "throw",
+    "typedef",
+    "typename",
+    "xor",
+];
+
+/// A Rust name as a C++ name.
+pub(super) fn c_ident(name: &str) -> String {
+    if CPP_KEYWORDS.contains(&name)
+        || matches!(
+            name,
+            "union" | "unsigned" | "using" | "virtual" | "void" | "volatile" | "try"
+        )
+    {
+        format!("{name}_")
+    } else {
+        name.to_string()
+    }
+}
+
 /// Whether `attrs` put the item in shared memory (`#[address_space(shared)]`).
 fn is_shared(attrs: &[syn::Attribute]) -> bool {
     attrs.iter().any(|a| {
@@ -139,16 +217,8 @@ impl Emitter {
     /// Declares Rust `name` in the innermost scope under a C name no
     /// other declaration of the function has (Rust shadows, C++ may not).
     fn declare(&mut self, name: &str, ty: Ty) -> String {
-        let n = self.taken.entry(name.to_string()).or_insert(0);
-        let c = if *n == 0 {
-            name.to_string()
-        } else {
-            format!("{name}__{n}")
-        };
-        *n += 1;
-        if let Some(s) = self.scopes.last_mut() {
-            s.insert(name.to_string(), Var { c: c.clone(), ty });
-        }
+        let c = self.declare_later(name);
+        self.bind(name, c.clone(), ty);
         c
     }
 
@@ -165,10 +235,10 @@ impl Emitter {
             self.functions.insert(f.sig.ident.to_string(), ret);
         }
         // Device functions before kernels: C++ reads in order.
-        for f in fns.iter().filter(|f| !has_attr(&f.attrs, "kernel")) {
+        for f in fns.iter().filter(|f| !is_kernel(&f.attrs)) {
             self.function(f, false);
         }
-        for f in fns.iter().filter(|f| has_attr(&f.attrs, "kernel")) {
+        for f in fns.iter().filter(|f| is_kernel(&f.attrs)) {
             self.function(f, true);
             self.kernels += 1;
         }
@@ -280,7 +350,7 @@ impl Emitter {
                 let r = ret.as_ref().map_or("void".to_string(), Ty::c);
                 e.w(&format!("__device__ {r} "));
             }
-            e.piece(&f.sig.ident, |e| e.w(&f.sig.ident.to_string()));
+            e.piece(&f.sig.ident, |e| e.w(&c_ident(&f.sig.ident.to_string())));
             e.w("(");
             let mut first = true;
             for input in &f.sig.inputs {
@@ -412,6 +482,11 @@ impl Emitter {
                 return;
             }
         }
+        if let Some(syn::Expr::Call(c)) = init {
+            if self.shared_memory(&name, l, c, declared.as_ref()) {
+                return;
+            }
+        }
         self.piece(l, |e| {
             let ty = match (&declared, init) {
                 (Some(t), _) => t.clone(),
@@ -436,11 +511,12 @@ impl Emitter {
     /// The C name the next declaration of `name` takes (bound after its
     /// initializer, which still sees the shadowed variable).
     fn declare_later(&mut self, name: &str) -> String {
+        let base = c_ident(name);
         let n = self.taken.entry(name.to_string()).or_insert(0);
         let c = if *n == 0 {
-            name.to_string()
+            base
         } else {
-            format!("{name}__{n}")
+            format!("{base}__{n}")
         };
         *n += 1;
         c
@@ -478,6 +554,44 @@ impl Emitter {
             e.w("];\n");
         });
         self.bind(name, c, Ty::Array(Box::new(elem), String::new()));
+        true
+    }
+
+    /// CubeCL's `let s = SharedMemory::<T>::new(n);` as a `__shared__`
+    /// array named `s` (the element type from the turbofish or from the
+    /// `let`'s `SharedMemory<T>`).
+    fn shared_memory(
+        &mut self,
+        name: &str,
+        l: &syn::Local,
+        c: &syn::ExprCall,
+        declared: Option<&Ty>,
+    ) -> bool {
+        let syn::Expr::Path(p) = &*c.func else {
+            return false;
+        };
+        let segs: Vec<&syn::PathSegment> = p.path.segments.iter().collect();
+        let [.., shared, new] = segs.as_slice() else {
+            return false;
+        };
+        if shared.ident != "SharedMemory" || new.ident != "new" || c.args.len() != 1 {
+            return false;
+        }
+        let elem = match (types::first_generic(&shared.arguments), declared) {
+            (Some(t), _) => t,
+            (None, Some(Ty::Slice(t))) => (**t).clone(),
+            _ => Ty::Named("SharedMemoryElement".into()),
+        };
+        let Some(len) = c.args.first() else {
+            return false;
+        };
+        let cname = self.declare_later(name);
+        self.piece(l, |e| {
+            e.w(&format!("__shared__ {} {cname}[", elem.c()));
+            e.expr(len);
+            e.w("];\n");
+        });
+        self.bind(name, cname, Ty::Array(Box::new(elem), String::new()));
         true
     }
 
