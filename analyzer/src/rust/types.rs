@@ -26,6 +26,9 @@ impl Ty {
             Ty::Scalar(s) => (*s).to_string(),
             Ty::Ptr(t) | Ty::Slice(t) => format!("{}*", t.c()),
             Ty::Array(t, _) => t.c(),
+            // A type the translation does not know (`dyn Trait`, `impl
+            // Fn`): a name nothing declares, whose size is unknown.
+            Ty::Named(n) if n.is_empty() => "unread_rust_type".to_string(),
             Ty::Named(n) => n.clone(),
         }
     }

@@ -312,7 +312,7 @@ impl Emitter {
             _ => {
                 // Any other method: a call the analysis does not follow,
                 // by the method's name.
-                self.w(&format!("{name}("));
+                self.w(&format!("{}(", super::c_ident(&name)));
                 let t = self.expr(&m.receiver);
                 for a in args {
                     self.w(", ");
