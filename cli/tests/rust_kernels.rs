@@ -16,6 +16,13 @@ fn settings() -> insta::Settings {
 
 const FIXTURE: &str = "fixtures/rust/cuda_kernels";
 
+/// `warplint report --format json` of `path`, which must succeed.
+fn report_json(path: &str) -> serde_json::Value {
+    let out = warplint(&["report", "--isolated", "--format", "json", path]);
+    assert_eq!(out.status.code(), Some(0), "{path}: {}", stderr(&out));
+    serde_json::from_str(&stdout(&out)).expect("json")
+}
+
 #[test]
 fn every_rust_fixture_report_matches_its_snapshot() {
     let dir = root().join(FIXTURE).join("src");
@@ -172,14 +179,7 @@ fn a_padding_fix_edits_the_rust_type_and_its_initializer() {
 
 #[test]
 fn a_host_crates_launch_gives_the_kernel_its_block_and_arguments() {
-    let out = warplint(&[
-        "report",
-        "--isolated",
-        "--format",
-        "json",
-        &format!("{FIXTURE}/src/transpose.rs"),
-    ]);
-    let j: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
+    let j = report_json(&format!("{FIXTURE}/src/transpose.rs"));
     let accesses = j["accesses"].as_array().expect("accesses");
     assert!(!accesses.is_empty());
     for a in accesses {
@@ -218,14 +218,7 @@ fn rust_fixture_predictions_agree_with_the_h200_measurements_of_their_twins() {
             .unwrap(),
     )
     .unwrap();
-    let out = warplint(&[
-        "report",
-        "--isolated",
-        "--format",
-        "json",
-        &format!("{FIXTURE}/src"),
-    ]);
-    let report: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
+    let report = report_json(&format!("{FIXTURE}/src"));
     let accesses = report["accesses"].as_array().unwrap();
     let mut misses = Vec::new();
     let cases = truth["cases"].as_array().unwrap();

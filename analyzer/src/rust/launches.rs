@@ -51,14 +51,12 @@ struct Scan<'l> {
 
 impl<'ast> Visit<'ast> for Scan<'_> {
     fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
-        self.consts = self.file_consts.clone();
-        self.kernels.clear();
+        self.enter_function();
         syn::visit::visit_item_fn(self, f);
     }
 
     fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
-        self.consts = self.file_consts.clone();
-        self.kernels.clear();
+        self.enter_function();
         syn::visit::visit_impl_item_fn(self, f);
     }
 
@@ -162,6 +160,12 @@ impl<'ast> Visit<'ast> for KernelIn<'_> {
 }
 
 impl Scan<'_> {
+    /// A function's body starts with the file's constants and no kernel.
+    fn enter_function(&mut self) {
+        self.consts = self.file_consts.clone();
+        self.kernels.clear();
+    }
+
     fn kernel_in(&self, x: &syn::Expr) -> Option<String> {
         let mut k = KernelIn {
             kernels: &self.kernels,

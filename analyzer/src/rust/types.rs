@@ -12,8 +12,8 @@ pub(super) enum Ty {
     Ptr(Box<Ty>),
     /// `&[T]`, `&mut [T]`: a pointer and a length (`name__len`).
     Slice(Box<Ty>),
-    /// `[T; N]` (the length as C text).
-    Array(Box<Ty>, String),
+    /// `[T; N]`, a shared array (its dimensions are written apart).
+    Array(Box<Ty>),
     /// A type parameter or a type the translation does not know.
     Named(String),
 }
@@ -25,7 +25,7 @@ impl Ty {
         match self {
             Ty::Scalar(s) => (*s).to_string(),
             Ty::Ptr(t) | Ty::Slice(t) => format!("{}*", t.c()),
-            Ty::Array(t, _) => t.c(),
+            Ty::Array(t) => t.c(),
             // A type the translation does not know (`dyn Trait`, `impl
             // Fn`): a name nothing declares, whose size is unknown.
             Ty::Named(n) if n.is_empty() => "unread_rust_type".to_string(),
@@ -47,7 +47,7 @@ impl Ty {
     /// The element type behind a pointer, slice or array.
     pub fn elem(&self) -> Option<&Ty> {
         match self {
-            Ty::Ptr(t) | Ty::Slice(t) | Ty::Array(t, _) => Some(t),
+            Ty::Ptr(t) | Ty::Slice(t) | Ty::Array(t) => Some(t),
             _ => None,
         }
     }
@@ -127,7 +127,7 @@ pub(super) fn of(ty: &syn::Type) -> Ty {
             },
         },
         syn::Type::Slice(s) => Ty::Slice(Box::new(of(&s.elem))),
-        syn::Type::Array(a) => Ty::Array(Box::new(of(&a.elem)), String::new()),
+        syn::Type::Array(a) => Ty::Array(Box::new(of(&a.elem))),
         syn::Type::Paren(p) => of(&p.elem),
         syn::Type::Group(g) => of(&g.elem),
         _ => Ty::Named(String::new()),

@@ -11,13 +11,12 @@ impl Emitter {
         if let Some(t) = self.typed.get(&(x as *const syn::Expr as usize)) {
             return t.clone();
         }
+        // Written and taken back; an expression declares nothing.
         let (out, segs, skipped) = (self.out.len(), self.segs.len(), self.skipped.len());
-        let taken = self.taken.clone();
         let ty = self.expr(x);
         self.out.truncate(out);
         self.segs.truncate(segs);
         self.skipped.truncate(skipped);
-        self.taken = taken;
         ty
     }
 
@@ -285,7 +284,7 @@ impl Emitter {
             ("as_ptr" | "as_mut_ptr" | "cast" | "cast_mut" | "cast_const", []) => {
                 let t = self.expr(&m.receiver);
                 match t {
-                    Ty::Slice(e) | Ty::Array(e, _) => Ty::Ptr(e),
+                    Ty::Slice(e) | Ty::Array(e) => Ty::Ptr(e),
                     other => other,
                 }
             }

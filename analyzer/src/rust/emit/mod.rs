@@ -86,7 +86,7 @@ fn is_kernel(attrs: &[syn::Attribute]) -> bool {
 
 /// C++'s keywords, which Rust names may be (`new`, `class`): written with
 /// a trailing `_`.
-const CPP_KEYWORDS: [&str; 44] = [
+const CPP_KEYWORDS: [&str; 51] = [
     "alignas",
     "alignof",
     "and",
@@ -128,19 +128,21 @@ const CPP_KEYWORDS: [&str; 44] = [
     "template",
     "this",
     "throw",
+    "try",
     "typedef",
     "typename",
+    "union",
+    "unsigned",
+    "using",
+    "virtual",
+    "void",
+    "volatile",
     "xor",
 ];
 
 /// A Rust name as a C++ name.
 pub(super) fn c_ident(name: &str) -> String {
-    if CPP_KEYWORDS.contains(&name)
-        || matches!(
-            name,
-            "union" | "unsigned" | "using" | "virtual" | "void" | "volatile" | "try"
-        )
-    {
+    if CPP_KEYWORDS.contains(&name) {
         format!("{name}_")
     } else {
         name.to_string()
@@ -168,13 +170,7 @@ fn range(s: proc_macro2::Span) -> (usize, usize) {
 impl Emitter {
     /// Writes `f` (the C++ for it) and records where it came from.
     fn piece<T: Spanned + ?Sized, R>(&mut self, node: &T, f: impl FnOnce(&mut Self) -> R) -> R {
-        let start = self.out.len();
-        let r = f(self);
-        self.segs.push(Seg {
-            gen: (start, self.out.len()),
-            src: range(node.span()),
-        });
-        r
+        self.piece_at(range(node.span()), f)
     }
 
     /// [`Emitter::piece`] for the Rust bytes `src`.
@@ -306,7 +302,7 @@ impl Emitter {
         };
         let var = Var {
             c: cname.clone(),
-            ty: Ty::Array(Box::new(elem.clone()), String::new()),
+            ty: Ty::Array(Box::new(elem.clone())),
         };
         if global {
             self.globals.insert(name, var);
@@ -546,15 +542,19 @@ impl Emitter {
             self.skip(m, "shared_array! arguments", false);
             return true;
         };
-        let elem = types::of(&ty);
+        self.shared_buffer(name, l, types::of(&ty), &len);
+        true
+    }
+
+    /// `let name = …` as a `__shared__ elem name[len];` that `name` stands for.
+    fn shared_buffer(&mut self, name: &str, l: &syn::Local, elem: Ty, len: &syn::Expr) {
         let c = self.declare_later(name);
         self.piece(l, |e| {
             e.w(&format!("__shared__ {} {c}[", elem.c()));
-            e.expr(&len);
+            e.expr(len);
             e.w("];\n");
         });
-        self.bind(name, c, Ty::Array(Box::new(elem), String::new()));
-        true
+        self.bind(name, c, Ty::Array(Box::new(elem)));
     }
 
     /// CubeCL's `let s = SharedMemory::<T>::new(n);` as a `__shared__`
@@ -585,13 +585,7 @@ impl Emitter {
         let Some(len) = c.args.first() else {
             return false;
         };
-        let cname = self.declare_later(name);
-        self.piece(l, |e| {
-            e.w(&format!("__shared__ {} {cname}[", elem.c()));
-            e.expr(len);
-            e.w("];\n");
-        });
-        self.bind(name, cname, Ty::Array(Box::new(elem), String::new()));
+        self.shared_buffer(name, l, elem, len);
         true
     }
 
