@@ -288,11 +288,14 @@ impl UnknownReason {
 /// What the engine assumed to cost an access (`AccessReport::assumptions`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Assumption {
-    /// An integer parameter no launch gives a value, assumed `value`.
+    /// An integer parameter no launch gives a value, assumed `value`;
+    /// `loaded`: the space a block-uniform loaded value
+    /// ([`crate::ir::Param::loaded`]) is read from.
     ParamValue {
         name: String,
         value: i64,
         kernel: String,
+        loaded: Option<crate::ir::Space>,
     },
     /// The grid, when no launch gives one.
     Grid { grid: [u64; 3] },
@@ -366,6 +369,19 @@ pub enum ValueSource {
     /// A pointer compared with `NULL`: 0 for a null pointer, 1 for
     /// another.
     Nullness,
+    /// The spread of sizes, for an integer the whole block loads from one
+    /// address of `space` ([`crate::ir::Param::loaded`]): data no launch
+    /// gives, the same for every thread of the block.
+    Loaded { space: crate::ir::Space },
+}
+
+impl ValueSource {
+    /// Whether the values tried are the spread of sizes (a parameter no
+    /// launch gives, or a block-uniform loaded value), not values the
+    /// program is known to pass.
+    pub fn is_spread(self) -> bool {
+        matches!(self, ValueSource::Spread | ValueSource::Loaded { .. })
+    }
 }
 
 /// A set of integers, as simply as it can be said, among the values
@@ -425,6 +441,10 @@ impl ForEvery {
     /// The stable machine-readable name of this kind of input.
     pub fn kind(&self) -> &'static str {
         match self {
+            ForEvery::Param {
+                source: ValueSource::Loaded { .. },
+                ..
+            } => "every-loaded-value",
             ForEvery::Param { .. } => "every-parameter-value",
             ForEvery::Block { .. } => "every-block-shape",
             ForEvery::Type { .. } => "every-representative-type",
@@ -462,6 +482,10 @@ impl Assumption {
             Assumption::FirstIterations { .. } => "first-iterations",
             Assumption::NoExit { .. } => "no-exit",
             Assumption::KeepsAligned { .. } => "alignment",
+            Assumption::ParamCondition {
+                source: ValueSource::Loaded { .. },
+                ..
+            } => "loaded-value-condition",
             Assumption::ParamCondition { .. } => "parameter-condition",
             Assumption::BlockCondition { .. } => "block-condition",
             Assumption::SomeCombinations { .. } => "some-combinations",

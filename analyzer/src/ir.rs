@@ -599,6 +599,21 @@ pub struct Param {
     /// A value template parameter that no instantiation gives, analysed
     /// as an integer parameter (after the function's own parameters).
     pub template: bool,
+    /// Not a parameter of the kernel: an integer every thread of a block
+    /// loads from one address (a `__shared__` scalar, `p[blockIdx.x]`),
+    /// outside any loop. It is one number for the block that no launch
+    /// gives, so it is analysed as a parameter is, over representative
+    /// values (after the parameters and template values; no launch gives
+    /// it). `name` is the loaded expression as written.
+    pub loaded: Option<Loaded>,
+}
+
+/// Where a [`Param::loaded`] value is loaded from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Loaded {
+    /// The memory object read.
+    pub array: String,
+    pub space: Space,
 }
 
 /// A launch configuration for a kernel.

@@ -345,16 +345,16 @@ int main() { k<<<4, 128>>>(0, 0, 0, 2, 77); }
 }
 
 /// A warp-uniform unknown chosen by a warp-uniform condition (`r == 0 ?
-/// 0 : counts[r - 1]`) still only shifts the warp; chosen by a per-lane
-/// condition it does not.
+/// 0 : (int)scale`, a parameter the engine does not evaluate) still only
+/// shifts the warp; chosen by a per-lane condition it does not.
 #[test]
 fn uniform_unknowns_through_uniform_selects() {
     let a = run(r#"
-__global__ void k(const int *counts, int *out, int *out2, const int *in) {
+__global__ void k(float scale, int *out, int *out2, const int *in) {
     int r = blockIdx.x;
-    int start = r == 0 ? 0 : counts[r - 1];
+    int start = r == 0 ? 0 : (int)scale;
     out[start + threadIdx.x] = in[threadIdx.x];
-    int lane_start = threadIdx.x < 16 ? 0 : counts[r];
+    int lane_start = threadIdx.x < 16 ? 0 : (int)scale;
     out2[lane_start + threadIdx.x] = 0;
 }
 int main() { k<<<4, 128>>>(0, 0, 0, 0); }

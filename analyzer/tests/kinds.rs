@@ -4,6 +4,7 @@
 use warplint_analyzer::finding::{
     Assumption, Budget, Condition, Cut, ForEvery, NoteKind, Origin, UnknownReason, ValueSource,
 };
+use warplint_analyzer::ir::Space;
 
 const B: Budget = Budget::new("MAX_TEST", 1, "units");
 
@@ -92,6 +93,7 @@ fn assumptions() -> Vec<Assumption> {
             name: s(),
             value: 1,
             kernel: s(),
+            loaded: Some(Space::Shared),
         },
         Assumption::Grid { grid: [1, 1, 1] },
         Assumption::BlocksSampled {
@@ -123,6 +125,16 @@ fn assumptions() -> Vec<Assumption> {
             when: Condition::Odd,
             tried: vec![1, 2],
             source: ValueSource::Spread,
+            idle: Vec::new(),
+        },
+        Assumption::ParamCondition {
+            name: s(),
+            kernel: s(),
+            when: Condition::Odd,
+            tried: vec![1, 2],
+            source: ValueSource::Loaded {
+                space: Space::Shared,
+            },
             idle: Vec::new(),
         },
         Assumption::BlockCondition {
@@ -168,6 +180,14 @@ fn kinds() -> Vec<&'static str> {
             kernel: s(),
             tried: vec![1, 2],
             source: ValueSource::Spread,
+        },
+        ForEvery::Param {
+            name: s(),
+            kernel: s(),
+            tried: vec![1, 2],
+            source: ValueSource::Loaded {
+                space: Space::Global,
+            },
         },
         ForEvery::Block {
             kernel: s(),

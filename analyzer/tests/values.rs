@@ -474,7 +474,8 @@ fn past_the_combination_budget_each_input_is_varied_alone() {
     assert!(r.assumptions.contains(&Assumption::ParamValue {
         name: "c".into(),
         value: 1024,
-        kernel: "k".into()
+        kernel: "k".into(),
+        loaded: None,
     }));
     assert!(r.assumptions.iter().any(|a| matches!(
         a,
@@ -508,7 +509,8 @@ fn a_configured_default_param_is_assumed() {
         vec![Assumption::ParamValue {
             name: "stride".into(),
             value: 6,
-            kernel: "k".into()
+            kernel: "k".into(),
+            loaded: None,
         }]
     );
     assert!(r.for_every.is_empty());

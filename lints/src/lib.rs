@@ -15,7 +15,7 @@ pub mod wording;
 
 use std::collections::BTreeSet;
 
-use warplint_analyzer::finding::{Assumption, ValueSource};
+use warplint_analyzer::finding::Assumption;
 use warplint_analyzer::ir::{Access, Kernel, MemObject};
 use warplint_analyzer::{AccessReport, Arch, FileAnalysis, MemoryModel, Options, Status};
 
@@ -131,10 +131,10 @@ pub fn typical(r: &AccessReport) -> bool {
         Assumption::ParamCondition {
             when,
             tried,
-            source: ValueSource::Spread,
+            source,
             idle,
             ..
-        } => {
+        } if source.is_spread() => {
             !tried.contains(&REPORTED_SIZE)
                 || when.holds(REPORTED_SIZE)
                 || idle.contains(&REPORTED_SIZE)
@@ -157,6 +157,25 @@ pub fn rests_on_template_value(k: &Kernel, r: &AccessReport) -> bool {
         Assumption::ParamCondition { name, .. } | Assumption::ParamValue { name, .. } => {
             template(name)
         }
+        _ => false,
+    })
+}
+
+/// Whether a report's cost rests on the value of an integer the block
+/// loads ([`warplint_analyzer::ir::Param::loaded`]): it differs between
+/// the values tried, or one was assumed. The address's alignment then
+/// depends on data (a node number times a struct's size), so a
+/// misalignment is not known; a cost the same for every value tried rests
+/// on none.
+pub fn rests_on_loaded_value(r: &AccessReport) -> bool {
+    r.assumptions.iter().any(|a| match a {
+        Assumption::ParamCondition { source, .. } => {
+            matches!(
+                source,
+                warplint_analyzer::finding::ValueSource::Loaded { .. }
+            )
+        }
+        Assumption::ParamValue { loaded, .. } => loaded.is_some(),
         _ => false,
     })
 }

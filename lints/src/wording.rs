@@ -190,9 +190,17 @@ pub fn assumption(a: &Assumption) -> String {
             name,
             value,
             kernel,
+            loaded,
         } => format!(
-            "`{name}` = {value} (no launch gives it a constant; set \
-             `[kernel.{kernel}.params] {name}`)"
+            "`{name}` = {value} ({}; set `[kernel.{kernel}.params] {name}`)",
+            match loaded {
+                Some(space) => format!(
+                    "the whole block loads it from one address of {} memory, so no launch gives \
+                     it",
+                    space.name()
+                ),
+                None => "no launch gives it a constant".into(),
+            }
         ),
         Assumption::BlocksSampled { sampled, blocks } => format!(
             "the cost differs between blocks: its mean over {sampled} evenly spaced blocks of the \
@@ -293,6 +301,11 @@ fn values_tried(tried: &[i64], source: ValueSource) -> String {
         ValueSource::Type => format!("every value of its type: {list}"),
         ValueSource::Spread => format!("{list}; no launch gives it a constant"),
         ValueSource::Nullness => "a null pointer and another; no launch passes `NULL`".into(),
+        ValueSource::Loaded { space } => format!(
+            "{list}; the whole block loads it from one address of {} memory, so no launch \
+             gives it",
+            space.name()
+        ),
     }
 }
 
@@ -417,6 +430,11 @@ pub fn for_every(f: &ForEvery) -> String {
                     format!("for every value of `{name}` other launches give ({values})")
                 }
                 ValueSource::Nullness => format!("whether `{name}` is null or not"),
+                ValueSource::Loaded { space } => format!(
+                    "for every value of `{name}`, which the whole block loads from {} memory \
+                     (tried {values})",
+                    space.name()
+                ),
                 _ => format!("for every `{name}` (tried {values})"),
             }
         }

@@ -108,6 +108,7 @@ impl Run<'_> {
                     name,
                     value: self.setup.params.get(i as usize).copied().unwrap_or(0),
                     kernel: self.k.name.clone(),
+                    loaded: super::values::loaded_space(self.k, i),
                 }
             }
             Assumed::BlockIdx | Assumed::GridDim => {

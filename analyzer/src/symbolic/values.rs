@@ -88,14 +88,24 @@ pub(super) fn tried(k: &Kernel, i: usize) -> (Vec<i64>, ValueSource) {
         .collect();
     values.sort_unstable();
     values.dedup();
-    (values, ValueSource::Spread)
+    let source = match k.params.get(i).and_then(|p| p.loaded.as_ref()) {
+        Some(l) => ValueSource::Loaded { space: l.space },
+        None => ValueSource::Spread,
+    };
+    (values, source)
+}
+
+/// The space parameter `i` of `k` is loaded from, when it is a
+/// block-uniform loaded value ([`crate::ir::Param::loaded`]).
+pub(super) fn loaded_space(k: &Kernel, i: u32) -> Option<crate::ir::Space> {
+    k.params.get(i as usize)?.loaded.as_ref().map(|l| l.space)
 }
 
 /// The value parameter `i` of `k` takes in the first run: the spread's
 /// [`SPREAD_FIRST`], else the largest value tried.
 pub(super) fn first(k: &Kernel, i: usize) -> i64 {
     match tried(k, i) {
-        (_, ValueSource::Spread) => SPREAD_FIRST,
+        (_, s) if s.is_spread() => SPREAD_FIRST,
         (v, _) => v.last().copied().unwrap_or(0),
     }
 }
@@ -206,6 +216,7 @@ impl Input {
                 name: param_name(k, *index),
                 value: values[self.first],
                 kernel: k.name.clone(),
+                loaded: loaded_space(k, *index as u32),
             },
             Which::Block {
                 bound: Some(threads),
@@ -497,7 +508,7 @@ fn with_spread_first(k: &Kernel, setup: &Setup, v: i64) -> Option<Setup> {
     let mut s = setup.clone();
     let mut changed = false;
     for (i, p) in s.params.iter_mut().enumerate() {
-        let spread = matches!(tried(k, i), (_, ValueSource::Spread));
+        let spread = tried(k, i).1.is_spread();
         if spread && *p == SPREAD_FIRST && setup.quantified.get(i) == Some(&true) {
             *p = v;
             changed = true;
@@ -544,11 +555,9 @@ fn combine(
         .collect();
     let typical_run = |c: &[usize]| {
         inputs.iter().zip(c).all(|(x, &v)| match &x.which {
-            Which::Param {
-                values,
-                source: ValueSource::Spread,
-                ..
-            } => TYPICAL.contains(&values[v]),
+            Which::Param { values, source, .. } if source.is_spread() => {
+                TYPICAL.contains(&values[v])
+            }
             Which::Block { bound: Some(_), .. } => v == x.first,
             _ => true,
         })

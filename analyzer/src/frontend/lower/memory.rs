@@ -12,7 +12,11 @@ use super::{Lowerer, Place, Ptr, Src, Val};
 use crate::budget;
 use crate::finding::{Cut, Origin};
 use crate::frontend::types::{self, align_of, size_of, Ty};
-use crate::ir::{Access, Expr, MemObject, Op, Space, Span};
+use crate::ir::{Access, Atom, Builtin, Expr, Loaded, MemObject, Op, Param, Space, Span};
+
+/// The longest loaded expression used as an input's name (else the
+/// object's name).
+const MAX_INPUT_NAME: usize = 40;
 
 impl<'a, 't> Lowerer<'a, 't> {
     pub(super) fn rvalue_of(&mut self, v: Val, n: Node, src: &Src) -> Val {
@@ -27,6 +31,9 @@ impl<'a, 't> Lowerer<'a, 't> {
                     let witness = p.off.clone();
                     let name = self.k.objects[p.obj].name.clone();
                     self.access(&p, Op::Load, n, src);
+                    if let Some(v) = self.block_uniform_load(&p, n, src) {
+                        return Val::Int(v);
+                    }
                     Val::Int(self.unknown(Origin::Loaded { array: name }, Some(witness)))
                 }
             },
@@ -34,8 +41,66 @@ impl<'a, 't> Lowerer<'a, 't> {
         }
     }
 
+    /// An integer the whole block loads from one address, outside any
+    /// loop, as a [`Param::loaded`] input (the same one for a second load
+    /// of the place with no store to its object between); `None` for any
+    /// other load, which stays an unknown.
+    fn block_uniform_load(&mut self, p: &Place, n: Node, src: &Src) -> Option<Expr> {
+        let obj = &self.k.objects[p.obj];
+        let space = obj.space;
+        if space == Space::Local || !p.ty.is_integer() || !self.open_loops.is_empty() {
+            return None;
+        }
+        let mut uniform = true;
+        p.off.visit_atoms(&mut |a| {
+            uniform &= match a {
+                Atom::Builtin(b) => !matches!(b, Builtin::ThreadIdx(_)),
+                Atom::Param(_) => true,
+                Atom::LoopVar(_) | Atom::Unknown(_) | Atom::TooComplex => false,
+            }
+        });
+        if !uniform {
+            return None;
+        }
+        if let Some((_, _, i)) = self
+            .uniform_loads
+            .iter()
+            .find(|(o, off, _)| *o == p.obj && off.same(&p.off))
+        {
+            return Some(Expr::atom(Atom::Param(*i)));
+        }
+        let array = obj.name.clone();
+        let text = src.text(n);
+        let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        let name = if text.is_empty() || text.len() > MAX_INPUT_NAME {
+            array.clone()
+        } else {
+            text
+        };
+        let i = self.k.params.len() as u32;
+        self.k.params.push(Param {
+            name,
+            object: None,
+            is_integer: true,
+            values: None,
+            template: false,
+            loaded: Some(Loaded { array, space }),
+        });
+        self.uniform_loads.push((p.obj, p.off.clone(), i));
+        Some(Expr::atom(Atom::Param(i)))
+    }
+
+    /// A store to object `obj` (or an atomic on it): a later load of it may
+    /// read another value.
+    pub(super) fn forget_loads_of(&mut self, obj: usize) {
+        self.uniform_loads.retain(|(o, _, _)| *o != obj);
+    }
+
     /// Records the memory access(es) of reading or writing a place.
     pub(super) fn access(&mut self, p: &Place, op: Op, n: Node, src: &Src) {
+        if op != Op::Load {
+            self.forget_loads_of(p.obj);
+        }
         let obj = &self.k.objects[p.obj];
         let space = obj.space;
         if space == Space::Local && p.off.as_const().is_some() {

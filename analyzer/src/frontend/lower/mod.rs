@@ -205,6 +205,10 @@ pub(crate) struct Lowerer<'a, 't> {
     region: u32,
     /// [`Access::undecided`] of the next access.
     undecided: u32,
+    /// Block-uniform loads made inputs so far, by object and offset, with
+    /// their parameter (`memory.rs`, `block_uniform_load`); a store to the
+    /// object forgets its entries.
+    uniform_loads: Vec<(usize, Expr, u32)>,
 }
 
 fn and(a: Expr, b: Expr) -> Expr {
@@ -275,6 +279,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             moved: None,
             region: 0,
             undecided: 0,
+            uniform_loads: Vec::new(),
         }
     }
 
@@ -546,6 +551,7 @@ impl<'a, 't> Lowerer<'a, 't> {
     pub fn lower_kernel(&mut self, def: &FuncDef<'t>, targs: &[TArg]) -> Kernel {
         let main = Src::of(def.src);
         let n = def.node;
+        self.uniform_loads.clear();
         let mut k = Kernel {
             name: def.name.clone(),
             ..Kernel::default()
@@ -601,6 +607,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                         is_integer: false,
                         values: Some(vec![0, 1]),
                         template: false,
+                        loaded: None,
                     });
                     self.bind(
                         name,
@@ -618,6 +625,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                         is_integer: true,
                         values: (elem_text.trim() == "bool").then(|| vec![0, 1]),
                         template: false,
+                        loaded: None,
                     });
                     self.bind(name, Val::Int(Expr::atom(Atom::Param(idx))));
                 }
@@ -628,6 +636,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                         is_integer: false,
                         values: None,
                         template: false,
+                        loaded: None,
                     });
                     let u = self.unknown(
                         Origin::Parameter { name: name.clone() },
@@ -649,6 +658,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 is_integer: true,
                 values: is_bool.then(|| vec![0, 1]),
                 template: true,
+                loaded: None,
             });
             self.bind(name, Val::Int(Expr::atom(Atom::Param(idx))));
         }
