@@ -723,6 +723,32 @@ int main() { k<<<1, 32>>>(0); }
     assert_eq!(dims("c"), vec![Some(8), Some(32)]);
 }
 
+/// A macro used in its own arguments is expanded there first, as C's
+/// argument prescan does (cuda-samples' dct8x8:
+/// `IMAD(IMAD(blockIdx.y, H, row), stride, ...)`); it was a call nothing
+/// defines. `x = IMAD(IMAD(t, 2, 0), 2, 0)` is `4t`: shorts 8 bytes apart,
+/// 32 lanes over 256 bytes, 8 sectors where 2 would do; the same through a
+/// macro that uses another (`TWICE(TWICE(t))`).
+#[test]
+fn a_macro_used_in_its_own_arguments_is_expanded_there_first() {
+    let a = run(r#"
+#define IMAD(a, b, c) (((a) * (b)) + (c))
+#define TWICE(a) IMAD(a, 2, 0)
+__global__ void k(short *out, short *out2) {
+    int x = IMAD(IMAD(threadIdx.x, 2, 0), 2, 0);
+    out[x] = 1;
+    int y = TWICE(TWICE(threadIdx.x));
+    out2[y] = 1;
+}
+int main() { k<<<1, 32>>>(0, 0); }
+"#);
+    for array in ["out", "out2"] {
+        let r = find(&a, array, Op::Store);
+        assert_eq!(r.status, Status::Exact, "{:?}", r.unknown_reason);
+        assert_eq!(sectors(r), 8.0, "{array}");
+    }
+}
+
 #[test]
 fn macros_used_as_specifiers_do_not_derail_the_kernel() {
     let a = run("#define CUTLASS_DEVICE __forceinline__ __device__\n#define MY_KERNEL_ATTRS __global__\n#define API\nCUTLASS_DEVICE float get(const float *p, int i) { return p[i]; }\nAPI MY_KERNEL_ATTRS void k(float *a) { a[threadIdx.x] = get(a, threadIdx.x * 2); }\nint main() { k<<<1, 32>>>(0); }\n");

@@ -125,6 +125,46 @@ fn line_starts(text: &[u8]) -> Vec<usize> {
     v
 }
 
+/// The arguments of a macro use whose `(` is at `open` in `text`: split
+/// at the commas outside brackets and strings, up to the matching `)`.
+/// `None` when it does not close.
+pub(crate) fn macro_args(text: &[u8], open: usize) -> Option<Vec<String>> {
+    let mut depth = 0u32;
+    let mut args = Vec::new();
+    let mut start = open + 1;
+    let mut i = open;
+    let mut quote: Option<u8> = None;
+    while i < text.len() {
+        let c = text[i];
+        if let Some(q) = quote {
+            if c == b'\\' {
+                i += 1;
+            } else if c == q {
+                quote = None;
+            }
+            i += 1;
+            continue;
+        }
+        match c {
+            b'"' | b'\'' => quote = Some(c),
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    args.push(String::from_utf8_lossy(&text[start..i]).trim().to_string());
+                    return Some(args);
+                }
+            }
+            b',' if depth == 1 => {
+                args.push(String::from_utf8_lossy(&text[start..i]).trim().to_string());
+                start = i + 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
 /// The `)` that closes the `(` at `open` in `t[..end]` (parentheses only,
 /// nested ones counted), if it closes there.
 pub(crate) fn closing_paren(t: &[u8], open: usize, end: usize) -> Option<usize> {

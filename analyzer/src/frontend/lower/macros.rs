@@ -15,6 +15,7 @@ use super::{Lowerer, Src, Val};
 use crate::budget;
 use crate::finding::Origin;
 use crate::frontend::fields::Fields;
+use crate::frontend::source::{closing_paren, macro_args};
 
 thread_local! {
     /// A parser for macro expansions and the trees of recent ones, by text:
@@ -237,8 +238,90 @@ impl<'a, 't> Lowerer<'a, 't> {
             return Val::Void;
         };
         let params = m.params.clone().unwrap_or_default();
-        let body = substitute(&m.body, &params, args);
+        let args = self.prescan_args(name, &m.body, args);
+        let body = substitute(&m.body, &params, &args);
         self.expand_text(name, &body, n, src, statement)
+    }
+
+    /// C's argument prescan, for the macros the lowering would not expand
+    /// again once substituted: in the arguments of a use of `name`, each use
+    /// of `name` or of a macro being expanded around it is replaced by its
+    /// expansion (its own arguments first), as the preprocessor replaces
+    /// every macro in an argument before substituting it
+    /// (`IMAD(IMAD(a, b, c), d, e)`, cuda-samples' dct8x8). Other macros
+    /// are left to the lowering, which expands them where they are used. A
+    /// body that stringizes or pastes (`#`, `##`) is not prescanned (C does
+    /// not prescan those arguments); past the macro budgets an argument is
+    /// left as written.
+    fn prescan_args(&mut self, name: &str, body: &str, args: &[String]) -> Vec<String> {
+        if body.contains('#') {
+            return args.to_vec();
+        }
+        let mut blocked = self.expanding.clone();
+        blocked.push(name.to_string());
+        args.iter().map(|a| self.prescan(a, &blocked, 0)).collect()
+    }
+
+    /// `text` with each use of a function-like macro of `blocked` replaced
+    /// by its expansion (see [`Self::prescan_args`]).
+    fn prescan(&mut self, text: &str, blocked: &[String], depth: u32) -> String {
+        let b = text.as_bytes();
+        let mut out = String::with_capacity(text.len());
+        let (mut copied, mut i) = (0, 0);
+        while i < b.len() {
+            if !(b[i].is_ascii_alphabetic() || b[i] == b'_') {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                i += 1;
+            }
+            let word = &text[start..i];
+            if !blocked.iter().any(|x| x == word) {
+                continue;
+            }
+            let Some(m) = self.tu.macros.get(word).filter(|m| m.params.is_some()) else {
+                continue;
+            };
+            let mut open = i;
+            while open < b.len() && b[open].is_ascii_whitespace() {
+                open += 1;
+            }
+            if b.get(open) != Some(&b'(')
+                || depth >= budget::MAX_MACRO_DEPTH
+                || self.expansions >= budget::MAX_MACRO_EXPANSIONS
+            {
+                continue;
+            }
+            let Some(inner) = macro_args(b, open) else {
+                break;
+            };
+            let Some(close) = closing_paren(b, open, b.len()) else {
+                break;
+            };
+            self.expansions += 1;
+            let params = m.params.clone().unwrap_or_default();
+            let body = m.body.clone();
+            let inner: Vec<String> = if body.contains('#') {
+                inner
+            } else {
+                inner
+                    .iter()
+                    .map(|a| self.prescan(a, blocked, depth + 1))
+                    .collect()
+            };
+            let expanded = substitute(&body, &params, &inner);
+            if out.len() + expanded.len() > budget::MAX_SNIPPET_BYTES {
+                break;
+            }
+            out.push_str(&text[copied..start]);
+            out.push_str(&expanded);
+            copied = close + 1;
+            i = close + 1;
+        }
+        out.push_str(&text[copied..]);
+        out
     }
 
     pub(super) fn expand_function_macro_stmt(
@@ -252,7 +335,8 @@ impl<'a, 't> Lowerer<'a, 't> {
             return;
         };
         let params = m.params.clone().unwrap_or_default();
-        let body = substitute(&m.body, &params, args);
+        let args = self.prescan_args(name, &m.body, args);
+        let body = substitute(&m.body, &params, &args);
         // Try it as an expression first, then as statements.
         let text = format!("auto __warplint_expansion = ({body}\n);");
         let ok_expr = parse_snippet(&text)

@@ -14,51 +14,10 @@ use tree_sitter::Node;
 
 use super::super::fields::Fields;
 use super::super::lower::Lowerer;
-use super::super::source::Source;
+use super::super::source::{macro_args, Source};
 use super::{LaunchSite, Tu};
 use crate::budget;
 use crate::finding::{Cut, NoteKind};
-
-/// The arguments of a macro use whose `(` is at `open` in `text`: split
-/// at the commas outside brackets and strings, up to the matching `)`.
-/// `None` when it does not close.
-fn macro_args(text: &[u8], open: usize) -> Option<Vec<String>> {
-    let mut depth = 0u32;
-    let mut args = Vec::new();
-    let mut start = open + 1;
-    let mut i = open;
-    let mut quote: Option<u8> = None;
-    while i < text.len() {
-        let c = text[i];
-        if let Some(q) = quote {
-            if c == b'\\' {
-                i += 1;
-            } else if c == q {
-                quote = None;
-            }
-            i += 1;
-            continue;
-        }
-        match c {
-            b'"' | b'\'' => quote = Some(c),
-            b'(' | b'[' | b'{' => depth += 1,
-            b')' | b']' | b'}' => {
-                depth = depth.saturating_sub(1);
-                if depth == 0 {
-                    args.push(String::from_utf8_lossy(&text[start..i]).trim().to_string());
-                    return Some(args);
-                }
-            }
-            b',' if depth == 1 => {
-                args.push(String::from_utf8_lossy(&text[start..i]).trim().to_string());
-                start = i + 1;
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    None
-}
 
 /// Whether a macro body holds a launch: `<<<`, or `< < <` as a code
 /// formatter may space it.
@@ -191,7 +150,7 @@ impl<'t> Tu<'t> {
 
 #[cfg(test)]
 mod tests {
-    use super::macro_args;
+    use crate::frontend::source::macro_args;
 
     #[test]
     fn arguments_split_at_top_level_commas_up_to_the_matching_parenthesis() {
