@@ -600,7 +600,7 @@ pub struct Param {
     /// as an integer parameter (after the function's own parameters).
     pub template: bool,
     /// Not a parameter of the kernel: an integer every thread of a block
-    /// loads from one address (a `__shared__` scalar, `p[blockIdx.x]`),
+    /// loads from one address of shared memory (a `__shared__` count),
     /// outside any loop. It is one number for the block that no launch
     /// gives, so it is analysed as a parameter is, over representative
     /// values (after the parameters and template values; no launch gives

@@ -1,5 +1,5 @@
-//! An integer every thread of a block loads from one address, outside any
-//! loop (a `__shared__` count, `counts[blockIdx.x]`), is one number for the
+//! An integer every thread of a block loads from one address of shared
+//! memory, outside any loop (a `__shared__` count), is one number for the
 //! block that no launch gives: it is analysed as a parameter no launch
 //! gives is, over the spread of sizes (1, 2, 7, 32, 100, 1024, 4099), and
 //! said to be loaded. Each case's answer is worked out by hand in its
@@ -61,7 +61,7 @@ __global__ void scan(unsigned short *out, const unsigned int *total) {
 int main() { scan<<<1, 256>>>(0, 0); }
 "#);
     let k = &a.program.kernels[0];
-    assert_eq!(loaded(k), ["total[0]", "n"]);
+    assert_eq!(loaded(k), ["n"]);
     let p = k.params.iter().find(|p| p.name == "n").unwrap();
     assert_eq!(p.loaded.as_ref().map(|l| l.space), Some(Space::Shared));
     let r = a
@@ -96,13 +96,16 @@ int main() { scan<<<1, 256>>>(0, 0); }
 /// A loaded trip count (below 32, so no loop budget is met) whose every
 /// iteration costs the same: `s[t][i]` on rows of 33 words is 1-way at any
 /// `i`, and `out[i * 32 + t]` 4 sectors: the answer holds for every value
-/// of `counts[blockIdx.x]` tried, so it is exact, and says so.
+/// of `rows_here` tried, so it is exact, and says so.
 #[test]
 fn a_cost_the_same_for_every_loaded_value_is_not_assumed() {
     let a = run(r#"
 __global__ void rows(float *out, const int *counts) {
     __shared__ float s[32][33];
-    int m = counts[blockIdx.x] & 31;
+    __shared__ int rows_here;
+    if (threadIdx.x == 0) rows_here = counts[blockIdx.x];
+    __syncthreads();
+    int m = rows_here & 31;
     for (int i = 0; i < m; i++)
         out[i * 32 + threadIdx.x] = s[threadIdx.x][i];
 }
@@ -119,9 +122,9 @@ int main() { rows<<<1, 32>>>(0, 0); }
                 f,
                 ForEvery::Param {
                     name,
-                    source: ValueSource::Loaded { space: Space::Global },
+                    source: ValueSource::Loaded { space: Space::Shared },
                     ..
-                } if name == "counts[blockIdx.x]"
+                } if name == "rows_here"
             )),
             "{:?}",
             r.for_every
@@ -131,19 +134,28 @@ int main() { rows<<<1, 32>>>(0, 0); }
 
 /// Loads that are not one number for the block stay unknown: one inside a
 /// loop (it may change from one iteration to the next), one whose address
-/// differs between threads, one of a float.
+/// differs between threads, one of a float, one of global memory (a
+/// range's start and end, `cu_seqlens[i]` and `cu_seqlens[i + 1]`, tried
+/// independently would mostly be empty ranges).
 #[test]
-fn loads_in_loops_per_thread_or_of_floats_stay_unknown() {
+fn loads_in_loops_per_thread_of_floats_or_global_stay_unknown() {
     let a = run(r#"
-__global__ void k(float *out, const int *counts, const float *scale) {
+__global__ void k(float *out, const int *counts, const int *starts) {
+    __shared__ int c[64];
+    __shared__ float scale;
+    c[threadIdx.x] = counts[threadIdx.x];
+    __syncthreads();
     for (int j = 0; j < 4; j++) {
-        int m = counts[0];
+        int m = c[0];
         out[m + threadIdx.x] = 0.0f;
     }
-    int mine = counts[threadIdx.x];
+    int mine = c[threadIdx.x];
     out[mine] = 1.0f;
-    int f = (int)scale[0];
+    int f = (int)scale;
     out[f + threadIdx.x] = 2.0f;
+    int start = starts[blockIdx.x], end = starts[blockIdx.x + 1];
+    for (int i = start + threadIdx.x; i < end; i += 32)
+        out[i] = 3.0f;
 }
 int main() { k<<<1, 32>>>(0, 0, 0); }
 "#);
@@ -161,19 +173,19 @@ int main() { k<<<1, 32>>>(0, 0, 0); }
 #[test]
 fn a_place_loaded_twice_is_one_input_until_a_store() {
     let a = run(r#"
-__global__ void k(float *out, int *counts) {
-    int a = counts[blockIdx.x];
-    int b = counts[blockIdx.x];
-    out[a + b + threadIdx.x] = 0.0f;
-    if (threadIdx.x == 0) counts[blockIdx.x] = 0;
+__global__ void k(float *out, const int *counts) {
+    __shared__ int n[2];
+    if (threadIdx.x < 2) n[threadIdx.x] = counts[threadIdx.x];
     __syncthreads();
-    int c = counts[blockIdx.x];
+    int a = n[1];
+    int b = n[1];
+    out[a + b + threadIdx.x] = 0.0f;
+    if (threadIdx.x == 0) n[1] = 0;
+    __syncthreads();
+    int c = n[1];
     out[c + threadIdx.x] = 1.0f;
 }
 int main() { k<<<1, 32>>>(0, 0); }
 "#);
-    assert_eq!(
-        loaded(&a.program.kernels[0]),
-        ["counts[blockIdx.x]", "counts[blockIdx.x]"]
-    );
+    assert_eq!(loaded(&a.program.kernels[0]), ["n[1]", "n[1]"]);
 }

@@ -161,21 +161,19 @@ pub fn rests_on_template_value(k: &Kernel, r: &AccessReport) -> bool {
     })
 }
 
-/// Whether a report's cost rests on the value of an integer the block
-/// loads ([`warplint_analyzer::ir::Param::loaded`]): it differs between
-/// the values tried, or one was assumed. The address's alignment then
-/// depends on data (a node number times a struct's size), so a
-/// misalignment is not known; a cost the same for every value tried rests
-/// on none.
-pub fn rests_on_loaded_value(r: &AccessReport) -> bool {
-    r.assumptions.iter().any(|a| match a {
-        Assumption::ParamCondition { source, .. } => {
-            matches!(
-                source,
-                warplint_analyzer::finding::ValueSource::Loaded { .. }
-            )
+/// Whether the address of a report's access moves with an integer the
+/// block loads ([`warplint_analyzer::ir::Param::loaded`]): where the warp
+/// starts within a sector then depends on data (a node number times a
+/// struct's size), whatever the values tried gave. A loaded value that
+/// only bounds a loop or a branch does not move it.
+pub fn address_moves_with_loaded_value(k: &Kernel, r: &AccessReport) -> bool {
+    let Some(a) = k.accesses.get(r.access) else {
+        return false;
+    };
+    a.offset.atoms().into_iter().any(|x| match x {
+        warplint_analyzer::ir::Atom::Param(i) => {
+            k.params.get(i as usize).is_some_and(|p| p.loaded.is_some())
         }
-        Assumption::ParamValue { loaded, .. } => loaded.is_some(),
         _ => false,
     })
 }

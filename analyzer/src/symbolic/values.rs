@@ -243,7 +243,8 @@ fn param_name(k: &Kernel, i: usize) -> String {
 
 /// The inputs to vary: the block when no launch gives it, then the
 /// parameters the first run found the cost depends on (`matters`), value
-/// template parameters before the function's own.
+/// template parameters before the function's own, and values the block
+/// loads ([`crate::ir::Param::loaded`]) after them.
 fn inputs(k: &Kernel, setup: &Setup, matters: &[u32]) -> Vec<Input> {
     let mut out = Vec::new();
     if setup.block_varied {
@@ -268,11 +269,19 @@ fn inputs(k: &Kernel, setup: &Setup, matters: &[u32]) -> Vec<Input> {
     }
     // Template parameters first: their values are the ones the answer
     // must not rest on unvaried (see `lints::rests_on_template_value`).
+    // Values the block loads last: where the budget cuts the runs, a
+    // kernel's own parameters are the ones varied.
     let template = |i: &u32| k.params.get(*i as usize).is_some_and(|p| p.template);
+    let loaded = |i: &u32| {
+        k.params
+            .get(*i as usize)
+            .is_some_and(|p| p.loaded.is_some())
+    };
     let ordered = matters
         .iter()
         .filter(|i| template(i))
-        .chain(matters.iter().filter(|i| !template(i)));
+        .chain(matters.iter().filter(|i| !template(i) && !loaded(i)))
+        .chain(matters.iter().filter(|i| loaded(i)));
     for &i in ordered {
         let index = i as usize;
         let (values, source) = tried(k, index);

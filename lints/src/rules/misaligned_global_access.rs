@@ -74,13 +74,17 @@ impl Lint for MisalignedGlobalAccess {
         // A misalignment measured under the assumption that an unknown
         // shift keeps the warp aligned is not known: the shift decides it
         // (a struct of 2068 bytes indexed by a loaded node number). So is
-        // one that differs with the value of a loaded index, or holds for
-        // the one value assumed.
+        // one whose address moves with a loaded value tried over the
+        // spread: the values tried say nothing of the node numbers the
+        // program reads.
         let shifted = |r: &warplint_analyzer::AccessReport| {
             r.assumptions
                 .iter()
                 .any(|a| matches!(a, Assumption::KeepsAligned { .. }))
-                || crate::rests_on_loaded_value(r)
+                || crate::address_moves_with_loaded_value(
+                    &ctx.analysis.program.kernels[r.kernel],
+                    r,
+                )
         };
         let global = ctx.known_reports().filter(|r| {
             r.space == Space::Global

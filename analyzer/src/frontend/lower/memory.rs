@@ -41,14 +41,18 @@ impl<'a, 't> Lowerer<'a, 't> {
         }
     }
 
-    /// An integer the whole block loads from one address, outside any
-    /// loop, as a [`Param::loaded`] input (the same one for a second load
-    /// of the place with no store to its object between); `None` for any
-    /// other load, which stays an unknown.
+    /// An integer the whole block loads from one address of shared memory,
+    /// outside any loop, as a [`Param::loaded`] input (the same one for a
+    /// second load of the place with no store to its object between);
+    /// `None` for any other load, which stays an unknown. Global loads stay
+    /// unknown: they come in pairs the spread does not stand for (a range's
+    /// `start = cu_seqlens[i]` and `end = cu_seqlens[i + 1]`, tried
+    /// independently, mostly give empty ranges: flashinfer's flashkda
+    /// kernels lost their findings that way).
     fn block_uniform_load(&mut self, p: &Place, n: Node, src: &Src) -> Option<Expr> {
         let obj = &self.k.objects[p.obj];
         let space = obj.space;
-        if space == Space::Local || !p.ty.is_integer() || !self.open_loops.is_empty() {
+        if space != Space::Shared || !p.ty.is_integer() || !self.open_loops.is_empty() {
             return None;
         }
         let mut uniform = true;
