@@ -54,10 +54,16 @@ pub fn bank_conflict(
             fmt_num(after)
         ));
     }
-    let bx = i64::try_from(block_x)
+    // Rows of the block's `x` threads, else the first grouping of 2, 4, 8
+    // or 16 lanes whose offsets are rows (a wmma fragment's rows are 4
+    // lanes).
+    let bx_block = i64::try_from(block_x)
         .ok()
-        .filter(|b| *b > 1 && *b < WARP as i64 && WARP as i64 % b == 0)?;
-    let (a, pitch) = rows(&active, bx)?;
+        .filter(|b| *b > 1 && *b < WARP as i64 && WARP as i64 % b == 0);
+    let (bx, (a, pitch)) = bx_block
+        .into_iter()
+        .chain([2, 4, 8, 16])
+        .find_map(|bx| rows(&active, bx).map(|r| (bx, r)))?;
     let (step, after) = best(now, unit, |d| {
         let lanes = relaid(&active, |l, o0, _| {
             o0 + a * (l % bx) + (pitch + d) * (l / bx)

@@ -122,6 +122,9 @@ impl<'a, 't> Lowerer<'a, 't> {
         if let Some(v) = self.hinted_access(&short, &args, n, src) {
             return v;
         }
+        if let Some(v) = self.wmma_call(&short, &args, n, src) {
+            return v;
+        }
         if let Some(v) = self.shuffle_call(&short, &args, src) {
             return v;
         }

@@ -316,6 +316,11 @@ impl<'a, 't> Lowerer<'a, 't> {
             } else {
                 self.float_vars.remove(&name);
             }
+            if matches!(ty, Ty::Opaque { .. }) {
+                self.opaque_vars.insert(name.clone(), ty.clone());
+            } else {
+                self.opaque_vars.remove(&name);
+            }
             if let Some(i) = init {
                 self.note_kernel_var(&name, i, src);
             }

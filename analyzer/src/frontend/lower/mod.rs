@@ -34,6 +34,7 @@ mod memory;
 mod shuffle;
 mod stmt;
 mod templates;
+mod wmma;
 
 use std::collections::HashMap;
 
@@ -163,6 +164,10 @@ pub(crate) struct Lowerer<'a, 't> {
     /// Names declared with a floating-point type (an approximation of
     /// scope: the last declaration of a name wins).
     float_vars: std::collections::HashSet<String>,
+    /// Names declared with an opaque library type (a `wmma::fragment`, not
+    /// in memory: its value is not known), with the type; the same
+    /// approximation of scope (`wmma.rs` reads a fragment's type here).
+    opaque_vars: HashMap<String, Ty>,
     /// Functions being inlined (a recursive call is not followed).
     inlining: Vec<String>,
     /// Calls inlined so far in this kernel.
@@ -259,6 +264,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             slow_paths: 0,
             fences: 0,
             float_vars: Default::default(),
+            opaque_vars: HashMap::new(),
             inlining: Vec::new(),
             inlined: 0,
             expanding: Vec::new(),
