@@ -369,6 +369,9 @@ pub enum ValueSource {
     /// A pointer compared with `NULL`: 0 for a null pointer, 1 for
     /// another.
     Nullness,
+    /// The values an enum-like parameter is compared with, and one equal to
+    /// none of them (0 and 1 for one tested as a condition).
+    Compared,
     /// The spread of sizes, for an integer the whole block loads from one
     /// address of `space` ([`crate::ir::Param::loaded`]): data no launch
     /// gives, the same for every thread of the block.

@@ -606,6 +606,9 @@ pub struct Param {
     /// values (after the parameters and template values; no launch gives
     /// it). `name` is the loaded expression as written.
     pub loaded: Option<Loaded>,
+    /// `values` are those the kernel compares it with (an enum-like
+    /// parameter, `frontend/lower/flags.rs`), not every value of its type.
+    pub compared: bool,
 }
 
 /// Where a [`Param::loaded`] value is loaded from.

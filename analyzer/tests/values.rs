@@ -613,3 +613,58 @@ fn costly_runs_stop_at_the_value_work_budget() {
     );
     assert!(r.for_every.is_empty());
 }
+
+/// The values the integer parameters of the only kernel in `src` are
+/// tried over, when they are the ones it compares them with.
+fn compared(src: &str) -> Vec<(String, Option<Vec<i64>>)> {
+    let a = warplint_analyzer::analyze(src.as_bytes(), &Modern, &Options::default());
+    a.program.kernels[0]
+        .params
+        .iter()
+        .filter(|p| p.is_integer && p.object.is_none())
+        .map(|p| {
+            (
+                p.name.clone(),
+                p.compared.then(|| p.values.clone().unwrap()),
+            )
+        })
+        .collect()
+}
+
+/// An enum-like parameter takes the values it is compared with, not the
+/// spread: bitonic sort's `dir` is only XORed with a condition and compared
+/// with a comparison (0, 1); `mode` is compared with 2 and 5 (2, 5 and 0,
+/// equal to neither: the `else`); `n` is also a bound, so it stays a size.
+#[test]
+fn enum_like_parameters_take_the_values_they_are_compared_with() {
+    let src = "__global__ void k(unsigned *s, unsigned dir, int mode, int n) {\n\
+               unsigned t = threadIdx.x;\n\
+               unsigned ddd = dir ^ ((t & 16) != 0);\n\
+               if ((s[t] > s[t + 32]) == ddd) s[t] = 0;\n\
+               if (mode == 2) s[2 * t] = 1; else if (mode == 5) s[4 * t] = 1;\n\
+               if (n == 0) return;\n\
+               for (int i = 0; i < n; i++) s[t * 64 + i] = 2;\n}\n\
+               int main(int argc, char **argv) { int v = atoi(argv[1]); k<<<1, 32>>>(0, v, v, v); }\n";
+    assert_eq!(
+        compared(src),
+        [
+            ("dir".to_string(), Some(vec![0, 1])),
+            ("mode".to_string(), Some(vec![0, 2, 5])),
+            ("n".to_string(), None),
+        ]
+    );
+    // `s[2 * t]` (4-byte words 8 bytes apart: 8 sectors, 4 needed) runs
+    // when `mode` is 2; `mode` is never tried at a size.
+    let r = reports(src)
+        .into_iter()
+        .find(|r| r.array == "s" && r.text.contains("2 * t"))
+        .unwrap();
+    assert_eq!(sectors_per_ideal(&r), 2.0);
+    assert!(
+        !r.assumptions.iter().any(
+            |a| matches!(a, Assumption::ParamCondition { tried, .. } if tried.contains(&1024))
+        ),
+        "{:?}",
+        r.assumptions
+    );
+}

@@ -299,6 +299,9 @@ fn values_tried(tried: &[i64], source: ValueSource) -> String {
     match source {
         ValueSource::Launches => format!("the values other launches give it: {list}"),
         ValueSource::Type => format!("every value of its type: {list}"),
+        ValueSource::Compared => {
+            format!("{list}: the kernel only tests it as a condition or compares it with constants")
+        }
         ValueSource::Spread => format!("{list}; no launch gives it a constant"),
         ValueSource::Nullness => "a null pointer and another; no launch passes `NULL`".into(),
         ValueSource::Loaded { space } => format!(
@@ -430,6 +433,10 @@ pub fn for_every(f: &ForEvery) -> String {
                     format!("for every value of `{name}` other launches give ({values})")
                 }
                 ValueSource::Nullness => format!("whether `{name}` is null or not"),
+                ValueSource::Compared => format!(
+                    "for every `{name}` (tried {values}: the kernel only tests it or compares it \
+                     with constants)"
+                ),
                 ValueSource::Loaded { space } => format!(
                     "for every value of `{name}`, which the whole block loads from {} memory \
                      (tried {values})",

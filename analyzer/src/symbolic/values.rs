@@ -74,6 +74,8 @@ pub(super) fn tried(k: &Kernel, i: usize) -> (Vec<i64>, ValueSource) {
         if let Some(v) = p.values.clone().filter(|v| !v.is_empty()) {
             let source = if p.object.is_some() {
                 ValueSource::Nullness
+            } else if p.compared {
+                ValueSource::Compared
             } else {
                 ValueSource::Type
             };

@@ -89,6 +89,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             values: None,
             template: false,
             loaded: Some(Loaded { array, space }),
+            compared: false,
         });
         self.uniform_loads.push((p.obj, p.off.clone(), i));
         Some(Expr::atom(Atom::Param(i)))

@@ -25,6 +25,7 @@
 mod call;
 mod decl;
 mod expr;
+mod flags;
 mod groups;
 mod launch;
 mod launch_api;
@@ -614,6 +615,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                         values: Some(vec![0, 1]),
                         template: false,
                         loaded: None,
+                        compared: false,
                     });
                     self.bind(
                         name,
@@ -632,6 +634,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                         values: (elem_text.trim() == "bool").then(|| vec![0, 1]),
                         template: false,
                         loaded: None,
+                        compared: false,
                     });
                     self.bind(name, Val::Int(Expr::atom(Atom::Param(idx))));
                 }
@@ -643,6 +646,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                         values: None,
                         template: false,
                         loaded: None,
+                        compared: false,
                     });
                     let u = self.unknown(
                         Origin::Parameter { name: name.clone() },
@@ -665,6 +669,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 values: is_bool.then(|| vec![0, 1]),
                 template: true,
                 loaded: None,
+                compared: false,
             });
             self.bind(name, Val::Int(Expr::atom(Atom::Param(idx))));
         }
@@ -673,6 +678,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             self.stmt(body, &main);
         }
         self.mark_repeated_calls();
+        flags::mark_compared(&mut self.k);
         std::mem::take(&mut self.k)
     }
 
