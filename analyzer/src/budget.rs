@@ -91,6 +91,13 @@ pub const MAX_MACRO_DEPTH: u32 = 16;
 /// use several thousand.
 pub const MAX_MACRO_EXPANSIONS: u32 = 65_536;
 
+/// Text one macro use's arguments may grow to when a macro used in its
+/// own arguments is expanded there first (C's argument prescan,
+/// `lower/macros.rs`): `MAX(MAX(MAX(…)))` doubles it at each level, and
+/// an expression past a few thousand nodes is cut anyway. Past it the use
+/// is unknown, and said so.
+pub const MAX_PRESCAN_BYTES: usize = 16 << 10;
+
 /// Nested `#include` depth (a header that includes a header ...).
 pub const MAX_INCLUDE_DEPTH: u32 = 64;
 
@@ -277,6 +284,11 @@ pub const MACRO_EXPANSIONS: Budget = named(
     "MAX_MACRO_EXPANSIONS",
     MAX_MACRO_EXPANSIONS as u64,
     "expansions per kernel",
+);
+pub const PRESCAN_BYTES: Budget = named(
+    "MAX_PRESCAN_BYTES",
+    (MAX_PRESCAN_BYTES >> 10) as u64,
+    "KiB of arguments per macro use",
 );
 pub const HEADERS: Budget = named("MAX_HEADERS", MAX_HEADERS as u64, "headers per file");
 pub const INCLUDE_DEPTH: Budget = named(

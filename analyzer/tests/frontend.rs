@@ -1691,3 +1691,64 @@ fn files_of_a_run_share_the_analysis_of_a_kernel_lowered_alike() {
         assert_eq!(memo.len(), kept, "{src}");
     }
 }
+
+/// A macro nested in its own arguments past `MAX_PRESCAN_BYTES` (each
+/// level of `MAX(MAX(…), x)` doubles the text) is not expanded there: the
+/// inner uses stay calls the analysis does not know, as without the
+/// prescan, the budget is named, and the run stays quick.
+#[test]
+fn a_prescan_past_its_budget_is_named_and_cheap() {
+    let mut e = "s[threadIdx.x]".to_string();
+    for i in 1..=16 {
+        e = format!("MAX({e}, s[threadIdx.x + {i}])");
+    }
+    let src = format!(
+        "#define MAX(a, b) ((a) > (b) ? (a) : (b))\n\
+         __global__ void k(float *out) {{\n    __shared__ float s[64];\n    out[threadIdx.x] = {e};\n}}\n\
+         int main() {{ k<<<1, 32>>>(0); }}\n"
+    );
+    let a = run(&src);
+    assert!(
+        a.program
+            .notes
+            .iter()
+            .any(|n| format!("{:?}", n.kind).contains("MAX_PRESCAN_BYTES")),
+        "{:?}",
+        a.program.notes
+    );
+    // The outermost use's own operand is still read.
+    assert!(a.reports.iter().any(|r| r.array == "s"));
+}
+
+/// `store_matrix_sync` of a float accumulator: four 8-byte stores (rows
+/// of 16 floats, 64 bytes apart: 2-way, measured in
+/// fixtures/groundtruth/sm_90/wmma.cu), also inside a helper whose fragment
+/// parameter shares its name with the kernel's `half` fragment, and with
+/// the layout through a macro (cuda-samples' `C_LAYOUT`); a layout held in
+/// a variable is not known, so that call records nothing.
+#[test]
+fn wmma_stores_by_fragment_type_not_by_name() {
+    let a = run(r#"
+#include <mma.h>
+using namespace nvcuda;
+#define C_LAYOUT wmma::mem_row_major
+__device__ void put(float *p, wmma::fragment<wmma::accumulator, 16, 16, 16, float> &c) {
+    wmma::store_matrix_sync(p, c, 16, C_LAYOUT);
+}
+__global__ void k(float *out) {
+    __shared__ float s[16 * 16];
+    __shared__ float t[16 * 16];
+    wmma::fragment<wmma::accumulator, 16, 16, 16, half> c;
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> f;
+    wmma::fill_fragment(f, 1.0f);
+    put(s, f);
+    wmma::layout_t l = wmma::mem_col_major;
+    wmma::store_matrix_sync(t, f, 16, l);
+}
+int main() { k<<<1, 32>>>(0); }
+"#);
+    let s: Vec<&AccessReport> = a.reports.iter().filter(|r| r.array == "s").collect();
+    assert_eq!(s.len(), 4, "{s:?}");
+    assert!(s.iter().all(|r| r.width == 8 && ways(r) == 2.0));
+    assert!(a.reports.iter().all(|r| r.array != "t"));
+}

@@ -180,7 +180,7 @@ __global__ void k(float *out, const int *counts) {
     int a = n[1];
     int b = n[1];
     out[a + b + threadIdx.x] = 0.0f;
-    if (threadIdx.x == 0) n[1] = 0;
+    if (threadIdx.x == 0) n[1] = counts[5];
     __syncthreads();
     int c = n[1];
     out[c + threadIdx.x] = 1.0f;
@@ -188,4 +188,65 @@ __global__ void k(float *out, const int *counts) {
 int main() { k<<<1, 32>>>(0, 0); }
 "#);
     assert_eq!(loaded(&a.program.kernels[0]), ["n[1]", "n[1]"]);
+}
+
+/// A loaded flag is tried as 0 and 1 (the spread has no 0): `if
+/// (!s_skip)` runs the 32-sector store when the flag is 0.
+#[test]
+fn a_shared_flag_is_tried_as_zero_and_one() {
+    let a = run(r#"
+__global__ void k(float *out, const float *in) {
+    __shared__ int s_skip;
+    if (threadIdx.x == 0) s_skip = in[0] == 0.0f;
+    __syncthreads();
+    if (!s_skip) out[threadIdx.x * 32] = in[threadIdx.x];
+}
+int main() { k<<<1, 32>>>(0, 0); }
+"#);
+    let p = a.program.kernels[0]
+        .params
+        .iter()
+        .find(|p| p.name == "s_skip")
+        .unwrap();
+    assert_eq!(p.values.as_deref(), Some(&[0, 1][..]));
+    let r = find(&a, "out", Op::Store);
+    assert_eq!(sectors(r), 32.0, "{:?}", r.assumptions);
+}
+
+/// What the analysis cannot see may write shared memory between two
+/// loads (a call it does not inline, a barrier after another thread's
+/// store): the second load is another input. A value the kernel stored
+/// itself (`s_stride = 33`) is not data: its loads stay unknown, never
+/// tried over the spread (which would report a 32-way conflict at 32).
+#[test]
+fn writes_the_analysis_cannot_see_and_known_stores() {
+    let a = run(r#"
+__device__ void bump(int *p);
+__global__ void k(float *out, const int *in) {
+    __shared__ int s_n;
+    __shared__ float buf[4096];
+    if (threadIdx.x == 0) s_n = in[blockIdx.x];
+    __syncthreads();
+    int a = s_n;
+    if (threadIdx.x == 0) bump(&s_n);
+    int b = s_n;
+    buf[threadIdx.x * (b - a)] = 1.0f;
+}
+__global__ void known(float *out) {
+    __shared__ int s_stride;
+    __shared__ float buf[4096];
+    if (threadIdx.x == 0) s_stride = 33;
+    __syncthreads();
+    out[threadIdx.x] = buf[threadIdx.x * s_stride];
+}
+int main() { k<<<1, 32>>>(0, 0); known<<<1, 32>>>(0); }
+"#);
+    assert_eq!(loaded(&a.program.kernels[0]), ["s_n", "s_n"]);
+    assert!(loaded(&a.program.kernels[1]).is_empty());
+    let r = a
+        .reports
+        .iter()
+        .find(|r| r.kernel_name == "known" && r.array == "buf")
+        .unwrap();
+    assert_eq!(r.status, Status::Unknown);
 }

@@ -668,3 +668,23 @@ fn enum_like_parameters_take_the_values_they_are_compared_with() {
         r.assumptions
     );
 }
+
+/// Compared with constants, a parameter also takes a value equal to none
+/// of them, even when they are 0 and 1: the `else` of `if (mode == 0) …
+/// else if (mode == 1) … else …` is a third branch (its 32-sector store is
+/// not lost).
+#[test]
+fn the_else_of_an_enum_like_parameter_is_tried() {
+    let src = "__global__ void k(float *out, const float *in, int mode) {\n\
+               int i = threadIdx.x;\n\
+               if (mode == 0) out[i] = in[i];\n\
+               else if (mode == 1) out[i * 2] = in[i];\n\
+               else out[i * 32] = in[i];\n}\n\
+               int main(int argc, char **argv) { int v = atoi(argv[1]); k<<<1, 32>>>(0, 0, v); }\n";
+    assert_eq!(compared(src), [("mode".to_string(), Some(vec![0, 1, 2]))]);
+    let r = reports(src)
+        .into_iter()
+        .find(|r| r.array == "out" && r.text.contains("32"))
+        .unwrap();
+    assert_eq!(sectors_per_ideal(&r), 8.0);
+}

@@ -71,9 +71,17 @@ pub fn bank_conflict(
         ways(model, &lanes, width)
     })?;
     let row = model.bank_row_bytes() as i64;
+    // The fewest rows apart that come back to the same banks, when some do
+    // within the warp (else the rows only overlap).
+    let rows_in_warp = WARP as i64 / bx;
+    let same = (1..rows_in_warp).find(|r| (r * pitch).rem_euclid(row) == 0);
+    let why = match same {
+        Some(r) => format!("so lanes `l` and `l + {}` fall on the same banks", r * bx),
+        None => "so rows overlap on the same banks".to_string(),
+    };
     Some(format!(
-        "rows of {bx} lanes are {pitch} bytes apart ({} mod {row}), so lanes `l` and `l + {bx}` \
-         fall on the same banks: a row pitch of {} bytes ({} mod {row}) makes this warp {}-way",
+        "rows of {bx} lanes are {pitch} bytes apart ({} mod {row}), {why}: a row pitch of {} \
+         bytes ({} mod {row}) makes this warp {}-way",
         pitch.rem_euclid(row),
         pitch + step,
         (pitch + step).rem_euclid(row),

@@ -129,6 +129,11 @@ fn line_starts(text: &[u8]) -> Vec<usize> {
 /// at the commas outside brackets and strings, up to the matching `)`.
 /// `None` when it does not close.
 pub(crate) fn macro_args(text: &[u8], open: usize) -> Option<Vec<String>> {
+    macro_args_to(text, open).map(|(args, _)| args)
+}
+
+/// [`macro_args`] and the index of the `)` that closes them.
+pub(crate) fn macro_args_to(text: &[u8], open: usize) -> Option<(Vec<String>, usize)> {
     let mut depth = 0u32;
     let mut args = Vec::new();
     let mut start = open + 1;
@@ -152,7 +157,7 @@ pub(crate) fn macro_args(text: &[u8], open: usize) -> Option<Vec<String>> {
                 depth = depth.saturating_sub(1);
                 if depth == 0 {
                     args.push(String::from_utf8_lossy(&text[start..i]).trim().to_string());
-                    return Some(args);
+                    return Some((args, i));
                 }
             }
             b',' if depth == 1 => {

@@ -304,6 +304,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                     ty: p.pointee,
                 };
                 self.access(&place, Op::Atomic, n, src);
+                self.note_stored(&place, None);
                 let w = place.off.clone();
                 let origin = Origin::CallResult {
                     callee: short.into(),
@@ -348,6 +349,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             self.rv(*a, src);
         }
         self.access(&place, Op::Store, n, src);
+        self.note_stored(&place, None);
         Some(Val::Void)
     }
 
@@ -384,6 +386,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             self.undecided += 1;
             // A function the engine cannot see may write memory.
             self.fences += 1;
+            self.uniform_loads.clear();
         }
         let witness = match (args.len(), first) {
             (1, Some(Val::Int(e))) => Some(e),
@@ -492,6 +495,9 @@ impl<'a, 't> Lowerer<'a, 't> {
             converted.push((*p, v));
         }
         self.tscopes.push(tscope);
+        // The callee's names of opaque types are its own (a fragment
+        // parameter `c` is not the caller's `c`).
+        let saved_opaque = std::mem::take(&mut self.opaque_vars);
         let mut pnames = vec![String::new(); converted.len()];
         for (i, (p, v)) in converted.into_iter().enumerate() {
             let Some(tn) = p.field("type") else {
@@ -505,6 +511,9 @@ impl<'a, 't> Lowerer<'a, 't> {
             pnames[i] = pname.clone();
             if matches!(ty, Ty::Float { .. }) {
                 self.float_vars.insert(pname.clone());
+            }
+            if matches!(ty, Ty::Opaque { .. }) {
+                self.opaque_vars.insert(pname.clone(), ty.clone());
             }
             let v = self.as_declared(&ty, v, &main.text(p));
             scope.insert(pname, Binding { val: v });
@@ -529,6 +538,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         let frame = self.frames.pop().unwrap_or_default();
         let outs = self.out_values(outs, &pnames, body, &frame);
         self.scopes = saved_scopes;
+        self.opaque_vars = saved_opaque;
         for (name, v) in outs {
             if let Some(b) = self.lookup_mut(&name) {
                 b.val = v;

@@ -726,7 +726,12 @@ impl<'a, 't> Lowerer<'a, 't> {
         // A place in memory.
         let place = match self.expr(t, src) {
             Val::Place(p) => p,
-            _ => return (Val::Void, Val::Void),
+            _ => {
+                // A store through what the analysis does not follow may
+                // write any shared value.
+                self.uniform_loads.clear();
+                return (Val::Void, Val::Void);
+            }
         };
         let old = if op.is_some() {
             self.rvalue_of(Val::Place(place.clone()), n, src)
@@ -734,6 +739,8 @@ impl<'a, 't> Lowerer<'a, 't> {
             Val::Void
         };
         self.access(&place, Op::Store, n, src);
+        let stored = if op.is_some() { None } else { rhs.as_ref() };
+        self.note_stored(&place, stored);
         (old, rhs.unwrap_or(Val::Void))
     }
 

@@ -11,7 +11,9 @@
 //! Every expression the engine evaluates is looked at (accesses' offsets
 //! and guards, loops' bounds, updates and exits, unknowns' witnesses); a
 //! single use as a number (an index, a bound, arithmetic) leaves the
-//! parameter to the spread.
+//! parameter to the spread. A `__shared__` value the block loads
+//! ([`crate::ir::Param::loaded`]) is treated alike: a loaded flag is tried
+//! as 0 and 1, not over the spread (which has no 0).
 
 use std::collections::{BTreeSet, HashSet};
 
@@ -160,14 +162,15 @@ pub(super) fn mark_compared(k: &mut Kernel) {
     let seen = w.seen;
     for (p, s) in k.params.iter_mut().zip(seen) {
         let used = s.as_truth || !s.constants.is_empty();
-        if !p.is_integer || p.values.is_some() || p.loaded.is_some() || s.as_value || !used {
+        if !p.is_integer || p.values.is_some() || s.as_value || !used {
             continue;
         }
+        let compared_with_constants = !s.constants.is_empty();
         let mut values = s.constants;
         if s.as_truth {
             values.extend([0, 1]);
         }
-        if values != BTreeSet::from([0, 1]) {
+        if compared_with_constants {
             // One value equal to none of the constants: the `else` of
             // `if (mode == 0) … else if (mode == 2) …`.
             let other = (0..).find(|v| !values.contains(v)).unwrap_or(0);

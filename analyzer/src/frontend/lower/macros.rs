@@ -15,7 +15,7 @@ use super::{Lowerer, Src, Val};
 use crate::budget;
 use crate::finding::Origin;
 use crate::frontend::fields::Fields;
-use crate::frontend::source::{closing_paren, macro_args};
+use crate::frontend::source::macro_args_to;
 
 thread_local! {
     /// A parser for macro expansions and the trees of recent ones, by text:
@@ -238,33 +238,64 @@ impl<'a, 't> Lowerer<'a, 't> {
             return Val::Void;
         };
         let params = m.params.clone().unwrap_or_default();
-        let args = self.prescan_args(name, &m.body, args);
+        let args = self.prescanned(name, &m.body, args, n, src);
         let body = substitute(&m.body, &params, &args);
         self.expand_text(name, &body, n, src, statement)
     }
 
-    /// C's argument prescan, for the macros the lowering would not expand
-    /// again once substituted: in the arguments of a use of `name`, each use
-    /// of `name` or of a macro being expanded around it is replaced by its
-    /// expansion (its own arguments first), as the preprocessor replaces
-    /// every macro in an argument before substituting it
-    /// (`IMAD(IMAD(a, b, c), d, e)`, cuda-samples' dct8x8). Other macros
-    /// are left to the lowering, which expands them where they are used. A
-    /// body that stringizes or pastes (`#`, `##`) is not prescanned (C does
-    /// not prescan those arguments); past the macro budgets an argument is
-    /// left as written.
-    fn prescan_args(&mut self, name: &str, body: &str, args: &[String]) -> Vec<String> {
-        if body.contains('#') {
-            return args.to_vec();
+    /// The arguments of a use of `name` prescanned ([`Self::prescan_args`]),
+    /// or as written past the budget, said in a note: the inner uses are
+    /// then calls the analysis does not know, as without the prescan.
+    fn prescanned(
+        &mut self,
+        name: &str,
+        body: &str,
+        args: &[String],
+        n: Node,
+        src: &Src,
+    ) -> Vec<String> {
+        match self.prescan_args(name, body, args) {
+            Some(a) => a,
+            None => {
+                let what = Origin::Macro { name: name.into() };
+                let _ = self.budget_unknown(n, src, budget::PRESCAN_BYTES, what);
+                args.to_vec()
+            }
         }
-        let mut blocked = self.expanding.clone();
-        blocked.push(name.to_string());
-        args.iter().map(|a| self.prescan(a, &blocked, 0)).collect()
+    }
+
+    /// C's argument prescan, for the macro the lowering would not expand
+    /// again once substituted: in the arguments of a use of `name`, each
+    /// use of `name` is replaced by its expansion (its own arguments
+    /// first), as the preprocessor replaces every macro in an argument
+    /// before substituting it (`IMAD(IMAD(a, b, c), d, e)`, cuda-samples'
+    /// dct8x8). Other macros are left to the lowering, which expands them
+    /// where they are used; a name an enclosing expansion's own body
+    /// spells is not expanded again, as in C. A body that stringizes or
+    /// pastes (`#`, `##`) is not prescanned (C does not prescan those
+    /// arguments). `None` when the arguments would grow past
+    /// [`budget::MAX_PRESCAN_BYTES`].
+    fn prescan_args(&mut self, name: &str, body: &str, args: &[String]) -> Option<Vec<String>> {
+        if body.contains('#') {
+            return Some(args.to_vec());
+        }
+        let blocked = [name.to_string()];
+        let mut grown = 0usize;
+        args.iter()
+            .map(|a| self.prescan(a, &blocked, 0, &mut grown))
+            .collect()
     }
 
     /// `text` with each use of a function-like macro of `blocked` replaced
-    /// by its expansion (see [`Self::prescan_args`]).
-    fn prescan(&mut self, text: &str, blocked: &[String], depth: u32) -> String {
+    /// by its expansion (see [`Self::prescan_args`]); `grown` counts the
+    /// text made, `None` past the budget.
+    fn prescan(
+        &mut self,
+        text: &str,
+        blocked: &[String],
+        depth: u32,
+        grown: &mut usize,
+    ) -> Option<String> {
         let b = text.as_bytes();
         let mut out = String::with_capacity(text.len());
         let (mut copied, mut i) = (0, 0);
@@ -294,10 +325,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             {
                 continue;
             }
-            let Some(inner) = macro_args(b, open) else {
-                break;
-            };
-            let Some(close) = closing_paren(b, open, b.len()) else {
+            let Some((inner, close)) = macro_args_to(b, open) else {
                 break;
             };
             self.expansions += 1;
@@ -308,12 +336,13 @@ impl<'a, 't> Lowerer<'a, 't> {
             } else {
                 inner
                     .iter()
-                    .map(|a| self.prescan(a, blocked, depth + 1))
-                    .collect()
+                    .map(|a| self.prescan(a, blocked, depth + 1, grown))
+                    .collect::<Option<_>>()?
             };
             let expanded = substitute(&body, &params, &inner);
-            if out.len() + expanded.len() > budget::MAX_SNIPPET_BYTES {
-                break;
+            *grown = grown.saturating_add(expanded.len());
+            if *grown > budget::MAX_PRESCAN_BYTES {
+                return None;
             }
             out.push_str(&text[copied..start]);
             out.push_str(&expanded);
@@ -321,7 +350,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             i = close + 1;
         }
         out.push_str(&text[copied..]);
-        out
+        Some(out)
     }
 
     pub(super) fn expand_function_macro_stmt(
@@ -335,7 +364,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             return;
         };
         let params = m.params.clone().unwrap_or_default();
-        let args = self.prescan_args(name, &m.body, args);
+        let args = self.prescanned(name, &m.body, args, n, src);
         let body = substitute(&m.body, &params, &args);
         // Try it as an expression first, then as statements.
         let text = format!("auto __warplint_expansion = ({body}\n);");

@@ -63,7 +63,9 @@ impl<'a, 't> Lowerer<'a, 't> {
                 Atom::LoopVar(_) | Atom::Unknown(_) | Atom::TooComplex => false,
             }
         });
-        if !uniform {
+        if !uniform || self.last_store_known.get(&p.obj) == Some(&true) {
+            // The last store put a value the analysis knows there (`if
+            // (tid == 0) s_stride = 33;`): not data, and not tried.
             return None;
         }
         if let Some((_, _, i)) = self
@@ -96,9 +98,36 @@ impl<'a, 't> Lowerer<'a, 't> {
     }
 
     /// A store to object `obj` (or an atomic on it): a later load of it may
-    /// read another value.
+    /// read another value. A store to shared memory may write any shared
+    /// object (two `extern __shared__` arrays are one), so every shared
+    /// load is forgotten.
     pub(super) fn forget_loads_of(&mut self, obj: usize) {
-        self.uniform_loads.retain(|(o, _, _)| *o != obj);
+        if self.k.objects[obj].space == Space::Shared {
+            let objects = &self.k.objects;
+            self.uniform_loads
+                .retain(|(o, _, _)| objects[*o].space != Space::Shared);
+        } else {
+            self.uniform_loads.retain(|(o, _, _)| *o != obj);
+        }
+    }
+
+    /// Records whether a store to `place` stored a value the analysis
+    /// knows (no unknown in it) or data (see `last_store_known`).
+    pub(super) fn note_stored(&mut self, place: &Place, value: Option<&Val>) {
+        if self.k.objects[place.obj].space != Space::Shared {
+            return;
+        }
+        let known = match value {
+            Some(Val::Int(e)) => {
+                let mut known = true;
+                e.visit_atoms(&mut |a| {
+                    known &= !matches!(a, Atom::Unknown(_) | Atom::TooComplex);
+                });
+                known
+            }
+            _ => false,
+        };
+        self.last_store_known.insert(place.obj, known);
     }
 
     /// Records the memory access(es) of reading or writing a place.

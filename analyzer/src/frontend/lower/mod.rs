@@ -215,6 +215,10 @@ pub(crate) struct Lowerer<'a, 't> {
     /// their parameter (`memory.rs`, `block_uniform_load`); a store to the
     /// object forgets its entries.
     uniform_loads: Vec<(usize, Expr, u32)>,
+    /// Per shared object, whether the last store to it lowered stored a
+    /// value the analysis knows (a constant, a parameter): a load of it is
+    /// then not made an input (`memory.rs`).
+    last_store_known: HashMap<usize, bool>,
 }
 
 fn and(a: Expr, b: Expr) -> Expr {
@@ -287,6 +291,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             region: 0,
             undecided: 0,
             uniform_loads: Vec::new(),
+            last_store_known: HashMap::new(),
         }
     }
 
@@ -430,6 +435,8 @@ impl<'a, 't> Lowerer<'a, 't> {
     fn fence(&mut self) {
         self.region += 1;
         self.fences += 1;
+        // Another thread may have written any shared value before it.
+        self.uniform_loads.clear();
     }
 
     fn frame(&mut self) -> &mut Frame {
@@ -559,6 +566,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         let main = Src::of(def.src);
         let n = def.node;
         self.uniform_loads.clear();
+        self.last_store_known.clear();
         let mut k = Kernel {
             name: def.name.clone(),
             ..Kernel::default()

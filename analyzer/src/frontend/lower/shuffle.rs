@@ -206,6 +206,11 @@ impl<'a, 't> Lowerer<'a, 't> {
         {
             self.fence();
         }
+        if code.contains("st.") || code.contains("atom") || code.contains("red.") {
+            // A store the analysis does not follow may write any shared
+            // value (`st.shared.u32 [%0], %1;`).
+            self.uniform_loads.clear();
+        }
         let instruction = code
             .split_whitespace()
             .next()

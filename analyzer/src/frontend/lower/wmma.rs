@@ -8,7 +8,7 @@
 //!
 //! | fragment (16 x 16 x 16 unless said) | call, layout | per warp | lane's element |
 //! |---|---|---|---|
-//! | accumulator `float`/`int` | store or load, row-major | 4 x 8 bytes | `(g + 8R, 2t + 8C)` |
+//! | accumulator `float`/`int` | store (and a `float` one's load), row-major | 4 x 8 bytes | `(g + 8R, 2t + 8C)` |
 //! | accumulator `float`/`int` | store, column-major | 8 x 4 bytes | `(g + 8R, 2t + j + 8C)`, `j` 0 or 1 |
 //! | accumulator `half` | store, row-major | 4 x 4 bytes | `(g + 8R, 2t + 8C)` |
 //! | `matrix_a`/`matrix_b` `half`, shared | load, either layout | 1 x 16 bytes (`ldmatrix.x4`) | line `8 (q % 2) + l % 8` of `q = l / 8`, from element `8 (q / 2)` |
@@ -22,8 +22,9 @@
 //! column-major one (`matrix_b` the other way round), `ldm` elements apart.
 //! Accumulator stores to global memory were measured too (8-byte stores,
 //! the same lanes). Other fragments, other shapes, loads from global
-//! memory and architectures before 8.0 (Volta lays fragments out
-//! otherwise) are not modelled: the call records no access, as before.
+//! memory, a layout held in a variable and architectures before 8.0
+//! (Volta lays fragments out otherwise) are not modelled: the call records
+//! no access, as before.
 
 use tree_sitter::Node;
 
@@ -146,7 +147,9 @@ fn instructions(
     let quarters = [(0, 0), (0, 1), (1, 0), (1, 1)];
     let shared = space == Space::Shared;
     match (frag.role, frag.elem, frag.shape) {
-        (Role::Acc, Elem::F32 | Elem::I32, [16, 16, 16]) if !acc_col_major && (store || shared) => {
+        (Role::Acc, Elem::F32 | Elem::I32, [16, 16, 16])
+            if !acc_col_major && (store || shared) && (store || frag.elem == Elem::F32) =>
+        {
             let v = quarters
                 .iter()
                 .map(|&(r, c)| -> Instr {
@@ -285,22 +288,37 @@ impl Lowerer<'_, '_> {
             _ => self.opaque_vars.get(src.text(frag_node).trim())?.clone(),
         };
         let frag = fragment(&ty, &|name| self.constant_named(name))?;
-        let acc_col_major = args
-            .get(3)
-            .is_some_and(|a| src.text(*a).contains("col_major"));
+        // An accumulator's memory layout as written (`wmma::mem_col_major`,
+        // or a macro naming it); one held in a variable is not known.
+        let acc_col_major = match args.get(3).map(|a| self.spelled(&src.text(*a))) {
+            None => false,
+            Some(t) if t.ends_with("mem_col_major") => true,
+            Some(t) if t.ends_with("mem_row_major") => false,
+            Some(_) if frag.role == Role::Acc => return None,
+            Some(_) => false,
+        };
         let modelled = |space| instructions(&frag, store, acc_col_major, space).is_some();
         if !modelled(Space::Shared) && !modelled(Space::Global) {
             return None;
         }
-        let Val::Ptr(p) = self.rv(ptr_node, src) else {
-            return None;
-        };
-        let space = self.k.objects[p.obj].space;
-        let (elem_bytes, instrs) = instructions(&frag, store, acc_col_major, space)?;
+        let ptr = self.rv(ptr_node, src);
         let ldm = self.int(args[2], src);
         for a in args.iter().skip(3) {
             self.rv(*a, src);
         }
+        let model = match &ptr {
+            Val::Ptr(p) => instructions(&frag, store, acc_col_major, self.k.objects[p.obj].space),
+            _ => None,
+        };
+        let (Val::Ptr(p), Some((elem_bytes, instrs))) = (ptr, model) else {
+            // Not modelled for this memory: what a call the analysis does
+            // not see does (its arguments evaluated, the others above).
+            let _ = self.rv(frag_node, src);
+            self.undecided += 1;
+            self.fences += 1;
+            self.uniform_loads.clear();
+            return Some(Val::Void);
+        };
         let lane = lane();
         let op = if store { Op::Store } else { Op::Load };
         for (width, element) in instrs {
@@ -315,6 +333,20 @@ impl Lowerer<'_, '_> {
             self.access(&place, op, n, src);
         }
         Some(Val::Void)
+    }
+
+    /// `text` with object-like macros it names replaced by their bodies
+    /// (`C_LAYOUT` with `#define C_LAYOUT wmma::mem_row_major`), up to the
+    /// macro depth.
+    fn spelled(&self, text: &str) -> String {
+        let mut t = text.trim().to_string();
+        for _ in 0..crate::budget::MAX_MACRO_DEPTH {
+            match self.tu.macros.get(&t).filter(|m| m.params.is_none()) {
+                Some(m) => t = m.body.trim().to_string(),
+                None => break,
+            }
+        }
+        t
     }
 
     /// The value of a constant or an object-like macro named `name` whose

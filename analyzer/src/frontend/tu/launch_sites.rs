@@ -219,9 +219,17 @@ pub(super) fn launches_for(
             let at = Some(p.at.clone());
             (s.grid, s.block, &s.args, &s.offset_args, None, at)
         });
+    // A launch's arguments are the function's own parameters, by position:
+    // never a template value or a value the block loads, which come after
+    // them (an overload with more parameters launched under this name).
+    let declared = kernel
+        .params
+        .iter()
+        .take_while(|p| !p.template && p.loaded.is_none())
+        .count();
     for (grid, site_block, args, offset_args, span, elsewhere) in here.chain(there) {
         let mut params: Vec<Option<i64>> = (0..nparams)
-            .map(|i| args.get(i).copied().flatten())
+            .map(|i| args.get(i).copied().flatten().filter(|_| i < declared))
             .collect();
         if let Some(ov) = options.kernels.get(&kernel.name) {
             named(&ov.params, &mut params);
