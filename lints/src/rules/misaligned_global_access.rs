@@ -84,6 +84,7 @@ impl Lint for MisalignedGlobalAccess {
                 || crate::address_moves_with_loaded_value(
                     &ctx.analysis.program.kernels[r.kernel],
                     r,
+                    i64::from(ctx.model.sector_bytes()),
                 )
         };
         let global = ctx.known_reports().filter(|r| {
