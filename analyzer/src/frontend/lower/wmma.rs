@@ -144,32 +144,16 @@ fn instructions(
     acc_col_major: bool,
     space: Space,
 ) -> Option<(u32, Vec<Instr>)> {
-    let quarters = [(0, 0), (0, 1), (1, 0), (1, 1)];
     let shared = space == Space::Shared;
     match (frag.role, frag.elem, frag.shape) {
         (Role::Acc, Elem::F32 | Elem::I32, [16, 16, 16])
             if !acc_col_major && (store || shared) && (store || frag.elem == Elem::F32) =>
         {
-            let v = quarters
-                .iter()
-                .map(|&(r, c)| -> Instr {
-                    (
-                        8,
-                        Box::new(move |x: &Lane, ldm: &Expr| {
-                            at(
-                                add(x.g.clone(), k(8 * r)),
-                                add(mul(k(2), x.t.clone()), k(8 * c)),
-                                ldm,
-                            )
-                        }),
-                    )
-                })
-                .collect();
-            Some((4, v))
+            Some((4, quarters(8, 2, 8)))
         }
         (Role::Acc, Elem::F32 | Elem::I32, [16, 16, 16]) if acc_col_major && store && shared => {
             let mut v: Vec<Instr> = Vec::new();
-            for &(r, c) in &quarters {
+            for (r, c) in QUARTERS {
                 for j in 0..2 {
                     v.push((
                         4,
@@ -183,22 +167,7 @@ fn instructions(
             Some((4, v))
         }
         (Role::Acc, Elem::F16, [16, 16, 16]) if !acc_col_major && store && shared => {
-            let v = quarters
-                .iter()
-                .map(|&(r, c)| -> Instr {
-                    (
-                        4,
-                        Box::new(move |x: &Lane, ldm: &Expr| {
-                            at(
-                                add(x.g.clone(), k(8 * r)),
-                                add(mul(k(2), x.t.clone()), k(8 * c)),
-                                ldm,
-                            )
-                        }),
-                    )
-                })
-                .collect();
-            Some((2, v))
+            Some((2, quarters(4, 2, 8)))
         }
         (Role::A | Role::B, Elem::F16, [16, 16, 16]) if !store && shared => {
             let v: Instr = (
@@ -216,36 +185,10 @@ fn instructions(
             Some((2, vec![v]))
         }
         (Role::A, Elem::Bf16, [16, 16, 16]) if !store && shared && !frag.col_major => {
-            let v = quarters
-                .iter()
-                .map(|&(r, c)| -> Instr {
-                    (
-                        4,
-                        Box::new(move |x: &Lane, ldm: &Expr| {
-                            at(
-                                add(x.g.clone(), k(8 * r)),
-                                add(mul(k(2), x.t.clone()), k(8 * c)),
-                                ldm,
-                            )
-                        }),
-                    )
-                })
-                .collect();
-            Some((2, v))
+            Some((2, quarters(4, 2, 8)))
         }
         (Role::A, Elem::Tf32, [16, 16, 8]) if !store && shared && !frag.col_major => {
-            let v = quarters
-                .iter()
-                .map(|&(r, c)| -> Instr {
-                    (
-                        4,
-                        Box::new(move |x: &Lane, ldm: &Expr| {
-                            at(add(x.g.clone(), k(8 * r)), add(x.t.clone(), k(4 * c)), ldm)
-                        }),
-                    )
-                })
-                .collect();
-            Some((4, v))
+            Some((4, quarters(4, 1, 4)))
         }
         (Role::Acc, Elem::F64, [8, 8, 4]) if !acc_col_major && store && shared => {
             let v: Instr = (
@@ -256,6 +199,29 @@ fn instructions(
         }
         _ => None,
     }
+}
+
+/// The four 8 x 8 quarters of a 16-row tile, `(R, C)`.
+const QUARTERS: [(i64, i64); 4] = [(0, 0), (0, 1), (1, 0), (1, 1)];
+
+/// One `width`-byte instruction per quarter, lane `(g, t)` at row-major
+/// element `(g + 8R, step t + quarter_cols C)`.
+fn quarters(width: u32, step: i64, quarter_cols: i64) -> Vec<Instr> {
+    QUARTERS
+        .iter()
+        .map(|&(r, c)| -> Instr {
+            (
+                width,
+                Box::new(move |x: &Lane, ldm: &Expr| {
+                    at(
+                        add(x.g.clone(), k(8 * r)),
+                        add(mul(k(step), x.t.clone()), k(quarter_cols * c)),
+                        ldm,
+                    )
+                }),
+            )
+        })
+        .collect()
 }
 
 impl Lowerer<'_, '_> {
