@@ -170,6 +170,7 @@ pub(crate) fn macro_args_to(text: &[u8], open: usize) -> Option<(Vec<String>, us
     }
     None
 }
+
 /// The `)` that closes the `(` at `open` in `t[..end]` (parentheses only,
 /// nested ones counted), if it closes there.
 pub(crate) fn closing_paren(t: &[u8], open: usize, end: usize) -> Option<usize> {

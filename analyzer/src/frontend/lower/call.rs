@@ -304,7 +304,6 @@ impl<'a, 't> Lowerer<'a, 't> {
                     ty: p.pointee,
                 };
                 self.access(&place, Op::Atomic, n, src);
-                self.note_stored(&place, None);
                 let w = place.off.clone();
                 let origin = Origin::CallResult {
                     callee: short.into(),
@@ -349,7 +348,6 @@ impl<'a, 't> Lowerer<'a, 't> {
             self.rv(*a, src);
         }
         self.access(&place, Op::Store, n, src);
-        self.note_stored(&place, None);
         Some(Val::Void)
     }
 
@@ -368,6 +366,16 @@ impl<'a, 't> Lowerer<'a, 't> {
         Some(self.inline_call(&def, vals, args.to_vec(), n, src))
     }
 
+    /// What a call the analysis cannot see does to the state: its result
+    /// is not known to be branch-free (undecided), and it may write memory
+    /// (a fence for the nvcc models, and a shared value loaded before may
+    /// differ after it).
+    pub(super) fn unseen_call(&mut self) {
+        self.undecided += 1;
+        self.fences += 1;
+        self.uniform_loads.clear();
+    }
+
     /// A call the analysis cannot see into: its arguments are evaluated
     /// (their loads recorded) and its result is unknown. A math function
     /// that branches starts a new straight-line region; one not known to
@@ -383,10 +391,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         if fuse::SPLITS.contains(&short) {
             self.region += 1;
         } else if !fuse::MERGES.contains(&short) {
-            self.undecided += 1;
-            // A function the engine cannot see may write memory.
-            self.fences += 1;
-            self.uniform_loads.clear();
+            self.unseen_call();
         }
         let witness = match (args.len(), first) {
             (1, Some(Val::Int(e))) => Some(e),

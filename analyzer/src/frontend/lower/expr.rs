@@ -739,8 +739,9 @@ impl<'a, 't> Lowerer<'a, 't> {
             Val::Void
         };
         self.access(&place, Op::Store, n, src);
-        let stored = if op.is_some() { None } else { rhs.as_ref() };
-        self.note_stored(&place, stored);
+        if let (None, Some(v)) = (op, &rhs) {
+            self.note_stored(&place, v);
+        }
         (old, rhs.unwrap_or(Val::Void))
     }
 

@@ -279,23 +279,16 @@ impl<'a, 't> Lowerer<'a, 't> {
         if body.contains('#') {
             return Some(args.to_vec());
         }
-        let blocked = [name.to_string()];
         let mut grown = 0usize;
         args.iter()
-            .map(|a| self.prescan(a, &blocked, 0, &mut grown))
+            .map(|a| self.prescan(a, name, 0, &mut grown))
             .collect()
     }
 
-    /// `text` with each use of a function-like macro of `blocked` replaced
-    /// by its expansion (see [`Self::prescan_args`]); `grown` counts the
-    /// text made, `None` past the budget.
-    fn prescan(
-        &mut self,
-        text: &str,
-        blocked: &[String],
-        depth: u32,
-        grown: &mut usize,
-    ) -> Option<String> {
+    /// `text` with each use of the function-like macro `name` replaced by
+    /// its expansion (see [`Self::prescan_args`]); `grown` counts the text
+    /// made, `None` past the budget.
+    fn prescan(&mut self, text: &str, name: &str, depth: u32, grown: &mut usize) -> Option<String> {
         let b = text.as_bytes();
         let mut out = String::with_capacity(text.len());
         let (mut copied, mut i) = (0, 0);
@@ -308,11 +301,10 @@ impl<'a, 't> Lowerer<'a, 't> {
             while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
                 i += 1;
             }
-            let word = &text[start..i];
-            if !blocked.iter().any(|x| x == word) {
+            if &text[start..i] != name {
                 continue;
             }
-            let Some(m) = self.tu.macros.get(word).filter(|m| m.params.is_some()) else {
+            let Some(m) = self.tu.macros.get(name).filter(|m| m.params.is_some()) else {
                 continue;
             };
             let mut open = i;
@@ -336,7 +328,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             } else {
                 inner
                     .iter()
-                    .map(|a| self.prescan(a, blocked, depth + 1, grown))
+                    .map(|a| self.prescan(a, name, depth + 1, grown))
                     .collect::<Option<_>>()?
             };
             let expanded = substitute(&body, &params, &inner);

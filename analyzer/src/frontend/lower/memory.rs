@@ -98,42 +98,37 @@ impl<'a, 't> Lowerer<'a, 't> {
     }
 
     /// A store to object `obj` (or an atomic on it): a later load of it may
-    /// read another value. A store to shared memory may write any shared
+    /// read another value, taken for data until [`Self::note_stored`] says
+    /// the value is known. A store to shared memory may write any shared
     /// object (two `extern __shared__` arrays are one), so every shared
     /// load is forgotten.
-    pub(super) fn forget_loads_of(&mut self, obj: usize) {
+    fn stored_to(&mut self, obj: usize) {
         if self.k.objects[obj].space == Space::Shared {
             let objects = &self.k.objects;
             self.uniform_loads
                 .retain(|(o, _, _)| objects[*o].space != Space::Shared);
+            self.last_store_known.insert(obj, false);
         } else {
             self.uniform_loads.retain(|(o, _, _)| *o != obj);
         }
     }
 
-    /// Records whether a store to `place` stored a value the analysis
-    /// knows (no unknown in it) or data (see `last_store_known`).
-    pub(super) fn note_stored(&mut self, place: &Place, value: Option<&Val>) {
+    /// An assignment just recorded stored `value` to `place`: whether the
+    /// analysis knows it (no unknown in it; see `last_store_known`).
+    pub(super) fn note_stored(&mut self, place: &Place, value: &Val) {
+        let Val::Int(e) = value else { return };
         if self.k.objects[place.obj].space != Space::Shared {
             return;
         }
-        let known = match value {
-            Some(Val::Int(e)) => {
-                let mut known = true;
-                e.visit_atoms(&mut |a| {
-                    known &= !matches!(a, Atom::Unknown(_) | Atom::TooComplex);
-                });
-                known
-            }
-            _ => false,
-        };
+        let mut known = true;
+        e.visit_atoms(&mut |a| known &= !matches!(a, Atom::Unknown(_) | Atom::TooComplex));
         self.last_store_known.insert(place.obj, known);
     }
 
     /// Records the memory access(es) of reading or writing a place.
     pub(super) fn access(&mut self, p: &Place, op: Op, n: Node, src: &Src) {
         if op != Op::Load {
-            self.forget_loads_of(p.obj);
+            self.stored_to(p.obj);
         }
         let obj = &self.k.objects[p.obj];
         let space = obj.space;

@@ -63,7 +63,7 @@ enum Elem {
 /// The fragment a type names (`wmma::fragment<wmma::matrix_a, 16, 16, 16,
 /// half, wmma::row_major>`), from its spelling; `value` gives a dimension
 /// spelled as a name (`M` with `#define M 16`).
-fn fragment(ty: &Ty, value: &dyn Fn(&str) -> Option<i64>) -> Option<Fragment> {
+fn fragment(ty: &Ty, value: &mut dyn FnMut(&str) -> Option<i64>) -> Option<Fragment> {
     let Ty::Opaque { name, .. } = ty else {
         return None;
     };
@@ -87,7 +87,7 @@ fn fragment(ty: &Ty, value: &dyn Fn(&str) -> Option<i64>) -> Option<Fragment> {
         "accumulator" => Role::Acc,
         _ => return None,
     };
-    let dim = |s: &str| s.parse::<i64>().ok().or_else(|| value(s));
+    let mut dim = |s: &str| s.parse::<i64>().ok().or_else(|| value(s));
     let shape = [dim(args[1])?, dim(args[2])?, dim(args[3])?];
     let elem = match last(args[4]).as_str() {
         "float" => Elem::F32,
@@ -253,7 +253,7 @@ impl Lowerer<'_, '_> {
             Val::Place(p) => p.ty,
             _ => self.opaque_vars.get(src.text(frag_node).trim())?.clone(),
         };
-        let frag = fragment(&ty, &|name| self.constant_named(name))?;
+        let frag = fragment(&ty, &mut |name| self.constant_named(name))?;
         // An accumulator's memory layout as written (`wmma::mem_col_major`,
         // or a macro naming it); one held in a variable is not known.
         let acc_col_major = match args.get(3).map(|a| self.spelled(&src.text(*a))) {
@@ -280,9 +280,7 @@ impl Lowerer<'_, '_> {
             // Not modelled for this memory: what a call the analysis does
             // not see does (its arguments evaluated, the others above).
             let _ = self.rv(frag_node, src);
-            self.undecided += 1;
-            self.fences += 1;
-            self.uniform_loads.clear();
+            self.unseen_call();
             return Some(Val::Void);
         };
         let lane = lane();
@@ -373,13 +371,13 @@ mod tests {
 
     #[test]
     fn fragments_are_read_from_their_spelling() {
-        let none = |_: &str| None;
+        let mut none = |_: &str| None;
         assert_eq!(
             fragment(
                 &opaque(
                     "nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 16, half, nvcuda::wmma::col_major>"
                 ),
-                &none
+                &mut none
             ),
             Some(Fragment {
                 role: Role::A,
@@ -388,11 +386,11 @@ mod tests {
                 col_major: true
             })
         );
-        let m8 = |s: &str| (s == "M").then_some(8);
+        let mut m8 = |s: &str| (s == "M").then_some(8);
         assert_eq!(
             fragment(
                 &opaque("wmma::fragment<wmma::accumulator, M, 8, 4, double>"),
-                &m8
+                &mut m8
             ),
             Some(Fragment {
                 role: Role::Acc,
@@ -404,11 +402,14 @@ mod tests {
         assert_eq!(
             fragment(
                 &opaque("wmma::fragment<wmma::accumulator, M, 8, 4, double>"),
-                &none
+                &mut none
             ),
             None
         );
-        assert_eq!(fragment(&opaque("cuda::std::array<float, 4>"), &none), None);
-        assert_eq!(fragment(&Ty::Int { size: 4 }, &none), None);
+        assert_eq!(
+            fragment(&opaque("cuda::std::array<float, 4>"), &mut none),
+            None
+        );
+        assert_eq!(fragment(&Ty::Int { size: 4 }, &mut none), None);
     }
 }
