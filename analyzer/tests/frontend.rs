@@ -1752,3 +1752,30 @@ int main() { k<<<1, 32>>>(0); }
     assert!(s.iter().all(|r| r.width == 8 && ways(r) == 2.0));
     assert!(a.reports.iter().all(|r| r.array != "t"));
 }
+
+/// A fragment's dimensions spelled as template parameters (LeetCUDA's
+/// `fragment<matrix_a, WMMA_M, WMMA_N, WMMA_K, half, row_major>` in a
+/// kernel launched as `k<16, 16, 16>`) are read as any name is: the tile
+/// `s_b` of rows 32 halves (64 bytes) apart is one `ldmatrix`, 4-way (in
+/// fixtures/groundtruth/sm_90/wmma.cu, a tile whose `ldmatrix` lines are
+/// 64 bytes apart, `ld_matrix_a_f16_row_major_32`, measured 4-way; a
+/// row-major B's lines are its rows the same way, as `_16`, `_64` and `_72`
+/// of B measured alike to A's).
+#[test]
+fn wmma_fragment_dimensions_from_template_parameters() {
+    let a = run(r#"
+#include <mma.h>
+using namespace nvcuda;
+template <int WM, int WN, int WK>
+__global__ void k(float *out) {
+    __shared__ half s_b[16][32];
+    wmma::fragment<wmma::matrix_b, WM, WN, WK, half, wmma::row_major> b;
+    wmma::load_matrix_sync(b, &s_b[0][0], 32);
+    out[threadIdx.x] = 0.0f;
+}
+int main() { k<16, 16, 16><<<1, 32>>>(0); }
+"#);
+    let r = find(&a, "s_b", Op::Load);
+    assert_eq!(r.width, 16);
+    assert_eq!(ways(r), 4.0);
+}

@@ -253,7 +253,12 @@ impl Lowerer<'_, '_> {
             Val::Place(p) => p.ty,
             _ => self.opaque_vars.get(src.text(frag_node).trim())?.clone(),
         };
-        let frag = fragment(&ty, &mut |name| self.constant_named(name))?;
+        // A dimension spelled as a name is what the name means here (a
+        // macro, a constant), read as any name is.
+        let frag = fragment(&ty, &mut |name| match self.ident(name, frag_node, src) {
+            Val::Int(e) => e.as_const(),
+            _ => None,
+        })?;
         // An accumulator's memory layout as written (`wmma::mem_col_major`,
         // or a macro naming it); one held in a variable is not known.
         let acc_col_major = match args.get(3).map(|a| self.spelled(&src.text(*a))) {
@@ -311,22 +316,6 @@ impl Lowerer<'_, '_> {
             }
         }
         t
-    }
-
-    /// The value of a constant or an object-like macro named `name` whose
-    /// body is a number (`#define M 16`, `(16)`).
-    fn constant_named(&self, name: &str) -> Option<i64> {
-        if let Some(v) = self.tu.consts.get(name) {
-            return Some(*v);
-        }
-        let m = self.tu.macros.get(name).filter(|m| m.params.is_none())?;
-        let body = m
-            .body
-            .trim()
-            .trim_start_matches('(')
-            .trim_end_matches(')')
-            .trim();
-        super::parse_int(body)
     }
 
     /// Whether the fragments' layouts are the ones measured: compute
