@@ -161,28 +161,6 @@ pub fn rests_on_template_value(k: &Kernel, r: &AccessReport) -> bool {
     })
 }
 
-/// Whether the address of a report's access moves with an integer the
-/// block loads ([`warplint_analyzer::ir::Param::loaded`]) by other than a
-/// multiple of `sector` bytes: where the warp starts within a sector then
-/// depends on data (a node number times a 2068-byte struct), whatever the
-/// values tried gave. A loaded value that only bounds a loop or a branch,
-/// or that picks a row of 1024 floats, does not move it.
-pub fn address_moves_with_loaded_value(k: &Kernel, r: &AccessReport, sector: i64) -> bool {
-    let Some(a) = k.accesses.get(r.access) else {
-        return false;
-    };
-    a.offset.atoms().into_iter().any(|x| match x {
-        warplint_analyzer::ir::Atom::Param(i)
-            if k.params.get(i as usize).is_some_and(|p| p.loaded.is_some()) =>
-        {
-            let c = warplint_analyzer::symbolic::linear::coefficient(&a.offset, x);
-            !c.and_then(|c| c.as_const())
-                .is_some_and(|c| sector > 0 && c % sector == 0)
-        }
-        _ => false,
-    })
-}
-
 impl Context<'_> {
     /// Reports the lints may act on: never `unknown` ones, nor those whose
     /// cost holds only for values or block shapes programs rarely run on
