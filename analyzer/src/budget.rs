@@ -224,6 +224,11 @@ pub const MAX_ACCESS_PIECES: u32 = 16;
 /// `unknown`, naming this budget.
 pub const MAX_ALIAS_DEPTH: u32 = 4;
 
+/// Most objects one pointer may be chosen among (`c ? A : B`, nested):
+/// each access through it is recorded once per object. Past it, the
+/// pointer is an unknown value, as a choice the lowering cannot hold.
+pub const MAX_POINTER_CHOICES: usize = 4;
+
 /// Syntax nodes of an `if` that nvcc if-converts into selects (one that
 /// only assigns values). It is not a budget that cuts work: a larger `if`
 /// is a branch, which is the model's answer, so nothing is said.
@@ -328,6 +333,11 @@ pub const ACCESS_PIECES: Budget = named(
     "pieces per access",
 );
 pub const ALIAS_DEPTH: Budget = named("MAX_ALIAS_DEPTH", MAX_ALIAS_DEPTH as u64, "levels");
+pub const POINTER_CHOICES: Budget = named(
+    "MAX_POINTER_CHOICES",
+    MAX_POINTER_CHOICES as u64,
+    "objects per pointer",
+);
 pub const ATTRIBUTE_ARGUMENT_BYTES: Budget = named(
     "MAX_ATTRIBUTE_ARGUMENT_BYTES",
     MAX_ATTRIBUTE_ARGUMENT_BYTES as u64,

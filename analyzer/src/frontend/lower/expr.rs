@@ -7,7 +7,7 @@
 use tree_sitter::Node;
 
 use super::groups::Group;
-use super::{parse_int, Binding, Lowerer, Place, Ptr, Src, Val};
+use super::{choices, parse_int, Binding, Lowerer, Place, Ptr, Src, Val};
 use crate::budget;
 use crate::finding::Origin;
 use crate::frontend::fields::Fields;
@@ -252,6 +252,14 @@ impl<'a, 't> Lowerer<'a, 't> {
         };
         if op == "&" {
             match self.expr(arg, src) {
+                v @ Val::Either(_) => self.on_each(v, &mut |s, side| match side {
+                    Val::Place(p) => Val::Ptr(Ptr {
+                        obj: p.obj,
+                        off: p.off,
+                        pointee: p.ty,
+                    }),
+                    _ => s.unknown_val(Origin::AddressOfNonMemory),
+                }),
                 Val::Place(p) => Val::Ptr(Ptr {
                     obj: p.obj,
                     off: p.off,
@@ -260,14 +268,15 @@ impl<'a, 't> Lowerer<'a, 't> {
                 _ => self.unknown_val(Origin::AddressOfNonMemory),
             }
         } else {
-            match self.rv(arg, src) {
+            let v = self.rv(arg, src);
+            self.on_each(v, &mut |s, side| match side {
                 Val::Ptr(p) => Val::Place(Place {
                     obj: p.obj,
                     off: p.off,
                     ty: p.pointee,
                 }),
-                _ => self.unknown_val(Origin::DerefUnknownPointer),
-            }
+                _ => s.unknown_val(Origin::DerefUnknownPointer),
+            })
         }
     }
 
@@ -432,6 +441,9 @@ impl<'a, 't> Lowerer<'a, 't> {
 
     pub(super) fn cast(&mut self, ty: Ty, val: Val) -> Val {
         match (ty, val) {
+            (ty @ Ty::Ptr(_), v @ Val::Either(_)) => {
+                self.on_each(v, &mut |s, side| s.cast(ty.clone(), side))
+            }
             (Ty::Ptr(t), Val::Ptr(p)) => Val::Ptr(Ptr {
                 obj: p.obj,
                 off: p.off,
@@ -464,6 +476,26 @@ impl<'a, 't> Lowerer<'a, 't> {
                 Some(g) => Val::Group(g),
                 None => self.unknown_val(Origin::BranchDependent),
             },
+            // A null pointer on one side: what is done through the result
+            // is done through the other (dereferencing null is undefined).
+            (p @ (Val::Ptr(_) | Val::Either(_)), Val::Int(z))
+            | (Val::Int(z), p @ (Val::Ptr(_) | Val::Either(_)))
+                if z.as_const() == Some(0) =>
+            {
+                p
+            }
+            (
+                a @ (Val::Ptr(_) | Val::Place(_) | Val::Either(_)),
+                b @ (Val::Ptr(_) | Val::Place(_) | Val::Either(_)),
+            ) => {
+                if choices(&a) + choices(&b) <= budget::MAX_POINTER_CHOICES {
+                    return Val::Either(Box::new((cond, a, b)));
+                }
+                self.unknown_val(Origin::OutOfBudget {
+                    what: Box::new(Origin::BranchDependent),
+                    budget: budget::POINTER_CHOICES,
+                })
+            }
             _ => self.unknown_val(Origin::BranchDependent),
         }
     }
@@ -504,6 +536,17 @@ impl<'a, 't> Lowerer<'a, 't> {
             }
         }
         let base = self.expr(arg, src);
+        if matches!(base, Val::Either(_)) {
+            return self.on_each(base, &mut |s, side| {
+                s.field_of(side, arrow, &fname, arg, src)
+            });
+        }
+        self.field_of(base, arrow, &fname, arg, src)
+    }
+
+    /// Field `fname` of the value `base` (through it, `arrow`).
+    fn field_of(&mut self, base: Val, arrow: bool, fname: &str, arg: Node, src: &Src) -> Val {
+        let fname = fname.to_string();
         let place = match (base, arrow) {
             (Val::Dim3(d), false) => {
                 return match fname.as_str() {
@@ -542,6 +585,24 @@ impl<'a, 't> Lowerer<'a, 't> {
         }
     }
 
+    /// `p + i` (or `p - i`, `minus`) in elements of `p`'s pointee.
+    fn offset_ptr(&mut self, p: &Ptr, i: &Expr, minus: bool) -> Val {
+        let Some(sz) = self.elem_size(&p.pointee) else {
+            return self.unknown_val(Origin::UnsizedPointerArithmetic);
+        };
+        let scaled = Expr::times(i.clone(), Expr::konst(sz as i64));
+        let off = if minus {
+            Expr::minus(p.off.clone(), scaled)
+        } else {
+            Expr::plus(p.off.clone(), scaled)
+        };
+        Val::Ptr(Ptr {
+            obj: p.obj,
+            off,
+            pointee: p.pointee.clone(),
+        })
+    }
+
     fn binary(&mut self, n: Node, src: &Src) -> Val {
         let op = op_of(n);
         let (Some(l), Some(r)) = (n.field("left"), n.field("right")) else {
@@ -578,19 +639,14 @@ impl<'a, 't> Lowerer<'a, 't> {
         // Pointer arithmetic.
         match (&a, &b, op.as_str()) {
             (Val::Ptr(p), Val::Int(i), "+" | "-") | (Val::Int(i), Val::Ptr(p), "+") => {
-                let Some(sz) = self.elem_size(&p.pointee) else {
-                    return self.unknown_val(Origin::UnsizedPointerArithmetic);
-                };
-                let scaled = Expr::times(i.clone(), Expr::konst(sz as i64));
-                let off = if op == "-" {
-                    Expr::minus(p.off.clone(), scaled)
-                } else {
-                    Expr::plus(p.off.clone(), scaled)
-                };
-                return Val::Ptr(Ptr {
-                    obj: p.obj,
-                    off,
-                    pointee: p.pointee.clone(),
+                return self.offset_ptr(p, i, op == "-");
+            }
+            (Val::Either(_), Val::Int(i), "+" | "-") | (Val::Int(i), Val::Either(_), "+") => {
+                let (i, minus) = (i.clone(), op == "-");
+                let e = if matches!(a, Val::Either(_)) { a } else { b };
+                return self.on_each(e, &mut |s, side| match side {
+                    Val::Ptr(p) => s.offset_ptr(&p, &i, minus),
+                    _ => s.unknown_val(Origin::DerefUnknownPointer),
                 });
             }
             (Val::Ptr(p), Val::Int(z), "==" | "!=") | (Val::Int(z), Val::Ptr(p), "==" | "!=")
@@ -707,6 +763,15 @@ impl<'a, 't> Lowerer<'a, 't> {
                                         pointee: p.pointee.clone(),
                                     })
                                 }
+                                (Val::Either(_), Val::Int(i))
+                                    if matches!(o, BinOp::Add | BinOp::Sub) =>
+                                {
+                                    let minus = o == BinOp::Sub;
+                                    self.on_each(old.clone(), &mut |s, side| match side {
+                                        Val::Ptr(p) => s.offset_ptr(&p, &i, minus),
+                                        _ => s.unknown_val(Origin::DerefUnknownPointer),
+                                    })
+                                }
                                 (_, r) => {
                                     let a = self.as_int(old.clone());
                                     let b = self.as_int(r);
@@ -726,6 +791,26 @@ impl<'a, 't> Lowerer<'a, 't> {
         // A place in memory.
         let place = match self.expr(t, src) {
             Val::Place(p) => p,
+            v @ Val::Either(_) => {
+                // One store per object, each under its side.
+                let mut old = Val::Void;
+                self.on_each(v, &mut |s, side| {
+                    match side {
+                        Val::Place(place) => {
+                            if op.is_some() {
+                                old = s.rvalue_of(Val::Place(place.clone()), n, src);
+                            }
+                            s.access(&place, Op::Store, n, src);
+                            if let (None, Some(v)) = (op, &rhs) {
+                                s.note_stored(&place, v);
+                            }
+                        }
+                        _ => s.uniform_loads.clear(),
+                    }
+                    Val::Void
+                });
+                return (old, rhs.unwrap_or(Val::Void));
+            }
             _ => {
                 // A store through what the analysis does not follow may
                 // write any shared value.

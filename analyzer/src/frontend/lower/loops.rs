@@ -48,11 +48,45 @@ fn collect_assigned(n: Node, src: &Src, out: &mut Vec<String>) -> bool {
     true
 }
 
-/// A variable carried around a loop: its name, and whether it is a
-/// pointer (the loop variable is then its offset).
+/// A variable carried around a loop: its name, and the objects of the
+/// pointers it holds, one loop variable per object (`None`: an integer,
+/// itself the loop variable; one object: a pointer, whose offset is; more:
+/// a [`Val::Either`], one offset per side, in order).
 struct Carried {
     name: String,
-    is_ptr: bool,
+    objects: Option<Vec<usize>>,
+}
+
+/// The pointers a value holds, in order: one for a pointer, each side's
+/// for a [`Val::Either`]; `None` if any is not a pointer.
+fn pointers(v: &Val) -> Option<Vec<&Ptr>> {
+    match v {
+        Val::Ptr(p) => Some(vec![p]),
+        Val::Either(e) => {
+            let mut out = pointers(&e.1)?;
+            out.extend(pointers(&e.2)?);
+            Some(out)
+        }
+        _ => None,
+    }
+}
+
+/// `v` with the offset of each pointer it holds replaced, in order, by
+/// the next of `offs`.
+fn with_offsets(v: &Val, offs: &mut impl Iterator<Item = Expr>) -> Val {
+    match v {
+        Val::Ptr(p) => Val::Ptr(Ptr {
+            obj: p.obj,
+            off: offs.next().unwrap_or_else(|| Expr::atom(Atom::TooComplex)),
+            pointee: p.pointee.clone(),
+        }),
+        Val::Either(e) => {
+            let a = with_offsets(&e.1, offs);
+            let b = with_offsets(&e.2, offs);
+            Val::Either(Box::new((e.0.clone(), a, b)))
+        }
+        other => other.clone(),
+    }
 }
 
 impl<'a, 't> Lowerer<'a, 't> {
@@ -148,57 +182,70 @@ impl<'a, 't> Lowerer<'a, 't> {
         self.scopes.pop();
     }
 
-    /// Makes each variable in `assigned` that holds an integer or a pointer
-    /// carried by loop `id`: its value at entry is the loop's `init`, and
-    /// in the body it is the loop variable.
+    /// Makes each variable in `assigned` that holds an integer or
+    /// pointers carried by loop `id`: its value at entry is the loop's
+    /// `init`, and in the body it is the loop variable (a pointer's offset;
+    /// one per object of a [`Val::Either`]).
     fn carry(&mut self, assigned: Vec<String>, id: usize) -> Vec<Carried> {
         let mut carried = Vec::new();
         for name in assigned {
             let Some(b) = self.lookup(&name).cloned() else {
                 continue;
             };
-            let var = self.k.loop_vars.len() as u32;
-            let atom = Expr::atom(Atom::LoopVar(var));
-            let (init, newval, is_ptr) = match b.val {
-                Val::Int(e) => (e, Val::Int(atom), false),
-                Val::Ptr(p) => (
-                    p.off,
-                    Val::Ptr(Ptr {
-                        obj: p.obj,
-                        off: atom,
-                        pointee: p.pointee,
-                    }),
-                    true,
-                ),
-                _ => continue,
+            let (inits, objects) = match &b.val {
+                Val::Int(e) => (vec![e.clone()], None),
+                v => match pointers(v) {
+                    Some(ps) => (
+                        ps.iter().map(|p| p.off.clone()).collect(),
+                        Some(ps.iter().map(|p| p.obj).collect()),
+                    ),
+                    None => continue,
+                },
             };
-            self.k.loop_vars.push(LoopVar {
-                name: name.clone(),
-                loop_id: id,
-                exit_unknown: None,
-            });
-            self.k.loops[id].vars.push(var);
-            self.k.loops[id].init.push(init);
+            let mut atoms = Vec::new();
+            for init in inits {
+                let var = self.k.loop_vars.len() as u32;
+                self.k.loop_vars.push(LoopVar {
+                    name: name.clone(),
+                    loop_id: id,
+                    exit_unknown: None,
+                });
+                self.k.loops[id].vars.push(var);
+                self.k.loops[id].init.push(init);
+                atoms.push(Expr::atom(Atom::LoopVar(var)));
+            }
+            let newval = match objects {
+                None => Val::Int(atoms.remove(0)),
+                Some(_) => with_offsets(&b.val, &mut atoms.into_iter()),
+            };
             if let Some(b) = self.lookup_mut(&name) {
                 b.val = newval;
             }
-            carried.push(Carried { name, is_ptr });
+            carried.push(Carried { name, objects });
         }
         carried
     }
 
     /// Each carried variable's value at the end of one iteration (the
-    /// loop's `next`), in terms of the loop variables.
+    /// loop's `next`), in terms of the loop variables: a pointer's offset
+    /// while it still points into the same object(s), else too complex.
     fn next_values(&self, carried: &[Carried]) -> Vec<Expr> {
         let mut next = Vec::new();
         for c in carried {
             let v = self.lookup(&c.name).map(|b| b.val.clone());
-            let e = match (v, c.is_ptr) {
-                (Some(Val::Int(e)), false) => e,
-                (Some(Val::Ptr(p)), true) => p.off,
-                _ => Expr::atom(Atom::TooComplex),
-            };
-            next.push(e);
+            match (&v, &c.objects) {
+                (Some(Val::Int(e)), None) => next.push(e.clone()),
+                (Some(v), Some(objs)) => match pointers(v) {
+                    Some(ps) if ps.iter().map(|p| p.obj).eq(objs.iter().copied()) => {
+                        next.extend(ps.iter().map(|p| p.off.clone()))
+                    }
+                    _ => next.extend(objs.iter().map(|_| Expr::atom(Atom::TooComplex))),
+                },
+                (_, objs) => {
+                    let n = objs.as_ref().map_or(1, Vec::len);
+                    next.extend((0..n).map(|_| Expr::atom(Atom::TooComplex)));
+                }
+            }
         }
         next
     }
@@ -226,27 +273,31 @@ impl<'a, 't> Lowerer<'a, 't> {
     /// it cannot); else unknown.
     fn exit_values(&mut self, carried: Vec<Carried>, id: usize, simulable: bool, line: u32) {
         let vars = self.k.loops[id].vars.clone();
-        for (i, Carried { name, is_ptr }) in carried.into_iter().enumerate() {
-            let origin = Origin::AfterLoop {
-                name: name.clone(),
-                line,
-            };
-            let u = self.unknown(origin, None);
-            let u = match (simulable, vars.get(i), u.kind()) {
-                (true, Some(&var), crate::ir::ExprKind::Atom(Atom::Unknown(ui))) => {
-                    self.k.loop_vars[var as usize].exit_unknown = Some(*ui);
-                    Expr::atom(Atom::LoopVar(var))
-                }
-                _ => u,
-            };
+        let mut vars = vars.into_iter();
+        for Carried { name, objects } in carried {
+            let count = objects.as_ref().map_or(1, Vec::len);
+            let mut exits = Vec::new();
+            for _ in 0..count {
+                let origin = Origin::AfterLoop {
+                    name: name.clone(),
+                    line,
+                };
+                let u = self.unknown(origin, None);
+                let u = match (simulable, vars.next(), u.kind()) {
+                    (true, Some(var), crate::ir::ExprKind::Atom(Atom::Unknown(ui))) => {
+                        self.k.loop_vars[var as usize].exit_unknown = Some(*ui);
+                        Expr::atom(Atom::LoopVar(var))
+                    }
+                    _ => u,
+                };
+                exits.push(u);
+            }
             if let Some(b) = self.lookup_mut(&name) {
-                b.val = match (&b.val, is_ptr) {
-                    (Val::Ptr(p), true) => Val::Ptr(Ptr {
-                        obj: p.obj,
-                        off: u,
-                        pointee: p.pointee.clone(),
-                    }),
-                    _ => Val::Int(u),
+                b.val = match (&b.val, objects.is_some()) {
+                    (v @ (Val::Ptr(_) | Val::Either(_)), true) => {
+                        with_offsets(v, &mut exits.into_iter())
+                    }
+                    _ => Val::Int(exits.remove(0)),
                 };
             }
         }

@@ -21,6 +21,7 @@ const MAX_INPUT_NAME: usize = 40;
 impl<'a, 't> Lowerer<'a, 't> {
     pub(super) fn rvalue_of(&mut self, v: Val, n: Node, src: &Src) -> Val {
         match v {
+            Val::Either(_) => self.on_each(v, &mut |s, side| s.rvalue_of(side, n, src)),
             Val::Place(p) => match &p.ty {
                 Ty::Array(elem, _) => Val::Ptr(Ptr {
                     obj: p.obj,
@@ -205,6 +206,11 @@ impl<'a, 't> Lowerer<'a, 't> {
                 _ => return self.unknown_val(Origin::SubscriptOfNonArray),
             },
             Val::Ptr(p) => p,
+            Val::Either(_) => {
+                return self.on_each(base, &mut |s, side| {
+                    s.index_place(side, idx.clone(), n, src)
+                })
+            }
             Val::Int(_) | Val::Dim3(_) | Val::Group(_) | Val::Void => {
                 return self.unknown_val(Origin::SubscriptOfUnknownArray)
             }

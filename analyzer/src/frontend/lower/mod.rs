@@ -103,7 +103,22 @@ pub(crate) enum Val {
     Place(Place),
     Dim3([Expr; 3]),
     Group(groups::Group),
+    /// One of two pointers (or places) in different objects, which no
+    /// one select can hold: `(w < 4) ? A + i : B + j`. `.0` nonzero picks
+    /// `.1`, else `.2`. What is done through it is done on each, under its
+    /// side of the condition ([`Lowerer::on_each`]): an access records
+    /// one access per object, each guarded.
+    Either(Box<(Expr, Val, Val)>),
     Void,
+}
+
+/// How many objects a value may be in: 1, or each side's of a
+/// [`Val::Either`].
+pub(super) fn choices(v: &Val) -> usize {
+    match v {
+        Val::Either(e) => choices(&e.1) + choices(&e.2),
+        _ => 1,
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -375,6 +390,28 @@ impl<'a, 't> Lowerer<'a, 't> {
     pub(crate) fn int(&mut self, n: Node, src: &Src) -> Expr {
         let v = self.rv(n, src);
         self.as_int(v)
+    }
+
+    /// `f` of `v`; of each side of a [`Val::Either`], under that side's
+    /// condition (an access `f` records is guarded by it), the results
+    /// chosen by the same condition again.
+    pub(super) fn on_each(&mut self, v: Val, f: &mut dyn FnMut(&mut Self, Val) -> Val) -> Val {
+        let Val::Either(e) = v else {
+            return f(self, v);
+        };
+        let (cond, a, b) = *e;
+        let mut side = |s: &mut Self, v: Val, expect: bool| {
+            s.guards.push(Guard {
+                cond: cond.clone(),
+                expect,
+            });
+            let r = s.on_each(v, f);
+            s.guards.pop();
+            r
+        };
+        let ra = side(self, a, true);
+        let rb = side(self, b, false);
+        self.merge_vals(cond, ra, rb)
     }
 
     fn as_int(&mut self, v: Val) -> Expr {
