@@ -309,6 +309,11 @@ pub enum Assumption {
     LaunchBoundsBlock { threads: u64 },
     /// The array lives in local memory (not in registers).
     LocalMemory { array: String },
+    /// `pointer`, which the analysis cannot follow to a declaration (a
+    /// pointer field of a by-value struct parameter, a pointer loaded from
+    /// memory), points to the start of an allocation, as a pointer
+    /// parameter is taken to ([`crate::ir::MemObject::pointee_of`]).
+    AllocationStart { pointer: String },
     /// Lanes kept active where a condition could not be evaluated.
     LanesActive { origin: Origin },
     /// A loop whose trip count could not be evaluated, run once.
@@ -480,6 +485,7 @@ impl Assumption {
             Assumption::DefaultBlock { .. } => "default-block",
             Assumption::LaunchBoundsBlock { .. } => "launch-bounds-block",
             Assumption::LocalMemory { .. } => "local-memory",
+            Assumption::AllocationStart { .. } => "allocation-start",
             Assumption::LanesActive { .. } => "lanes-active",
             Assumption::LoopTrips { .. } => "loop-trips",
             Assumption::FirstIterations { .. } => "first-iterations",

@@ -467,6 +467,13 @@ pub struct MemObject {
     /// (`(volatile int *)(smem_raw + 616)`) marks nothing, as the rest of
     /// the buffer is not accessed through it.
     pub volatile: bool,
+    /// What a pointer the lowering cannot follow to a declaration points
+    /// to, the pointer as written (`p.data` of a by-value struct
+    /// parameter, `*g_ptr` of a `__device__` pointer, `rows[blockIdx.x]`
+    /// loaded from memory): one value for the whole block, taken to be
+    /// the start of an allocation, as a pointer parameter is
+    /// ([`crate::finding::Assumption::AllocationStart`]).
+    pub pointee_of: Option<String>,
 }
 
 /// One condition a lane must satisfy: `(cond != 0) == expect`.

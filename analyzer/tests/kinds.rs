@@ -106,6 +106,7 @@ fn assumptions() -> Vec<Assumption> {
         },
         Assumption::LaunchBoundsBlock { threads: 1 },
         Assumption::LocalMemory { array: s() },
+        Assumption::AllocationStart { pointer: s() },
         Assumption::LanesActive {
             origin: Origin::Arithmetic,
         },

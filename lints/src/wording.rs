@@ -219,6 +219,10 @@ pub fn assumption(a: &Assumption) -> String {
         Assumption::LaunchBoundsBlock { threads } => {
             format!("block [{threads}, 1, 1], from __launch_bounds__({threads})")
         }
+        Assumption::AllocationStart { pointer } => format!(
+            "`{pointer}` points to the start of an allocation (a pointer the analysis does \
+             not follow to a declaration; one value for the whole block)"
+        ),
         Assumption::LocalMemory { array } => format!(
             "`{array}` lives in local memory (arrays whose indices are all known once \
              loops unroll are kept in registers)"

@@ -443,6 +443,11 @@ impl<'a> Run<'a> {
                 array: obj.name.clone(),
             });
         }
+        if let Some(pointer) = &obj.pointee_of {
+            run.assume(Assumption::AllocationStart {
+                pointer: pointer.clone(),
+            });
+        }
         run
     }
 

@@ -570,7 +570,21 @@ impl<'a, 't> Lowerer<'a, 't> {
                 },
                 _ => return self.unknown_val(Origin::FieldOfUnknown { field: fname }),
             },
-            _ => return self.unknown_val(Origin::FieldNotInMemory { field: fname }),
+            _ => {
+                // A pointer field of a by-value struct parameter of the
+                // kernel (not of a function it calls: its parameter of the
+                // same name may be another struct).
+                let param = (!arrow && arg.node_kind() == "identifier" && self.inline_depth == 0)
+                    .then(|| src.text(arg))
+                    .and_then(|a| self.struct_params.get(&a).cloned().map(|t| (a, t)));
+                if let Some((name, ty)) = param {
+                    if let Some((_, Ty::Ptr(pointee))) = field(&ty, &fname, self.structs()) {
+                        let text = format!("{name}.{fname}");
+                        return self.pointee_object(&text, *pointee, arg, src);
+                    }
+                }
+                return self.unknown_val(Origin::FieldNotInMemory { field: fname });
+            }
         };
         match field(&place.ty, &fname, self.structs()) {
             Some((off, ty)) => Val::Place(Place {

@@ -11,6 +11,7 @@ use tree_sitter::Node;
 use super::{Lowerer, Place, Ptr, Src, Val};
 use crate::budget;
 use crate::finding::{Cut, Origin};
+use crate::frontend::fields::Fields;
 use crate::frontend::types::{self, align_of, size_of, Ty};
 use crate::ir::{Access, Atom, Builtin, Expr, Loaded, MemObject, Op, Param, Space, Span};
 
@@ -35,6 +36,9 @@ impl<'a, 't> Lowerer<'a, 't> {
                     if let Some(v) = self.block_uniform_load(&p, n, src) {
                         return Val::Int(v);
                     }
+                    if let Some(v) = self.loaded_pointer(&p, &src.text(n), n, src) {
+                        return v;
+                    }
                     Val::Int(self.unknown(Origin::Loaded { array: name }, Some(witness)))
                 }
             },
@@ -56,15 +60,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         if space != Space::Shared || !p.ty.is_integer() || !self.open_loops.is_empty() {
             return None;
         }
-        let mut uniform = true;
-        p.off.visit_atoms(&mut |a| {
-            uniform &= match a {
-                Atom::Builtin(b) => !matches!(b, Builtin::ThreadIdx(_)),
-                Atom::Param(_) => true,
-                Atom::LoopVar(_) | Atom::Unknown(_) | Atom::TooComplex => false,
-            }
-        });
-        if !uniform || self.last_store_known.get(&p.obj) == Some(&true) {
+        if !Self::block_uniform(&p.off) || self.last_store_known.get(&p.obj) == Some(&true) {
             // The last store put a value the analysis knows there (`if
             // (tid == 0) s_stride = 33;`): not data, and not tried.
             return None;
@@ -199,9 +195,12 @@ impl<'a, 't> Lowerer<'a, 't> {
                     pointee: *elem,
                 },
                 Ty::Ptr(_) => {
-                    // A pointer stored in memory: the load gives an unknown pointer.
-                    let _ = self.rvalue_of(Val::Place(p), n, src);
-                    return self.unknown_val(Origin::LoadedPointer);
+                    // A pointer stored in memory: what the load gives.
+                    let pointer = n.field("argument").unwrap_or(n);
+                    match self.rvalue_of(Val::Place(p), pointer, src) {
+                        Val::Ptr(q) => q,
+                        _ => return self.unknown_val(Origin::LoadedPointer),
+                    }
                 }
                 _ => return self.unknown_val(Origin::SubscriptOfNonArray),
             },
@@ -265,7 +264,79 @@ impl<'a, 't> Lowerer<'a, 't> {
             decl_text,
             inner_dim: None,
             dim_copies: Vec::new(),
+            pointee_of: None,
         });
         self.k.objects.len() - 1
+    }
+
+    /// A pointer to the object that `pointer` (as written) points to, where
+    /// the pointer is one value for the whole block that no declaration
+    /// gives ([`MemObject::pointee_of`]); the same object for the same
+    /// text in one kernel.
+    pub(super) fn pointee_object(&mut self, pointer: &str, pointee: Ty, n: Node, src: &Src) -> Val {
+        let pointer: String = pointer.split_whitespace().collect::<Vec<_>>().join(" ");
+        let obj = match self
+            .k
+            .objects
+            .iter()
+            .position(|o| o.pointee_of.as_deref() == Some(pointer.as_str()))
+        {
+            Some(o) => o,
+            None => {
+                let elem_text = types::spell(&pointee, self.structs());
+                let arr = Ty::Array(Box::new(pointee.clone()), None);
+                let span = self.span(n, src);
+                let o = self.new_object(
+                    &pointer,
+                    Space::Global,
+                    &arr,
+                    elem_text,
+                    span,
+                    String::new(),
+                );
+                self.k.objects[o].pointee_of = Some(pointer);
+                o
+            }
+        };
+        Val::Ptr(Ptr {
+            obj,
+            off: Expr::konst(0),
+            pointee,
+        })
+    }
+
+    /// The pointer a load of `p` gives, where it is one value for the
+    /// whole block read from global or constant memory (a `__device__`
+    /// pointer, `rows[blockIdx.x]`): a pointer to its own object
+    /// ([`Self::pointee_object`]). One loaded per lane, or stored in shared
+    /// memory (where the block may have put any pointer), stays unknown.
+    fn loaded_pointer(&mut self, p: &Place, text: &str, n: Node, src: &Src) -> Option<Val> {
+        let Ty::Ptr(pointee) = &p.ty else {
+            return None;
+        };
+        let space = self.k.objects[p.obj].space;
+        if !matches!(space, Space::Global | Space::Constant) || !Self::block_uniform(&p.off) {
+            return None;
+        }
+        let text = if text.trim_start().starts_with('*') || text.contains('[') {
+            text.to_string()
+        } else {
+            format!("*{}", text.trim())
+        };
+        Some(self.pointee_object(&text, (**pointee).clone(), n, src))
+    }
+
+    /// Whether an offset is one value for the whole block: it reads no
+    /// thread index and nothing unknown.
+    pub(super) fn block_uniform(off: &Expr) -> bool {
+        let mut uniform = true;
+        off.visit_atoms(&mut |a| {
+            uniform &= match a {
+                Atom::Builtin(b) => !matches!(b, Builtin::ThreadIdx(_)),
+                Atom::Param(_) => true,
+                _ => false,
+            };
+        });
+        uniform
     }
 }

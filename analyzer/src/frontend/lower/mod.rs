@@ -155,6 +155,10 @@ pub(crate) struct Lowerer<'a, 't> {
     frames: Vec<Frame>,
     open_loops: Vec<usize>,
     globals_map: HashMap<String, usize>,
+    /// The kernel's by-value struct parameters, by name, with their types:
+    /// a pointer field of one (`p.data`) is one value for the whole launch
+    /// ([`Lowerer::pointee_object`]).
+    struct_params: HashMap<String, Ty>,
     /// The structs (and template arguments) whose static member is being
     /// evaluated: a sibling member's name resolves there.
     member_scopes: Vec<(String, Vec<TArg>)>,
@@ -278,6 +282,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             frames: vec![Frame::default()],
             open_loops: Vec::new(),
             globals_map: HashMap::new(),
+            struct_params: HashMap::new(),
             depth: 0,
             inline_depth: 0,
             call_site: None,
@@ -604,6 +609,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         let n = def.node;
         self.uniform_loads.clear();
         self.last_store_known.clear();
+        self.struct_params.clear();
         let mut k = Kernel {
             name: def.name.clone(),
             ..Kernel::default()
@@ -684,6 +690,9 @@ impl<'a, 't> Lowerer<'a, 't> {
                     self.bind(name, Val::Int(Expr::atom(Atom::Param(idx))));
                 }
                 _ => {
+                    if matches!(ty, Ty::Struct(_)) {
+                        self.struct_params.insert(name.clone(), ty.clone());
+                    }
                     self.k.params.push(Param {
                         name: name.clone(),
                         object: None,
