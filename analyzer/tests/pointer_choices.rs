@@ -41,7 +41,8 @@ int main() { k<<<4, 256>>>(0, 0, 0); }
 }
 
 /// `p ? p + off : nullptr` (ggml's optional rows): the access is through
-/// `src`. `row[2 t]`: 32 floats 8 bytes apart, 256 bytes, 8 sectors.
+/// `src` where it is not null. `row[2 t]`: 32 floats 8 bytes apart, 256
+/// bytes, 8 sectors.
 #[test]
 fn a_null_side_is_the_other_pointer() {
     let a = run(r#"
@@ -52,7 +53,7 @@ __global__ void k(const float *src, float *dst) {
     if (blockIdx.x > 2) e = dst;
     e[threadIdx.x] = row[threadIdx.x * 2] + row2[threadIdx.x];
 }
-int main() { k<<<4, 256>>>(0, 0); }
+int main() { float *d; cudaMalloc(&d, 1 << 20); k<<<4, 256>>>(d, d); }
 "#);
     let loads: Vec<_> = a
         .reports
@@ -134,4 +135,44 @@ int main() { k<<<1, 256>>>(0, 0, 0, 0, 0, 0); }
 "#);
     assert!(a.reports.iter().all(|r| r.array != "A"), "{:#?}", a.reports);
     let _ = find(&a, "out", Op::Store);
+}
+
+/// A branch that leaves a chosen pointer as it was does not wrap it in
+/// another choice: after two `if`s the loads are still one per object
+/// (they were lost past the budget, found by review).
+#[test]
+fn branches_that_do_not_touch_a_choice_keep_it() {
+    let a = run(r#"
+__global__ void k(const float *A, const float *B, float *out, int n) {
+    const float *p = (blockIdx.x & 1) ? A : B;
+    if (n > 3) { out[0] = 1.0f; }
+    if (n > 5) { out[1] = 1.0f; }
+    out[threadIdx.x] = p[threadIdx.x];
+}
+int main() { k<<<2, 256>>>(0, 0, 0, 0); }
+"#);
+    let loads = |x: &str| {
+        a.reports
+            .iter()
+            .filter(|r| r.array == x && r.op == Op::Load)
+            .count()
+    };
+    assert_eq!((loads("A"), loads("B")), (1, 1), "{:#?}", a.reports);
+}
+
+/// `bias = use_bias ? B : nullptr; if (bias != nullptr) ... bias[t]`:
+/// the null side compares as null, so under a launch passing
+/// `use_bias = 0` the load never runs.
+#[test]
+fn a_null_side_compares_as_null() {
+    let a = run(r#"
+__global__ void k(const float *B, float *out, int use_bias) {
+    const float *bias = use_bias ? B : nullptr;
+    float acc = 1.0f;
+    if (bias != nullptr) acc += bias[threadIdx.x];
+    out[threadIdx.x] = acc;
+}
+int main() { k<<<2, 256>>>(0, 0, 0); }
+"#);
+    assert_eq!(find(&a, "B", Op::Load).executions, 0.0);
 }

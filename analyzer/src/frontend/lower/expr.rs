@@ -338,7 +338,11 @@ impl<'a, 't> Lowerer<'a, 't> {
         ) else {
             return Val::Void;
         };
-        let cond = self.int(c, src);
+        let cv = self.rv(c, src);
+        let cond = match self.null_test(cv.clone(), "!=") {
+            Some(Val::Int(t)) if matches!(cv, Val::Ptr(_) | Val::Either(_)) => t,
+            _ => self.as_int(cv),
+        };
         if let Some(v) = cond.as_const() {
             return self.rv(if v != 0 { a } else { b }, src);
         }
@@ -476,18 +480,16 @@ impl<'a, 't> Lowerer<'a, 't> {
                 Some(g) => Val::Group(g),
                 None => self.unknown_val(Origin::BranchDependent),
             },
-            // A null pointer on one side: what is done through the result
-            // is done through the other (dereferencing null is undefined).
-            (p @ (Val::Ptr(_) | Val::Either(_)), Val::Int(z))
-            | (Val::Int(z), p @ (Val::Ptr(_) | Val::Either(_)))
-                if z.as_const() == Some(0) =>
-            {
-                p
-            }
+            (a, b) if super::stmt::same_val(&a, &b) => a,
+            // A null pointer on one side is a side of its own: nothing is
+            // accessed through it (dereferencing null is undefined), and
+            // `p != nullptr` is false there.
             (
-                a @ (Val::Ptr(_) | Val::Place(_) | Val::Either(_)),
-                b @ (Val::Ptr(_) | Val::Place(_) | Val::Either(_)),
-            ) => {
+                a @ (Val::Ptr(_) | Val::Place(_) | Val::Either(_) | Val::Int(_)),
+                b @ (Val::Ptr(_) | Val::Place(_) | Val::Either(_) | Val::Int(_)),
+            ) if !matches!((&a, &b), (Val::Int(_), Val::Int(_)))
+                && [&a, &b].iter().all(|v| pointer_or_null(v)) =>
+            {
                 if choices(&a) + choices(&b) <= budget::MAX_POINTER_CHOICES {
                     return Val::Either(Box::new((cond, a, b)));
                 }
@@ -497,6 +499,28 @@ impl<'a, 't> Lowerer<'a, 't> {
                 })
             }
             _ => self.unknown_val(Origin::BranchDependent),
+        }
+    }
+
+    /// `p == 0` / `p != 0` (`op`) of a pointer, or of each side of a
+    /// pointer choice (a null side compares as null).
+    fn null_test(&mut self, v: Val, op: &str) -> Option<Val> {
+        let eq = op == "==";
+        match v {
+            Val::Int(z) if z.as_const() == Some(0) => Some(Val::Int(Expr::konst(i64::from(eq)))),
+            Val::Ptr(p) => {
+                let i = self.k.params.iter().position(|q| q.object == Some(p.obj))?;
+                let bop = if eq { BinOp::Eq } else { BinOp::Ne };
+                let null = Expr::atom(crate::ir::Atom::Param(i as u32));
+                Some(Val::Int(Expr::bin(bop, null, Expr::konst(0))))
+            }
+            Val::Either(e) => {
+                let (cond, a, b) = *e;
+                let a = self.null_test(a, op)?;
+                let b = self.null_test(b, op)?;
+                Some(self.merge_vals(cond, a, b))
+            }
+            _ => None,
         }
     }
 
@@ -577,10 +601,16 @@ impl<'a, 't> Lowerer<'a, 't> {
                 let param = (!arrow && arg.node_kind() == "identifier" && self.inline_depth == 0)
                     .then(|| src.text(arg))
                     .and_then(|a| self.struct_params.get(&a).cloned().map(|t| (a, t)));
-                if let Some((name, ty)) = param {
-                    if let Some((_, Ty::Ptr(pointee))) = field(&ty, &fname, self.structs()) {
+                if let Some((name, (ty, bound))) = param {
+                    // Still the parameter (not a local of the same name).
+                    let own = matches!(self.lookup(&name).map(|b| &b.val),
+                        Some(Val::Int(e)) if e.same(&bound));
+                    if let (true, Some((_, Ty::Ptr(pointee)))) =
+                        (own, field(&ty, &fname, self.structs()))
+                    {
                         let text = format!("{name}.{fname}");
-                        return self.pointee_object(&text, *pointee, arg, src);
+                        let key = format!("param {text}");
+                        return self.pointee_object(&key, &text, *pointee, arg, src);
                     }
                 }
                 return self.unknown_val(Origin::FieldNotInMemory { field: fname });
@@ -663,15 +693,14 @@ impl<'a, 't> Lowerer<'a, 't> {
                     _ => s.unknown_val(Origin::DerefUnknownPointer),
                 });
             }
-            (Val::Ptr(p), Val::Int(z), "==" | "!=") | (Val::Int(z), Val::Ptr(p), "==" | "!=")
+            (p @ (Val::Ptr(_) | Val::Either(_)), Val::Int(z), "==" | "!=")
+            | (Val::Int(z), p @ (Val::Ptr(_) | Val::Either(_)), "==" | "!=")
                 if z.as_const() == Some(0) =>
             {
                 // `probs != NULL` on a pointer parameter: whether the
                 // launch passes a null pointer (llm.c's optional outputs).
-                if let Some(i) = self.k.params.iter().position(|q| q.object == Some(p.obj)) {
-                    let bop = if op == "==" { BinOp::Eq } else { BinOp::Ne };
-                    let null = Expr::atom(crate::ir::Atom::Param(i as u32));
-                    return Val::Int(Expr::bin(bop, null, Expr::konst(0)));
+                if let Some(v) = self.null_test(p.clone(), &op) {
+                    return v;
                 }
             }
             (Val::Ptr(p), Val::Ptr(q), "-") if p.obj == q.obj => {
@@ -888,5 +917,15 @@ impl<'a, 't> Lowerer<'a, 't> {
 
     fn named_is_float(&self, n: Node, i: usize, src: &Src) -> bool {
         n.named(i).is_some_and(|x| self.is_float(x, src))
+    }
+}
+
+/// A pointer, a place, a choice of them, or the null pointer: what a
+/// pointer choice's side may be.
+fn pointer_or_null(v: &Val) -> bool {
+    match v {
+        Val::Int(z) => z.as_const() == Some(0),
+        Val::Ptr(_) | Val::Place(_) | Val::Either(_) => true,
+        _ => false,
     }
 }

@@ -55,13 +55,40 @@ fn collect_assigned(n: Node, src: &Src, out: &mut Vec<String>) -> bool {
 struct Carried {
     name: String,
     objects: Option<Vec<usize>>,
+    /// A pointer choice's conditions at entry, in order: the body keeps
+    /// them, so an iteration that changes them is too complex.
+    conds: Vec<Expr>,
+}
+
+/// A pointer choice's conditions, in order (none for one pointer).
+fn conditions(v: &Val) -> Vec<Expr> {
+    match v {
+        Val::Either(e) => {
+            let mut out = vec![e.0.clone()];
+            out.extend(conditions(&e.1));
+            out.extend(conditions(&e.2));
+            out
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Whether a value holds the same choice as one carried in: the same
+/// objects under the same conditions.
+fn same_choice(v: &Val, objects: &[usize], conds: &[Expr]) -> bool {
+    let now = conditions(v);
+    pointers(v).is_some_and(|ps| ps.iter().map(|p| p.obj).eq(objects.iter().copied()))
+        && now.len() == conds.len()
+        && now.iter().zip(conds).all(|(a, b)| a.same(b))
 }
 
 /// The pointers a value holds, in order: one for a pointer, each side's
-/// for a [`Val::Either`]; `None` if any is not a pointer.
+/// for a [`Val::Either`] (a null side holds none); `None` if any is not a
+/// pointer.
 fn pointers(v: &Val) -> Option<Vec<&Ptr>> {
     match v {
         Val::Ptr(p) => Some(vec![p]),
+        Val::Int(z) if z.as_const() == Some(0) => Some(Vec::new()),
         Val::Either(e) => {
             let mut out = pointers(&e.1)?;
             out.extend(pointers(&e.2)?);
@@ -221,7 +248,12 @@ impl<'a, 't> Lowerer<'a, 't> {
             if let Some(b) = self.lookup_mut(&name) {
                 b.val = newval;
             }
-            carried.push(Carried { name, objects });
+            let conds = conditions(&b.val);
+            carried.push(Carried {
+                name,
+                objects,
+                conds,
+            });
         }
         carried
     }
@@ -236,7 +268,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             match (&v, &c.objects) {
                 (Some(Val::Int(e)), None) => next.push(e.clone()),
                 (Some(v), Some(objs)) => match pointers(v) {
-                    Some(ps) if ps.iter().map(|p| p.obj).eq(objs.iter().copied()) => {
+                    Some(ps) if same_choice(v, objs, &c.conds) => {
                         next.extend(ps.iter().map(|p| p.off.clone()))
                     }
                     _ => next.extend(objs.iter().map(|_| Expr::atom(Atom::TooComplex))),
@@ -274,7 +306,12 @@ impl<'a, 't> Lowerer<'a, 't> {
     fn exit_values(&mut self, carried: Vec<Carried>, id: usize, simulable: bool, line: u32) {
         let vars = self.k.loops[id].vars.clone();
         let mut vars = vars.into_iter();
-        for Carried { name, objects } in carried {
+        for Carried {
+            name,
+            objects,
+            conds,
+        } in carried
+        {
             let count = objects.as_ref().map_or(1, Vec::len);
             let mut exits = Vec::new();
             for _ in 0..count {
@@ -291,6 +328,25 @@ impl<'a, 't> Lowerer<'a, 't> {
                     _ => u,
                 };
                 exits.push(u);
+            }
+            // A choice the body changed (another object, another
+            // condition) is not the one the exit values are of.
+            let changed = match (self.lookup(&name), &objects) {
+                (Some(b), Some(objs)) => !same_choice(&b.val, objs, &conds),
+                _ => false,
+            };
+            if changed {
+                let u = self.unknown(
+                    Origin::AfterLoop {
+                        name: name.clone(),
+                        line,
+                    },
+                    None,
+                );
+                if let Some(b) = self.lookup_mut(&name) {
+                    b.val = Val::Int(u);
+                }
+                continue;
             }
             if let Some(b) = self.lookup_mut(&name) {
                 b.val = match (&b.val, objects.is_some()) {

@@ -273,15 +273,17 @@ impl<'a, 't> Lowerer<'a, 't> {
     /// the pointer is one value for the whole block that no declaration
     /// gives ([`MemObject::pointee_of`]); the same object for the same
     /// text in one kernel.
-    pub(super) fn pointee_object(&mut self, pointer: &str, pointee: Ty, n: Node, src: &Src) -> Val {
+    pub(super) fn pointee_object(
+        &mut self,
+        key: &str,
+        pointer: &str,
+        pointee: Ty,
+        n: Node,
+        src: &Src,
+    ) -> Val {
         let pointer: String = pointer.split_whitespace().collect::<Vec<_>>().join(" ");
-        let obj = match self
-            .k
-            .objects
-            .iter()
-            .position(|o| o.pointee_of.as_deref() == Some(pointer.as_str()))
-        {
-            Some(o) => o,
+        let obj = match self.pointees.iter().find(|(k, _)| k == key) {
+            Some((_, o)) => *o,
             None => {
                 let elem_text = types::spell(&pointee, self.structs());
                 let arr = Ty::Array(Box::new(pointee.clone()), None);
@@ -295,6 +297,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                     String::new(),
                 );
                 self.k.objects[o].pointee_of = Some(pointer);
+                self.pointees.push((key.to_string(), o));
                 o
             }
         };
@@ -318,12 +321,22 @@ impl<'a, 't> Lowerer<'a, 't> {
         if !matches!(space, Space::Global | Space::Constant) || !Self::block_uniform(&p.off) {
             return None;
         }
+        // A pointer the kernel itself writes is not what the launch put there.
+        if self
+            .k
+            .accesses
+            .iter()
+            .any(|a| a.obj == p.obj && a.op != Op::Load)
+        {
+            return None;
+        }
+        let key = format!("load {} {:?}", p.obj, p.off);
         let text = if text.trim_start().starts_with('*') || text.contains('[') {
             text.to_string()
         } else {
             format!("*{}", text.trim())
         };
-        Some(self.pointee_object(&text, (**pointee).clone(), n, src))
+        Some(self.pointee_object(&key, &text, (**pointee).clone(), n, src))
     }
 
     /// Whether an offset is one value for the whole block: it reads no

@@ -158,7 +158,11 @@ pub(crate) struct Lowerer<'a, 't> {
     /// The kernel's by-value struct parameters, by name, with their types:
     /// a pointer field of one (`p.data`) is one value for the whole launch
     /// ([`Lowerer::pointee_object`]).
-    struct_params: HashMap<String, Ty>,
+    struct_params: HashMap<String, (Ty, Expr)>,
+    /// The objects [`Lowerer::pointee_object`] made in this kernel, by what
+    /// the pointer is (a struct parameter's field, a load's object and
+    /// offset), not by how it is written.
+    pointees: Vec<(String, usize)>,
     /// The structs (and template arguments) whose static member is being
     /// evaluated: a sibling member's name resolves there.
     member_scopes: Vec<(String, Vec<TArg>)>,
@@ -283,6 +287,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             open_loops: Vec::new(),
             globals_map: HashMap::new(),
             struct_params: HashMap::new(),
+            pointees: Vec::new(),
             depth: 0,
             inline_depth: 0,
             call_site: None,
@@ -399,13 +404,17 @@ impl<'a, 't> Lowerer<'a, 't> {
 
     /// `f` of `v`; of each side of a [`Val::Either`], under that side's
     /// condition (an access `f` records is guarded by it), the results
-    /// chosen by the same condition again.
+    /// chosen by the same condition again. A null side stays null: nothing
+    /// is done through it.
     pub(super) fn on_each(&mut self, v: Val, f: &mut dyn FnMut(&mut Self, Val) -> Val) -> Val {
         let Val::Either(e) = v else {
             return f(self, v);
         };
         let (cond, a, b) = *e;
         let mut side = |s: &mut Self, v: Val, expect: bool| {
+            if matches!(&v, Val::Int(z) if z.as_const() == Some(0)) {
+                return v;
+            }
             s.guards.push(Guard {
                 cond: cond.clone(),
                 expect,
@@ -610,6 +619,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         self.uniform_loads.clear();
         self.last_store_known.clear();
         self.struct_params.clear();
+        self.pointees.clear();
         let mut k = Kernel {
             name: def.name.clone(),
             ..Kernel::default()
@@ -690,9 +700,6 @@ impl<'a, 't> Lowerer<'a, 't> {
                     self.bind(name, Val::Int(Expr::atom(Atom::Param(idx))));
                 }
                 _ => {
-                    if matches!(ty, Ty::Struct(_)) {
-                        self.struct_params.insert(name.clone(), ty.clone());
-                    }
                     self.k.params.push(Param {
                         name: name.clone(),
                         object: None,
@@ -706,6 +713,10 @@ impl<'a, 't> Lowerer<'a, 't> {
                         Origin::Parameter { name: name.clone() },
                         Some(Expr::konst(0)),
                     );
+                    if matches!(ty, Ty::Struct(_)) {
+                        self.struct_params
+                            .insert(name.clone(), (ty.clone(), u.clone()));
+                    }
                     self.bind(name, Val::Int(u));
                 }
             }
