@@ -7,7 +7,7 @@
 use tree_sitter::Node;
 
 use super::groups::Group;
-use super::{choices, parse_int, Binding, Lowerer, Place, Ptr, Src, Val};
+use super::{parse_int, Binding, Lowerer, Place, PointeeKey, Ptr, Src, Val};
 use crate::budget;
 use crate::finding::Origin;
 use crate::frontend::fields::Fields;
@@ -251,22 +251,15 @@ impl<'a, 't> Lowerer<'a, 't> {
             return Val::Void;
         };
         if op == "&" {
-            match self.expr(arg, src) {
-                v @ Val::Either(_) => self.on_each(v, &mut |s, side| match side {
-                    Val::Place(p) => Val::Ptr(Ptr {
-                        obj: p.obj,
-                        off: p.off,
-                        pointee: p.ty,
-                    }),
-                    _ => s.unknown_val(Origin::AddressOfNonMemory),
-                }),
+            let v = self.expr(arg, src);
+            self.on_each(v, &mut |s, side| match side {
                 Val::Place(p) => Val::Ptr(Ptr {
                     obj: p.obj,
                     off: p.off,
                     pointee: p.ty,
                 }),
-                _ => self.unknown_val(Origin::AddressOfNonMemory),
-            }
+                _ => s.unknown_val(Origin::AddressOfNonMemory),
+            })
         } else {
             let v = self.rv(arg, src);
             self.on_each(v, &mut |s, side| match side {
@@ -338,9 +331,14 @@ impl<'a, 't> Lowerer<'a, 't> {
         ) else {
             return Val::Void;
         };
+        // A pointer as the condition is its null test.
         let cv = self.rv(c, src);
-        let cond = match self.null_test(cv.clone(), "!=") {
-            Some(Val::Int(t)) if matches!(cv, Val::Ptr(_) | Val::Either(_)) => t,
+        let tested = match &cv {
+            Val::Ptr(_) | Val::Either(_) => self.null_test(cv.clone(), "!="),
+            _ => None,
+        };
+        let cond = match tested {
+            Some(Val::Int(t)) => t,
             _ => self.as_int(cv),
         };
         if let Some(v) = cond.as_const() {
@@ -480,7 +478,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 Some(g) => Val::Group(g),
                 None => self.unknown_val(Origin::BranchDependent),
             },
-            (a, b) if super::stmt::same_val(&a, &b) => a,
+            (a, b) if a.same(&b) => a,
             // A null pointer on one side is a side of its own: nothing is
             // accessed through it (dereferencing null is undefined), and
             // `p != nullptr` is false there.
@@ -490,7 +488,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             ) if !matches!((&a, &b), (Val::Int(_), Val::Int(_)))
                 && [&a, &b].iter().all(|v| pointer_or_null(v)) =>
             {
-                if choices(&a) + choices(&b) <= budget::MAX_POINTER_CHOICES {
+                if a.choices() + b.choices() <= budget::MAX_POINTER_CHOICES {
                     return Val::Either(Box::new((cond, a, b)));
                 }
                 self.unknown_val(Origin::OutOfBudget {
@@ -507,7 +505,7 @@ impl<'a, 't> Lowerer<'a, 't> {
     fn null_test(&mut self, v: Val, op: &str) -> Option<Val> {
         let eq = op == "==";
         match v {
-            Val::Int(z) if z.as_const() == Some(0) => Some(Val::Int(Expr::konst(i64::from(eq)))),
+            v if v.is_null() => Some(Val::Int(Expr::konst(i64::from(eq)))),
             Val::Ptr(p) => {
                 let i = self.k.params.iter().position(|q| q.object == Some(p.obj))?;
                 let bop = if eq { BinOp::Eq } else { BinOp::Ne };
@@ -560,12 +558,9 @@ impl<'a, 't> Lowerer<'a, 't> {
             }
         }
         let base = self.expr(arg, src);
-        if matches!(base, Val::Either(_)) {
-            return self.on_each(base, &mut |s, side| {
-                s.field_of(side, arrow, &fname, arg, src)
-            });
-        }
-        self.field_of(base, arrow, &fname, arg, src)
+        self.on_each(base, &mut |s, side| {
+            s.field_of(side, arrow, &fname, arg, src)
+        })
     }
 
     /// Field `fname` of the value `base` (through it, `arrow`).
@@ -609,8 +604,8 @@ impl<'a, 't> Lowerer<'a, 't> {
                         (own, field(&ty, &fname, self.structs()))
                     {
                         let text = format!("{name}.{fname}");
-                        let key = format!("param {text}");
-                        return self.pointee_object(&key, &text, *pointee, arg, src);
+                        let key = PointeeKey::Field(text.clone());
+                        return self.pointee_object(key, &text, *pointee, arg, src);
                     }
                 }
                 return self.unknown_val(Origin::FieldNotInMemory { field: fname });
@@ -644,6 +639,15 @@ impl<'a, 't> Lowerer<'a, 't> {
             obj: p.obj,
             off,
             pointee: p.pointee.clone(),
+        })
+    }
+
+    /// `v + i` (or `v - i`, `minus`) in elements of the pointee, for a
+    /// pointer or each pointer of a choice.
+    fn offset_val(&mut self, v: Val, i: &Expr, minus: bool) -> Val {
+        self.on_each(v, &mut |s, side| match side {
+            Val::Ptr(p) => s.offset_ptr(&p, i, minus),
+            _ => s.unknown_val(Origin::DerefUnknownPointer),
         })
     }
 
@@ -686,12 +690,9 @@ impl<'a, 't> Lowerer<'a, 't> {
                 return self.offset_ptr(p, i, op == "-");
             }
             (Val::Either(_), Val::Int(i), "+" | "-") | (Val::Int(i), Val::Either(_), "+") => {
-                let (i, minus) = (i.clone(), op == "-");
+                let i = i.clone();
                 let e = if matches!(a, Val::Either(_)) { a } else { b };
-                return self.on_each(e, &mut |s, side| match side {
-                    Val::Ptr(p) => s.offset_ptr(&p, &i, minus),
-                    _ => s.unknown_val(Origin::DerefUnknownPointer),
-                });
+                return self.offset_val(e, &i, op == "-");
             }
             (p @ (Val::Ptr(_) | Val::Either(_)), Val::Int(z), "==" | "!=")
             | (Val::Int(z), p @ (Val::Ptr(_) | Val::Either(_)), "==" | "!=")
@@ -809,11 +810,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                                 (Val::Either(_), Val::Int(i))
                                     if matches!(o, BinOp::Add | BinOp::Sub) =>
                                 {
-                                    let minus = o == BinOp::Sub;
-                                    self.on_each(old.clone(), &mut |s, side| match side {
-                                        Val::Ptr(p) => s.offset_ptr(&p, &i, minus),
-                                        _ => s.unknown_val(Origin::DerefUnknownPointer),
-                                    })
+                                    self.offset_val(old.clone(), &i, o == BinOp::Sub)
                                 }
                                 (_, r) => {
                                     let a = self.as_int(old.clone());
@@ -923,9 +920,5 @@ impl<'a, 't> Lowerer<'a, 't> {
 /// A pointer, a place, a choice of them, or the null pointer: what a
 /// pointer choice's side may be.
 fn pointer_or_null(v: &Val) -> bool {
-    match v {
-        Val::Int(z) => z.as_const() == Some(0),
-        Val::Ptr(_) | Val::Place(_) | Val::Either(_) => true,
-        _ => false,
-    }
+    v.is_null() || matches!(v, Val::Ptr(_) | Val::Place(_) | Val::Either(_))
 }

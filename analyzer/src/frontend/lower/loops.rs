@@ -88,7 +88,7 @@ fn same_choice(v: &Val, objects: &[usize], conds: &[Expr]) -> bool {
 fn pointers(v: &Val) -> Option<Vec<&Ptr>> {
     match v {
         Val::Ptr(p) => Some(vec![p]),
-        Val::Int(z) if z.as_const() == Some(0) => Some(Vec::new()),
+        v if v.is_null() => Some(Vec::new()),
         Val::Either(e) => {
             let mut out = pointers(&e.1)?;
             out.extend(pointers(&e.2)?);

@@ -8,7 +8,7 @@
 
 use tree_sitter::Node;
 
-use super::{Lowerer, Place, Ptr, Src, Val};
+use super::{Lowerer, Place, PointeeKey, Ptr, Src, Val};
 use crate::budget;
 use crate::finding::{Cut, Origin};
 use crate::frontend::fields::Fields;
@@ -272,17 +272,17 @@ impl<'a, 't> Lowerer<'a, 't> {
     /// A pointer to the object that `pointer` (as written) points to, where
     /// the pointer is one value for the whole block that no declaration
     /// gives ([`MemObject::pointee_of`]); the same object for the same
-    /// text in one kernel.
+    /// `key` in one kernel.
     pub(super) fn pointee_object(
         &mut self,
-        key: &str,
+        key: PointeeKey,
         pointer: &str,
         pointee: Ty,
         n: Node,
         src: &Src,
     ) -> Val {
         let pointer: String = pointer.split_whitespace().collect::<Vec<_>>().join(" ");
-        let obj = match self.pointees.iter().find(|(k, _)| k == key) {
+        let obj = match self.pointees.iter().find(|(k, _)| k.same(&key)) {
             Some((_, o)) => *o,
             None => {
                 let elem_text = types::spell(&pointee, self.structs());
@@ -297,7 +297,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                     String::new(),
                 );
                 self.k.objects[o].pointee_of = Some(pointer);
-                self.pointees.push((key.to_string(), o));
+                self.pointees.push((key, o));
                 o
             }
         };
@@ -330,13 +330,13 @@ impl<'a, 't> Lowerer<'a, 't> {
         {
             return None;
         }
-        let key = format!("load {} {:?}", p.obj, p.off);
         let text = if text.trim_start().starts_with('*') || text.contains('[') {
             text.to_string()
         } else {
             format!("*{}", text.trim())
         };
-        Some(self.pointee_object(&key, &text, (**pointee).clone(), n, src))
+        let key = PointeeKey::Load(p.obj, p.off.clone());
+        Some(self.pointee_object(key, &text, (**pointee).clone(), n, src))
     }
 
     /// Whether an offset is one value for the whole block: it reads no

@@ -112,12 +112,53 @@ pub(crate) enum Val {
     Void,
 }
 
-/// How many objects a value may be in: 1, or each side's of a
-/// [`Val::Either`].
-pub(super) fn choices(v: &Val) -> usize {
-    match v {
-        Val::Either(e) => choices(&e.1) + choices(&e.2),
-        _ => 1,
+impl Val {
+    /// How many objects a value may be in: 1, or each side's of a
+    /// [`Val::Either`].
+    pub(super) fn choices(&self) -> usize {
+        match self {
+            Val::Either(e) => e.1.choices() + e.2.choices(),
+            _ => 1,
+        }
+    }
+
+    /// The null pointer (`0`, `NULL`, `nullptr`): a side of a pointer
+    /// choice through which nothing is accessed.
+    pub(super) fn is_null(&self) -> bool {
+        matches!(self, Val::Int(z) if z.as_const() == Some(0))
+    }
+
+    /// Whether two values are the same (a branch that left a variable as
+    /// it was: no merge, so a pointer choice is not wrapped in another).
+    pub(super) fn same(&self, other: &Val) -> bool {
+        match (self, other) {
+            (Val::Int(a), Val::Int(b)) => a.same(b),
+            (Val::Ptr(a), Val::Ptr(b)) => a.obj == b.obj && a.off.same(&b.off),
+            (Val::Place(a), Val::Place(b)) => a.obj == b.obj && a.off.same(&b.off),
+            (Val::Dim3(a), Val::Dim3(b)) => a.iter().zip(b).all(|(x, y)| x.same(y)),
+            (Val::Either(a), Val::Either(b)) => a.0.same(&b.0) && a.1.same(&b.1) && a.2.same(&b.2),
+            (Val::Void, Val::Void) => true,
+            _ => false,
+        }
+    }
+}
+
+/// What a pointer the lowering cannot follow is ([`Lowerer::pointee_object`]):
+/// a field of a by-value struct parameter, or a load of an object at an
+/// offset; not how it is written (`rows[i]` before and after `i = i + 1`
+/// are two).
+pub(super) enum PointeeKey {
+    Field(String),
+    Load(usize, Expr),
+}
+
+impl PointeeKey {
+    fn same(&self, other: &PointeeKey) -> bool {
+        match (self, other) {
+            (PointeeKey::Field(a), PointeeKey::Field(b)) => a == b,
+            (PointeeKey::Load(o, a), PointeeKey::Load(p, b)) => o == p && a.same(b),
+            _ => false,
+        }
     }
 }
 
@@ -162,7 +203,7 @@ pub(crate) struct Lowerer<'a, 't> {
     /// The objects [`Lowerer::pointee_object`] made in this kernel, by what
     /// the pointer is (a struct parameter's field, a load's object and
     /// offset), not by how it is written.
-    pointees: Vec<(String, usize)>,
+    pointees: Vec<(PointeeKey, usize)>,
     /// The structs (and template arguments) whose static member is being
     /// evaluated: a sibling member's name resolves there.
     member_scopes: Vec<(String, Vec<TArg>)>,
@@ -412,7 +453,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         };
         let (cond, a, b) = *e;
         let mut side = |s: &mut Self, v: Val, expect: bool| {
-            if matches!(&v, Val::Int(z) if z.as_const() == Some(0)) {
+            if v.is_null() {
                 return v;
             }
             s.guards.push(Guard {

@@ -359,7 +359,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                     continue;
                 };
                 let e = &self.scopes[i][&name];
-                if same_val(&t.val, &e.val) {
+                if t.val.same(&e.val) {
                     continue;
                 }
                 let merged = self.merge_vals(cond.clone(), t.val.clone(), e.val.clone());
@@ -439,21 +439,5 @@ impl<'a, 't> Lowerer<'a, 't> {
             }
         }
         self.frame().loops.pop();
-    }
-}
-
-/// Whether two values are the same (a branch that left a variable as it
-/// was: no merge, so a pointer choice is not wrapped in another).
-pub(super) fn same_val(a: &Val, b: &Val) -> bool {
-    match (a, b) {
-        (Val::Int(a), Val::Int(b)) => a.same(b),
-        (Val::Ptr(a), Val::Ptr(b)) => a.obj == b.obj && a.off.same(&b.off),
-        (Val::Place(a), Val::Place(b)) => a.obj == b.obj && a.off.same(&b.off),
-        (Val::Dim3(a), Val::Dim3(b)) => a.iter().zip(b).all(|(x, y)| x.same(y)),
-        (Val::Either(a), Val::Either(b)) => {
-            a.0.same(&b.0) && same_val(&a.1, &b.1) && same_val(&a.2, &b.2)
-        }
-        (Val::Void, Val::Void) => true,
-        _ => false,
     }
 }
