@@ -57,8 +57,12 @@ pub enum Origin {
     NotAnInteger,
     /// A value loaded from memory (data the analysis cannot know).
     Loaded { array: String },
-    /// A pointer loaded from memory.
-    LoadedPointer,
+    /// A pointer loaded from memory (`array`: what it was loaded from) that
+    /// the analysis does not follow: loaded per lane, or kept in shared
+    /// memory, where the block may have put any pointer.
+    LoadedPointer { array: String },
+    /// An integer converted to a pointer (`(float *)addr`).
+    IntegerAsPointer,
     /// The size of a type that is not defined in this file (a template type
     /// parameter, a type from a header not found).
     TypeSize { ty: String },
@@ -179,7 +183,8 @@ impl Origin {
             Origin::PointerAsInteger => "pointer-as-integer",
             Origin::NotAnInteger => "not-an-integer",
             Origin::Loaded { .. } => "loaded-value",
-            Origin::LoadedPointer => "loaded-pointer",
+            Origin::LoadedPointer { .. } => "loaded-pointer",
+            Origin::IntegerAsPointer => "integer-as-pointer",
             Origin::TypeSize { .. } => "type-size",
             Origin::ArrayLayout { .. } => "array-layout",
             Origin::SubscriptOfNonArray => "subscript-of-non-array",

@@ -406,6 +406,11 @@ pub enum Space {
     Global,
     Constant,
     Local,
+    /// Memory reached through a pointer whose space the analysis does not
+    /// know (CUDA's generic addressing: a pointer loaded per lane, an
+    /// integer made a pointer, a name nothing declares). Such an access is
+    /// recorded, always unknown, so it is counted and never costed.
+    Generic,
 }
 
 impl Space {
@@ -415,6 +420,7 @@ impl Space {
             Space::Global => "global",
             Space::Constant => "constant",
             Space::Local => "local",
+            Space::Generic => "generic",
         }
     }
 }

@@ -32,7 +32,8 @@ fn write_origin(s: &mut String, o: &Origin) {
         Origin::PointerAsInteger => write!(s, "a pointer used as an integer"),
         Origin::NotAnInteger => write!(s, "a value that is not an integer"),
         Origin::Loaded { array } => write!(s, "a value loaded from `{array}`"),
-        Origin::LoadedPointer => write!(s, "a pointer loaded from memory"),
+        Origin::LoadedPointer { array } => write!(s, "a pointer loaded from `{array}`"),
+        Origin::IntegerAsPointer => write!(s, "an integer converted to a pointer"),
         Origin::TypeSize { ty } => write!(
             s,
             "the size of `{ty}`, a type not defined in the files read"

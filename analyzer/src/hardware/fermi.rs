@@ -145,6 +145,7 @@ impl MemoryModel for Fermi {
             Space::Shared => 4,
             Space::Global | Space::Local => global_line(self.l1_cached),
             Space::Constant => 1,
+            Space::Generic => super::NO_HARMLESS_SHIFT,
         }
     }
 

@@ -105,6 +105,7 @@ impl MemoryModel for Kepler {
             Space::Shared => 256,
             Space::Global | Space::Local => global_line(self.l1_cached),
             Space::Constant => 1,
+            Space::Generic => super::NO_HARMLESS_SHIFT,
         }
     }
 
@@ -116,7 +117,7 @@ impl MemoryModel for Kepler {
         match space {
             Space::Shared => Some(format!("{}-byte banks", self.bank_bytes)),
             Space::Global | Space::Local => Some(global_mode(self.l1_cached)),
-            Space::Constant => None,
+            Space::Constant | Space::Generic => None,
         }
     }
 }

@@ -22,6 +22,10 @@ use crate::ir::Space;
 /// Lanes of a warp.
 pub const WARP: usize = 32;
 
+/// The shift period of memory no model costs ([`Space::Generic`]): no
+/// shift is known to leave its cost unchanged.
+pub(crate) const NO_HARMLESS_SHIFT: u64 = 1 << 40;
+
 /// Bytes of a sector, the unit global costs are counted in
 /// ([`GlobalCost::sectors`]).
 pub(crate) const SECTOR: i64 = 32;

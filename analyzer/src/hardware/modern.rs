@@ -145,6 +145,7 @@ impl MemoryModel for Modern {
             Space::Shared => 4,
             Space::Global | Space::Local => SECTOR as u64,
             Space::Constant => 1,
+            Space::Generic => super::NO_HARMLESS_SHIFT,
         }
     }
 }

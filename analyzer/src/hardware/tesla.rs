@@ -215,6 +215,7 @@ impl MemoryModel for Tesla {
             // Segments up to 256 bytes (two 128-byte transactions).
             Space::Global | Space::Local => 256,
             Space::Constant => 1,
+            Space::Generic => super::NO_HARMLESS_SHIFT,
         }
     }
 

@@ -223,9 +223,12 @@ fn chain(k: &Kernel, i: usize, done: &[bool]) -> Option<Chain> {
             continue;
         }
         // Global memory may alias any other global pointer; distinct
-        // `__shared__` arrays never alias, nor do the two spaces.
+        // `__shared__` arrays never alias, nor do the two spaces; a generic
+        // pointer may point into either.
         let may_alias = match (obj.space, other.space) {
             (Space::Global, Space::Global) => true,
+            (Space::Generic, Space::Global | Space::Shared | Space::Generic)
+            | (Space::Global | Space::Shared, Space::Generic) => true,
             (Space::Shared, Space::Shared) => b.obj == a.obj,
             _ => false,
         };

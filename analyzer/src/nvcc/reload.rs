@@ -34,6 +34,8 @@ pub(super) fn may_write(k: &Kernel, load: &Access, b: &Access) -> bool {
     match (lo.space, bo.space) {
         (Space::Shared, Space::Shared) => load.obj == b.obj,
         (Space::Global, Space::Global) => load.obj == b.obj || !(restrict(lo) && restrict(bo)),
+        // A generic pointer may point into either space.
+        (Space::Global | Space::Shared, Space::Generic) => true,
         _ => false,
     }
 }

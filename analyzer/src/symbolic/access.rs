@@ -90,7 +90,7 @@ impl Run<'_> {
                 max_ways: self.max_ways,
             }
             .into(),
-            Space::Global | Space::Local => Cost::Global(GlobalStats {
+            Space::Global | Space::Local | Space::Generic => Cost::Global(GlobalStats {
                 sectors: mean,
                 ideal_sectors: t.ideal as f64 / n,
                 max_sectors: self.max_cost,

@@ -333,7 +333,8 @@ impl Run<'_> {
                 let c = self.model.shared(&addrs, self.a.width);
                 (c.wavefronts, c.ideal, 0, 0)
             }
-            Space::Global | Space::Local => {
+            // A generic access is unknown before any warp runs (`Run::new`).
+            Space::Global | Space::Local | Space::Generic => {
                 let c = self.model.global(&addrs, self.a.width);
                 (c.sectors, c.ideal, c.transactions, c.bytes)
             }
@@ -438,6 +439,13 @@ impl<'a> Run<'a> {
             collapse: &mut compiled.collapse,
             track: None,
         };
+        if space == Space::Generic && run.unknown.is_none() {
+            // The lowering says why (`Access::unknown`); never costed.
+            run.unknown = Some(UnknownReason::DependsOn {
+                origin: crate::finding::Origin::Unrecorded,
+                differs: false,
+            });
+        }
         if space == Space::Local {
             run.assume(Assumption::LocalMemory {
                 array: obj.name.clone(),

@@ -168,7 +168,7 @@ fn predicate(r: &UnknownReason, kernel: Option<&str>) -> Predicate {
                 })
             }
         }
-        Origin::Loaded { .. } | Origin::LoadedPointer => Predicate {
+        Origin::Loaded { .. } | Origin::LoadedPointer { .. } => Predicate {
             hint: Some("data, known only when the program runs".into()),
             ..plain("values loaded from memory")
         },
@@ -177,6 +177,7 @@ fn predicate(r: &UnknownReason, kernel: Option<&str>) -> Predicate {
         }
         Origin::BeforeAssigned { .. } => plain("variables read before any assignment seen"),
         Origin::PointerAsInteger => plain("pointers used as integers"),
+        Origin::IntegerAsPointer => plain("integers converted to pointers"),
         Origin::InlineAsm { .. } => plain("values written by inline assembly"),
         Origin::AfterLoop { .. } => plain("values after loops whose trip count is not known"),
         Origin::OutOfBudget { .. } | Origin::TooComplex { .. } => plain("budgets that ran out"),

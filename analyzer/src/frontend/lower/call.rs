@@ -186,9 +186,13 @@ impl<'a, 't> Lowerer<'a, 't> {
                         }
                     })
                     .unwrap_or(Ty::Unknown(String::new()));
-                let v = match args.first() {
-                    Some(a) => self.rv(*a, src),
-                    None => Val::Void,
+                let v = match (args.first(), &ty) {
+                    (Some(a), Ty::Ptr(t)) => {
+                        let v = self.rv(*a, src);
+                        self.pointer_from(t, v, *a, src)
+                    }
+                    (Some(a), _) => self.rv(*a, src),
+                    (None, _) => Val::Void,
                 };
                 self.cast(ty, v)
             }

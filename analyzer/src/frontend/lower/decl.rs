@@ -399,6 +399,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                             (Ty::Dim3, Val::Int(e)) => {
                                 Val::Dim3([e, Expr::konst(1), Expr::konst(1)])
                             }
+                            (Ty::Ptr(t), v @ Val::Int(_)) => self.pointer_from(t, v, i, src),
                             (_, v) => self.as_declared(&ty, v, &decl_text),
                         }
                     }

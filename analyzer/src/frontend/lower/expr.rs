@@ -262,13 +262,20 @@ impl<'a, 't> Lowerer<'a, 't> {
             })
         } else {
             let v = self.rv(arg, src);
-            self.on_each(v, &mut |s, side| match side {
-                Val::Ptr(p) => Val::Place(Place {
+            self.on_each(v, &mut |s, side| {
+                let p = match side {
+                    Val::Ptr(p) => p,
+                    Val::Int(e) => match s.undeclared_pointer(e, n, src) {
+                        Some(p) => p,
+                        None => return s.unknown_val(Origin::DerefUnknownPointer),
+                    },
+                    _ => return s.unknown_val(Origin::DerefUnknownPointer),
+                };
+                Val::Place(Place {
                     obj: p.obj,
                     off: p.off,
                     ty: p.pointee,
-                }),
-                _ => s.unknown_val(Origin::DerefUnknownPointer),
+                })
             })
         }
     }
@@ -388,6 +395,10 @@ impl<'a, 't> Lowerer<'a, 't> {
             return Val::Void;
         };
         let val = self.rv(v, src);
+        let val = match &ty {
+            Ty::Ptr(t) => self.pointer_from(t, val, v, src),
+            _ => val,
+        };
         self.cast(ty, val)
     }
 

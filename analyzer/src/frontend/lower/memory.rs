@@ -39,6 +39,12 @@ impl<'a, 't> Lowerer<'a, 't> {
                     if let Some(v) = self.loaded_pointer(&p, &src.text(n), n, src) {
                         return v;
                     }
+                    if let Ty::Ptr(pointee) = &p.ty {
+                        // Loaded per lane, or kept in shared memory: what
+                        // is accessed through it is generic.
+                        let u = self.unknown(Origin::LoadedPointer { array: name }, Some(witness));
+                        return self.generic_pointer(&src.text(n), (**pointee).clone(), u, n, src);
+                    }
                     Val::Int(self.unknown(Origin::Loaded { array: name }, Some(witness)))
                 }
             },
@@ -132,6 +138,10 @@ impl<'a, 't> Lowerer<'a, 't> {
         if space == Space::Local && p.off.as_const().is_some() {
             return; // constant indices into local arrays live in registers
         }
+        if space == Space::Generic {
+            self.generic_access(p, op, n, src);
+            return;
+        }
         let size = size_of(&p.ty, self.structs());
         let align = align_of(&p.ty, self.structs()).unwrap_or(1).clamp(1, 16);
         let mut pieces: Vec<(u64, u32)> = Vec::new();
@@ -186,6 +196,115 @@ impl<'a, 't> Lowerer<'a, 't> {
         }
     }
 
+    /// The one access of reading or writing a place reached through a
+    /// pointer whose space is not known: unknown before any warp runs, for
+    /// the reason the pointer's unknown value gives (its first unknown).
+    fn generic_access(&mut self, p: &Place, op: Op, n: Node, src: &Src) {
+        let mut first = None;
+        p.off.visit_atoms(&mut |a| {
+            if let (Atom::Unknown(u), None) = (a, first) {
+                first = Some(u);
+            }
+        });
+        let (origin, differs) = match first.and_then(|u| self.k.unknowns.get(u as usize)) {
+            Some(u) => (
+                u.origin.clone(),
+                u.witness.as_ref().is_some_and(|w| !Self::block_uniform(w)),
+            ),
+            None => (Origin::Unrecorded, false),
+        };
+        let width = size_of(&p.ty, self.structs())
+            .filter(|s| [1, 2, 4, 8, 16].contains(s))
+            .unwrap_or(4) as u32;
+        let span = self.span(n, src);
+        self.k.accesses.push(Access {
+            obj: p.obj,
+            op,
+            width,
+            offset: p.off.clone(),
+            guards: self.current_guards(),
+            loops: self.open_loops.clone(),
+            span,
+            text: src.text(n),
+            region: self.region,
+            undecided: self.undecided,
+            unknown: Some(crate::finding::UnknownReason::DependsOn { origin, differs }),
+            unrolled: 1,
+            inlined_at: self.call_site.clone(),
+            hoisted: None,
+        });
+    }
+
+    /// A pointer (to `pointee`) whose space the analysis does not know,
+    /// written `text`: into an object of [`Space::Generic`] of its own (one
+    /// per text per kernel), at offset `unknown`, the unknown value that
+    /// says why. Every access through it is recorded and unknown.
+    pub(super) fn generic_pointer(
+        &mut self,
+        text: &str,
+        pointee: Ty,
+        unknown: Expr,
+        n: Node,
+        src: &Src,
+    ) -> Val {
+        let text: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        let key = PointeeKey::Generic(text.clone());
+        let obj = match self.pointees.iter().find(|(k, _)| k.same(&key)) {
+            Some((_, o)) => *o,
+            None => {
+                let elem_text = types::spell(&pointee, self.structs());
+                let arr = Ty::Array(Box::new(pointee.clone()), None);
+                let span = self.span(n, src);
+                let o =
+                    self.new_object(&text, Space::Generic, &arr, elem_text, span, String::new());
+                self.pointees.push((key, o));
+                o
+            }
+        };
+        Val::Ptr(Ptr {
+            obj,
+            off: unknown,
+            pointee,
+        })
+    }
+
+    /// `v` given to a pointer to `pointee` (a cast, a declaration's
+    /// initial value), written `text`: an integer that is not null becomes
+    /// a generic pointer ([`Self::generic_pointer`]), at the unknown it is
+    /// when it is one (a name nothing declares, a call's result), else at
+    /// a new one saying an integer was made a pointer. Anything else as
+    /// it is.
+    pub(super) fn pointer_from(&mut self, pointee: &Ty, v: Val, n: Node, src: &Src) -> Val {
+        let Val::Int(e) = v else { return v };
+        if e.as_const().is_some() {
+            return Val::Int(e);
+        }
+        let u = if matches!(e.kind(), crate::ir::ExprKind::Atom(Atom::Unknown(_))) {
+            e
+        } else {
+            self.unknown(Origin::IntegerAsPointer, Some(e))
+        };
+        self.generic_pointer(&src.text(n), pointee.clone(), u, n, src)
+    }
+
+    /// A name nothing declares, subscripted or dereferenced (`n`): an
+    /// array or pointer from a header that was not read, in a space not
+    /// known, of an element type not known (a generic pointer at the
+    /// name's unknown). `None` for any other integer.
+    pub(super) fn undeclared_pointer(&mut self, e: Expr, n: Node, src: &Src) -> Option<Ptr> {
+        let crate::ir::ExprKind::Atom(Atom::Unknown(u)) = e.kind() else {
+            return None;
+        };
+        let Origin::Undeclared { name } = &self.k.unknowns.get(*u as usize)?.origin else {
+            return None;
+        };
+        let (name, ty) = (name.clone(), Ty::Unknown(String::new()));
+        match self.generic_pointer(&name, ty, e, n, src) {
+            Val::Ptr(p) => Some(p),
+            _ => None,
+        }
+    }
+
     pub(super) fn index_place(&mut self, base: Val, idx: Expr, n: Node, src: &Src) -> Val {
         let ptr = match base {
             Val::Place(p) => match p.ty {
@@ -197,9 +316,10 @@ impl<'a, 't> Lowerer<'a, 't> {
                 Ty::Ptr(_) => {
                     // A pointer stored in memory: what the load gives.
                     let pointer = n.field("argument").unwrap_or(n);
+                    let array = self.k.objects[p.obj].name.clone();
                     match self.rvalue_of(Val::Place(p), pointer, src) {
                         Val::Ptr(q) => q,
-                        _ => return self.unknown_val(Origin::LoadedPointer),
+                        _ => return self.unknown_val(Origin::LoadedPointer { array }),
                     }
                 }
                 _ => return self.unknown_val(Origin::SubscriptOfNonArray),
@@ -210,12 +330,18 @@ impl<'a, 't> Lowerer<'a, 't> {
                     s.index_place(side, idx.clone(), n, src)
                 })
             }
-            Val::Int(_) | Val::Dim3(_) | Val::Group(_) | Val::Void => {
+            Val::Int(e) => match self.undeclared_pointer(e, n, src) {
+                Some(p) => p,
+                None => return self.unknown_val(Origin::SubscriptOfUnknownArray),
+            },
+            Val::Dim3(_) | Val::Group(_) | Val::Void => {
                 return self.unknown_val(Origin::SubscriptOfUnknownArray)
             }
         };
         let off = match self.elem_size(&ptr.pointee) {
             Some(sz) => Expr::plus(ptr.off, Expr::times(idx, Expr::konst(sz as i64))),
+            // Unknown already, for the reason the pointer says.
+            None if self.k.objects[ptr.obj].space == Space::Generic => ptr.off,
             None => {
                 let name = self.k.objects[ptr.obj].name.clone();
                 let what = match &ptr.pointee {

@@ -150,6 +150,9 @@ impl Val {
 pub(super) enum PointeeKey {
     Field(String),
     Load(usize, Expr),
+    /// A pointer whose space is not known ([`Lowerer::generic_pointer`]),
+    /// by its text.
+    Generic(String),
 }
 
 impl PointeeKey {
@@ -157,6 +160,7 @@ impl PointeeKey {
         match (self, other) {
             (PointeeKey::Field(a), PointeeKey::Field(b)) => a == b,
             (PointeeKey::Load(o, a), PointeeKey::Load(p, b)) => o == p && a.same(b),
+            (PointeeKey::Generic(a), PointeeKey::Generic(b)) => a == b,
             _ => false,
         }
     }
