@@ -16,7 +16,7 @@ use crate::budget;
 use crate::finding::Origin;
 use crate::frontend::fields::Fields;
 use crate::frontend::fuse;
-use crate::frontend::tu::{FuncDef, TParam};
+use crate::frontend::tu::{FuncDef, TArg, TParam};
 use crate::frontend::types::{builtin, Ty};
 use crate::ir::{BinOp, Expr, Op, UnOp};
 
@@ -128,16 +128,123 @@ impl<'a, 't> Lowerer<'a, 't> {
         if let Some(v) = self.shuffle_call(&short, &args, src) {
             return v;
         }
+        if let Some(v) = self.struct_conversion(&short, targs_node, &args, n, src) {
+            return v;
+        }
         if let Some(v) = self.device_call(&short, &args, n, src) {
             return v;
         }
         self.opaque_call(&short, f, &args, src)
     }
 
+    /// The struct the file defines that type node `tn` names, with its
+    /// template arguments (`SharedMemory<T>`, `Acc`).
+    pub(super) fn struct_named(&mut self, tn: Node, src: &Src) -> Option<(String, Vec<TArg>)> {
+        let (name, targs) = match tn.node_kind() {
+            "type_identifier" => (src.text(tn), Vec::new()),
+            "template_type" => (
+                src.text(tn.field("name")?),
+                tn.field("arguments")
+                    .map(|a| self.template_args(a, src))
+                    .unwrap_or_default(),
+            ),
+            _ => return None,
+        };
+        self.tu
+            .struct_nodes
+            .contains_key(&name)
+            .then_some((name, targs))
+    }
+
+    /// `v.m(args)` on a variable of a struct type the file defines
+    /// (`smem.getPointer()` of cuda-samples' `SharedMemory<T>`): its method
+    /// `m` (of the specialisation the type's arguments pick, with as many
+    /// parameters as arguments) inlined; its fields are not known to it.
+    /// `None` for any other call.
+    fn struct_method(&mut self, f: Node, args: &[Node], src: &Src) -> Option<Val> {
+        if f.node_kind() != "field_expression" {
+            return None;
+        }
+        let var = f
+            .field("argument")
+            .filter(|a| a.node_kind() == "identifier")?;
+        let method = src.text(f.field("field")?);
+        let (name, targs) = self.struct_vars.get(&src.text(var))?.clone();
+        let (tparams, node, ssrc) = self.struct_instance(&name, &targs)?;
+        let msrc = Src::of(ssrc);
+        let def = node.field("body")?.kids().into_iter().find(|m| {
+            m.node_kind() == "function_definition"
+                && param_count(*m) == Some(args.len())
+                && m.field("declarator").is_some_and(|d| {
+                    crate::frontend::tu::function_name(d, &msrc) == Ok(Some(method.clone()))
+                })
+        })?;
+        let def = FuncDef {
+            node: def,
+            src: ssrc,
+            name: format!("{name}::{method}"),
+            tdefaults: vec![None; tparams.len()],
+            tparams: tparams.clone(),
+            is_kernel: false,
+        };
+        // The struct's template parameters, bound to the type's arguments.
+        let mut tscope = HashMap::new();
+        let mut scope = Scope::new();
+        self.bind_targs(&tparams, &targs, &mut tscope, &mut scope);
+        self.tscopes.push(tscope);
+        let vals: Vec<Val> = args.iter().map(|a| self.expr(*a, src)).collect();
+        let v = self.inline_call(&def, vals, args.to_vec(), f, src);
+        self.tscopes.pop();
+        Some(v)
+    }
+
+    /// `S<T>()`, a temporary of a struct the file defines, with no
+    /// arguments, whose use is its conversion to a pointer (cuda-samples'
+    /// `T *sdata = SharedMemory<T>();`): its conversion operator to a
+    /// pointer (`operator T *()`, of the specialisation the arguments
+    /// pick) inlined. `None` for any other call.
+    fn struct_conversion(
+        &mut self,
+        short: &str,
+        targs_node: Option<Node>,
+        args: &[Node],
+        n: Node,
+        src: &Src,
+    ) -> Option<Val> {
+        if !args.is_empty() || !self.tu.struct_nodes.contains_key(short) {
+            return None;
+        }
+        let targs = targs_node
+            .map(|t| self.template_args(t, src))
+            .unwrap_or_default();
+        let (tparams, node, ssrc) = self.struct_instance(short, &targs)?;
+        let to_pointer = |f: &Node| {
+            f.node_kind() == "function_definition"
+                && f.field("declarator").is_some_and(|d| {
+                    d.node_kind() == "operator_cast"
+                        && d.field("declarator")
+                            .is_some_and(|x| x.node_kind() == "abstract_pointer_declarator")
+                })
+        };
+        let op = node.field("body")?.kids().into_iter().find(to_pointer)?;
+        let def = FuncDef {
+            node: op,
+            src: ssrc,
+            name: format!("{short}::operator*"),
+            tdefaults: vec![None; tparams.len()],
+            tparams,
+            is_kernel: false,
+        };
+        Some(self.inline_call(&def, Vec::new(), Vec::new(), n, src))
+    }
+
     /// `obj.f(args)` or another call through an expression the analysis
     /// does not follow: the arguments are evaluated and the result is
     /// unknown.
     pub(super) fn unknown_method(&mut self, f: Node, args: &[Node], src: &Src) -> Val {
+        if let Some(v) = self.struct_method(f, args, src) {
+            return v;
+        }
         for a in args {
             self.rv(*a, src);
         }

@@ -321,6 +321,12 @@ impl<'a, 't> Lowerer<'a, 't> {
             } else {
                 self.opaque_vars.remove(&name);
             }
+            match self.struct_named(tn, src) {
+                Some(s) if d.node_kind() == "identifier" => {
+                    self.struct_vars.insert(name.clone(), s)
+                }
+                _ => self.struct_vars.remove(&name),
+            };
             if let Some(i) = init {
                 self.note_kernel_var(&name, i, src);
             }

@@ -237,6 +237,11 @@ pub(crate) struct Lowerer<'a, 't> {
     /// in memory: its value is not known), with the type; the same
     /// approximation of scope (`wmma.rs` reads a fragment's type here).
     opaque_vars: HashMap<String, Ty>,
+    /// Names declared with a struct type the file defines, with the
+    /// struct's name and template arguments (`SharedMemory<T> smem;`), for
+    /// a call of its methods (`smem.getPointer()`); the same approximation
+    /// of scope.
+    struct_vars: HashMap<String, (String, Vec<TArg>)>,
     /// Functions being inlined (a recursive call is not followed).
     inlining: Vec<String>,
     /// Calls inlined so far in this kernel.
@@ -340,6 +345,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             fences: 0,
             float_vars: Default::default(),
             opaque_vars: HashMap::new(),
+            struct_vars: HashMap::new(),
             inlining: Vec::new(),
             inlined: 0,
             expanding: Vec::new(),

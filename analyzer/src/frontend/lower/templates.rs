@@ -253,6 +253,43 @@ impl<'a, 't> Lowerer<'a, 't> {
         args: &[TArg],
         member: &str,
     ) -> Option<i64> {
+        let (tparams, node, ssrc) = self.struct_instance(struct_name, args)?;
+        let body = node.field("body")?;
+        let init = body.kids().into_iter().find_map(|f| {
+            let d = f.field("declarator")?;
+            (f.node_kind() == "field_declaration" && Src::of(ssrc).text(d) == member)
+                .then(|| f.field("default_value"))
+                .flatten()
+        })?;
+        // Bind the template's parameters to the arguments.
+        let mut tscope = HashMap::new();
+        let mut scope_vals = Scope::new();
+        self.bind_targs(&tparams, args, &mut tscope, &mut scope_vals);
+        if self.depth >= budget::MAX_SYNTAX_DEPTH {
+            return None;
+        }
+        self.tscopes.push(tscope);
+        self.scopes.push(scope_vals);
+        self.member_scopes
+            .push((struct_name.to_string(), args.to_vec()));
+        self.depth += 1;
+        let v = self.const_int(init, &Src::of(ssrc));
+        self.depth -= 1;
+        self.member_scopes.pop();
+        self.scopes.pop();
+        self.tscopes.pop();
+        v
+    }
+
+    /// The definition of struct `struct_name` under template arguments
+    /// `args`: a full specialisation whose arguments match (`template <>
+    /// struct Dims<64>`) before the primary template; its template
+    /// parameters, node and file.
+    pub(super) fn struct_instance(
+        &mut self,
+        struct_name: &str,
+        args: &[TArg],
+    ) -> Option<(Vec<TParam>, Node<'t>, &'t crate::frontend::source::Source)> {
         let prefix = format!("{struct_name}<");
         let keys: Vec<String> = self
             .tu
@@ -281,35 +318,10 @@ impl<'a, 't> Lowerer<'a, 't> {
                 break;
             }
         }
-        let (tparams, node, ssrc) = match chosen {
-            Some(c) => c,
-            None => self.tu.struct_nodes.get(struct_name)?.clone(),
-        };
-        let body = node.field("body")?;
-        let init = body.kids().into_iter().find_map(|f| {
-            let d = f.field("declarator")?;
-            (f.node_kind() == "field_declaration" && Src::of(ssrc).text(d) == member)
-                .then(|| f.field("default_value"))
-                .flatten()
-        })?;
-        // Bind the template's parameters to the arguments.
-        let mut tscope = HashMap::new();
-        let mut scope_vals = Scope::new();
-        self.bind_targs(&tparams, args, &mut tscope, &mut scope_vals);
-        if self.depth >= budget::MAX_SYNTAX_DEPTH {
-            return None;
+        match chosen {
+            Some(c) => Some(c),
+            None => self.tu.struct_nodes.get(struct_name).cloned(),
         }
-        self.tscopes.push(tscope);
-        self.scopes.push(scope_vals);
-        self.member_scopes
-            .push((struct_name.to_string(), args.to_vec()));
-        self.depth += 1;
-        let v = self.const_int(init, &Src::of(ssrc));
-        self.depth -= 1;
-        self.member_scopes.pop();
-        self.scopes.pop();
-        self.tscopes.pop();
-        v
     }
 
     pub(crate) fn template_args(&mut self, list: Node, src: &Src) -> Vec<TArg> {

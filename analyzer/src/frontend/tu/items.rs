@@ -345,7 +345,7 @@ pub(crate) fn qualifiers(n: Node, src: &Src) -> Vec<String> {
 /// The name a function declarator declares (the last part of a
 /// qualified one); `Err` when its declarators nest past
 /// `budget::MAX_FUNCTION_DECLARATOR_DEPTH`.
-fn function_name(decl: Node, src: &Src) -> Result<Option<String>, ()> {
+pub(crate) fn function_name(decl: Node, src: &Src) -> Result<Option<String>, ()> {
     let mut d = decl;
     for _ in 0..budget::MAX_FUNCTION_DECLARATOR_DEPTH {
         match d.node_kind() {
