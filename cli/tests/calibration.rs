@@ -135,6 +135,9 @@ fn merged_fields_leave_no_access_without_an_instruction() {
         "reload",
         "neighbours",
         "forward",
+        // Multi-line assignments: each instruction on the line nvcc gives it.
+        "multiline",
+        "multiline2",
     ] {
         let truth: serde_json::Value = serde_json::from_str(
             &std::fs::read_to_string(

@@ -1,8 +1,7 @@
 //! Expressions: each syntax node kind evaluates to a [`Val`]. Names look
 //! up variables, macros, constants, sibling static members and globals in
 //! that order; operators build symbolic expressions (pointer arithmetic
-//! scales by the element size); assignment rebinds a variable or stores
-//! to a place. Nesting is bounded by `budget::MAX_SYNTAX_DEPTH`.
+//! scales by the element size); assignments are `assign.rs`. Nesting is bounded by `budget::MAX_SYNTAX_DEPTH`.
 
 use tree_sitter::Node;
 
@@ -12,10 +11,10 @@ use crate::budget;
 use crate::finding::Origin;
 use crate::frontend::fields::Fields;
 use crate::frontend::types::{self, align_of, field, size_of, Ty};
-use crate::ir::{BinOp, Builtin, Dim, Expr, Guard, Op, UnOp};
+use crate::ir::{BinOp, Builtin, Dim, Expr, Guard, UnOp};
 
 /// The operator token of a unary/binary/assignment/update expression.
-fn op_of(n: Node) -> String {
+pub(super) fn op_of(n: Node) -> String {
     n.field("operator")
         .map(|o| o.node_kind().to_string())
         .unwrap_or_default()
@@ -23,7 +22,7 @@ fn op_of(n: Node) -> String {
 
 /// The arithmetic, bitwise or comparison operator a binary operator token
 /// spells (`&&` and `||` are lowered under guards, not here).
-fn bin_op(op: &str) -> Option<BinOp> {
+pub(super) fn bin_op(op: &str) -> Option<BinOp> {
     Some(match op {
         "+" => BinOp::Add,
         "-" => BinOp::Sub,
@@ -314,18 +313,6 @@ impl<'a, 't> Lowerer<'a, 't> {
         } else {
             old
         }
-    }
-
-    /// `x = v`, `x op= v`: the value assigned.
-    fn assignment(&mut self, n: Node, src: &Src) -> Val {
-        let op = op_of(n);
-        let (Some(left), Some(right)) = (n.field("left"), n.field("right")) else {
-            return Val::Void;
-        };
-        // `op=` takes the binary operator `op`; plain `=` none.
-        let bop = bin_op(op.trim_end_matches('='));
-        let rhs = self.rv(right, src);
-        self.assign(left, bop, Some(rhs), n, src).1
     }
 
     /// `c ? a : b`: one side when `c` is known, else a select of both
@@ -655,7 +642,7 @@ impl<'a, 't> Lowerer<'a, 't> {
 
     /// `v + i` (or `v - i`, `minus`) in elements of the pointee, for a
     /// pointer or each pointer of a choice.
-    fn offset_val(&mut self, v: Val, i: &Expr, minus: bool) -> Val {
+    pub(super) fn offset_val(&mut self, v: Val, i: &Expr, minus: bool) -> Val {
         self.on_each(v, &mut |s, side| match side {
             Val::Ptr(p) => s.offset_ptr(&p, i, minus),
             _ => s.unknown_val(Origin::DerefUnknownPointer),
@@ -731,154 +718,6 @@ impl<'a, 't> Lowerer<'a, 't> {
         let x = self.as_int(a);
         let y = self.as_int(b);
         Val::Int(Expr::bin(bop, x, y))
-    }
-
-    /// Assigns to `target`: a variable (rebinds it) or a place in memory
-    /// (a store; compound assignment also loads). Returns (old, new).
-    pub(super) fn assign(
-        &mut self,
-        target: Node,
-        op: Option<BinOp>,
-        rhs: Option<Val>,
-        n: Node,
-        src: &Src,
-    ) -> (Val, Val) {
-        let mut t = target;
-        while t.node_kind() == "parenthesized_expression" {
-            match t.named(0) {
-                Some(i) => t = i,
-                None => break,
-            }
-        }
-        if let Some(v) = self.launch_cfg_field(t, op, rhs.as_ref(), src) {
-            return (Val::Void, v);
-        }
-        // `block.x = n` on a `dim3` variable.
-        if t.node_kind() == "field_expression" {
-            let base = t.field("argument");
-            let field = t.field("field").map(|f| src.text(f));
-            let dot = t.field("operator").is_none_or(|o| o.node_kind() == ".");
-            if let (Some(base), Some(field), true) = (base, field, dot) {
-                let i = match field.as_str() {
-                    "x" => Some(0),
-                    "y" => Some(1),
-                    "z" => Some(2),
-                    _ => None,
-                };
-                let name = src.text(base);
-                if let (Some(i), Some(Val::Dim3(d))) =
-                    (i, self.lookup(&name).map(|b| b.val.clone()))
-                {
-                    let old = d[i].clone();
-                    let new = match (op, rhs) {
-                        (None, Some(v)) => self.as_int(v),
-                        (Some(o), r) => {
-                            let r = self.as_int(r.unwrap_or(Val::Int(Expr::konst(1))));
-                            Expr::bin(o, old.clone(), r)
-                        }
-                        (None, None) => old.clone(),
-                    };
-                    let mut d = d;
-                    d[i] = new.clone();
-                    if let Some(b) = self.lookup_mut(&name) {
-                        b.val = Val::Dim3(d);
-                    }
-                    return (Val::Int(old), Val::Int(new));
-                }
-            }
-        }
-        if t.node_kind() == "identifier" {
-            let name = src.text(t);
-            if let Some(b) = self.lookup(&name).cloned() {
-                if !matches!(b.val, Val::Place(_)) {
-                    let old = b.val.clone();
-                    let new = match (op, rhs) {
-                        (None, Some(v)) => match (&old, v) {
-                            (Val::Ptr(p), Val::Ptr(q)) => Val::Ptr(Ptr {
-                                obj: q.obj,
-                                off: q.off,
-                                pointee: p.pointee.clone(),
-                            }),
-                            (_, v) => v,
-                        },
-                        (Some(o), rhs) => {
-                            let r = rhs.unwrap_or(Val::Int(Expr::konst(1)));
-                            match (&old, r) {
-                                (Val::Ptr(p), Val::Int(i))
-                                    if matches!(o, BinOp::Add | BinOp::Sub) =>
-                                {
-                                    let sz = self.elem_size(&p.pointee).unwrap_or(1) as i64;
-                                    Val::Ptr(Ptr {
-                                        obj: p.obj,
-                                        off: Expr::bin(
-                                            o,
-                                            p.off.clone(),
-                                            Expr::times(i, Expr::konst(sz)),
-                                        ),
-                                        pointee: p.pointee.clone(),
-                                    })
-                                }
-                                (Val::Either(_), Val::Int(i))
-                                    if matches!(o, BinOp::Add | BinOp::Sub) =>
-                                {
-                                    self.offset_val(old.clone(), &i, o == BinOp::Sub)
-                                }
-                                (_, r) => {
-                                    let a = self.as_int(old.clone());
-                                    let b = self.as_int(r);
-                                    Val::Int(Expr::bin(o, a, b))
-                                }
-                            }
-                        }
-                        (None, None) => old.clone(),
-                    };
-                    if let Some(b) = self.lookup_mut(&name) {
-                        b.val = new.clone();
-                    }
-                    return (old, new);
-                }
-            }
-        }
-        // A place in memory.
-        let place = match self.expr(t, src) {
-            Val::Place(p) => p,
-            v @ Val::Either(_) => {
-                // One store per object, each under its side.
-                let mut old = Val::Void;
-                self.on_each(v, &mut |s, side| {
-                    match side {
-                        Val::Place(place) => {
-                            if op.is_some() {
-                                old = s.rvalue_of(Val::Place(place.clone()), n, src);
-                            }
-                            s.access(&place, Op::Store, n, src);
-                            if let (None, Some(v)) = (op, &rhs) {
-                                s.note_stored(&place, v);
-                            }
-                        }
-                        _ => s.uniform_loads.clear(),
-                    }
-                    Val::Void
-                });
-                return (old, rhs.unwrap_or(Val::Void));
-            }
-            _ => {
-                // A store through what the analysis does not follow may
-                // write any shared value.
-                self.uniform_loads.clear();
-                return (Val::Void, Val::Void);
-            }
-        };
-        let old = if op.is_some() {
-            self.rvalue_of(Val::Place(place.clone()), n, src)
-        } else {
-            Val::Void
-        };
-        self.access(&place, Op::Store, n, src);
-        if let (None, Some(v)) = (op, &rhs) {
-            self.note_stored(&place, v);
-        }
-        (old, rhs.unwrap_or(Val::Void))
     }
 
     /// Whether expression `n` has a floating-point type, as far as its

@@ -130,6 +130,13 @@ impl<'a, 't> Lowerer<'a, 't> {
 
     /// Records the memory access(es) of reading or writing a place.
     pub(super) fn access(&mut self, p: &Place, op: Op, n: Node, src: &Src) {
+        let span = self.span(n, src);
+        self.access_at(p, op, n, span, src);
+    }
+
+    /// [`Self::access`], on the line nvcc gives it (`span`), which may not
+    /// be where `n` starts (`expr.rs`, `attributed_span`).
+    pub(super) fn access_at(&mut self, p: &Place, op: Op, n: Node, span: Span, src: &Src) {
         if op != Op::Load {
             self.stored_to(p.obj);
         }
@@ -139,7 +146,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             return; // constant indices into local arrays live in registers
         }
         if space == Space::Generic {
-            self.generic_access(p, op, n, src);
+            self.generic_access(p, op, n, span, src);
             return;
         }
         let size = size_of(&p.ty, self.structs());
@@ -170,7 +177,6 @@ impl<'a, 't> Lowerer<'a, 't> {
                 pieces.push((0, 4));
             }
         }
-        let span = self.span(n, src);
         let text = src.text(n);
         let guards = self.current_guards();
         for (delta, width) in pieces {
@@ -199,7 +205,7 @@ impl<'a, 't> Lowerer<'a, 't> {
     /// The one access of reading or writing a place reached through a
     /// pointer whose space is not known: unknown before any warp runs, for
     /// the reason the pointer's unknown value gives (its first unknown).
-    fn generic_access(&mut self, p: &Place, op: Op, n: Node, src: &Src) {
+    fn generic_access(&mut self, p: &Place, op: Op, n: Node, span: Span, src: &Src) {
         let mut first = None;
         p.off.visit_atoms(&mut |a| {
             if let (Atom::Unknown(u), None) = (a, first) {
@@ -216,7 +222,6 @@ impl<'a, 't> Lowerer<'a, 't> {
         let width = size_of(&p.ty, self.structs())
             .filter(|s| [1, 2, 4, 8, 16].contains(s))
             .unwrap_or(4) as u32;
-        let span = self.span(n, src);
         self.k.accesses.push(Access {
             obj: p.obj,
             op,

@@ -22,6 +22,7 @@
 //! - `macros`: a macro expanded at its use by parsing its text;
 //! - `launch`: host functions walked for kernel launch sites.
 
+mod assign;
 mod call;
 mod decl;
 mod expr;

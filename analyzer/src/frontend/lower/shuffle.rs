@@ -224,7 +224,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                     instruction: instruction.clone(),
                 }),
             };
-            self.assign(*target, None, Some(val), n, src);
+            self.assign(*target, None, Some((val, n)), n, src);
         }
         Val::Void
     }

@@ -1,0 +1,241 @@
+//! Assignments: `x = v` rebinds a variable, or stores to a place in
+//! memory (a compound assignment also loads it), on the line nvcc gives
+//! the store (measured: `fixtures/groundtruth/sm_90/multiline*.cu`).
+
+use tree_sitter::Node;
+
+use super::expr::{bin_op, op_of};
+use super::{Lowerer, Ptr, Src, Val};
+use crate::frontend::fields::Fields;
+use crate::frontend::types::Ty;
+use crate::ir::{BinOp, Expr, Op, Span};
+
+impl<'a, 't> Lowerer<'a, 't> {
+    /// `x = v`, `x op= v`: the value assigned.
+    pub(super) fn assignment(&mut self, n: Node, src: &Src) -> Val {
+        let op = op_of(n);
+        let (Some(left), Some(right)) = (n.field("left"), n.field("right")) else {
+            return Val::Void;
+        };
+        // `op=` takes the binary operator `op`; plain `=` none.
+        let bop = bin_op(op.trim_end_matches('='));
+        let rhs = self.rv(right, src);
+        self.assign(left, bop, Some((rhs, right)), n, src).1
+    }
+
+    /// The line nvcc gives the store of `target = right` (`n`), measured
+    /// (`fixtures/groundtruth/sm_90/multiline*.cu`, nvcc 13.0 `-lineinfo`):
+    /// a copy of a struct or vector (`float4`, `int4`) from memory (`right`
+    /// a subscript, dereference, field or name) is one load and one store,
+    /// both on the last line of `right`, and the load recorded for `right`
+    /// moves there too; any other store is on the last line of the target
+    /// (`out[t *\n 2] = …` on the second). `None`: where `n` starts.
+    fn store_line(
+        &mut self,
+        target: Node,
+        right: Option<Node>,
+        ty: &Ty,
+        n: Node,
+        src: &Src,
+    ) -> Option<Span> {
+        if src.at.is_some() {
+            return None; // a macro expansion: its use's span
+        }
+        let mut r = right;
+        while let Some(x) = r.filter(|x| x.node_kind() == "parenthesized_expression") {
+            r = x.named(0);
+        }
+        let copy = r.filter(|x| {
+            matches!(ty, Ty::Vector { .. } | Ty::Struct(_))
+                && matches!(
+                    x.node_kind(),
+                    "subscript_expression"
+                        | "pointer_expression"
+                        | "field_expression"
+                        | "identifier"
+                )
+        });
+        let last = copy.unwrap_or(target);
+        let end = last.end_byte();
+        let text = src.bytes.get(last.start_byte()..end)?;
+        let start = match text.iter().rposition(|b| *b == b'\n') {
+            Some(nl) => nl + text[nl..].iter().position(|b| !b.is_ascii_whitespace())?,
+            // On one line: a copy's store is on it; another store where
+            // the statement starts.
+            None if copy.is_some() => 0,
+            None => return None,
+        };
+        let span = src
+            .map
+            .span(last.start_byte() + start, n.end_byte().max(end));
+        if let Some(r) = copy {
+            let load = self.span(r, src);
+            for a in self.k.accesses.iter_mut().rev() {
+                if a.op == Op::Load && a.span == load {
+                    a.span = span;
+                }
+            }
+        }
+        Some(span)
+    }
+
+    /// Assigns to `target`: a variable (rebinds it) or a place in memory
+    /// (a store; compound assignment also loads). Returns (old, new).
+    pub(super) fn assign(
+        &mut self,
+        target: Node,
+        op: Option<BinOp>,
+        rhs: Option<(Val, Node)>,
+        n: Node,
+        src: &Src,
+    ) -> (Val, Val) {
+        let (rhs, right) = match rhs {
+            Some((v, r)) => (Some(v), Some(r)),
+            None => (None, None),
+        };
+        let mut t = target;
+        while t.node_kind() == "parenthesized_expression" {
+            match t.named(0) {
+                Some(i) => t = i,
+                None => break,
+            }
+        }
+        if let Some(v) = self.launch_cfg_field(t, op, rhs.as_ref(), src) {
+            return (Val::Void, v);
+        }
+        // `block.x = n` on a `dim3` variable.
+        if t.node_kind() == "field_expression" {
+            let base = t.field("argument");
+            let field = t.field("field").map(|f| src.text(f));
+            let dot = t.field("operator").is_none_or(|o| o.node_kind() == ".");
+            if let (Some(base), Some(field), true) = (base, field, dot) {
+                let i = match field.as_str() {
+                    "x" => Some(0),
+                    "y" => Some(1),
+                    "z" => Some(2),
+                    _ => None,
+                };
+                let name = src.text(base);
+                if let (Some(i), Some(Val::Dim3(d))) =
+                    (i, self.lookup(&name).map(|b| b.val.clone()))
+                {
+                    let old = d[i].clone();
+                    let new = match (op, rhs) {
+                        (None, Some(v)) => self.as_int(v),
+                        (Some(o), r) => {
+                            let r = self.as_int(r.unwrap_or(Val::Int(Expr::konst(1))));
+                            Expr::bin(o, old.clone(), r)
+                        }
+                        (None, None) => old.clone(),
+                    };
+                    let mut d = d;
+                    d[i] = new.clone();
+                    if let Some(b) = self.lookup_mut(&name) {
+                        b.val = Val::Dim3(d);
+                    }
+                    return (Val::Int(old), Val::Int(new));
+                }
+            }
+        }
+        if t.node_kind() == "identifier" {
+            let name = src.text(t);
+            if let Some(b) = self.lookup(&name).cloned() {
+                if !matches!(b.val, Val::Place(_)) {
+                    let old = b.val.clone();
+                    let new = match (op, rhs) {
+                        (None, Some(v)) => match (&old, v) {
+                            (Val::Ptr(p), Val::Ptr(q)) => Val::Ptr(Ptr {
+                                obj: q.obj,
+                                off: q.off,
+                                pointee: p.pointee.clone(),
+                            }),
+                            (_, v) => v,
+                        },
+                        (Some(o), rhs) => {
+                            let r = rhs.unwrap_or(Val::Int(Expr::konst(1)));
+                            match (&old, r) {
+                                (Val::Ptr(p), Val::Int(i))
+                                    if matches!(o, BinOp::Add | BinOp::Sub) =>
+                                {
+                                    let sz = self.elem_size(&p.pointee).unwrap_or(1) as i64;
+                                    Val::Ptr(Ptr {
+                                        obj: p.obj,
+                                        off: Expr::bin(
+                                            o,
+                                            p.off.clone(),
+                                            Expr::times(i, Expr::konst(sz)),
+                                        ),
+                                        pointee: p.pointee.clone(),
+                                    })
+                                }
+                                (Val::Either(_), Val::Int(i))
+                                    if matches!(o, BinOp::Add | BinOp::Sub) =>
+                                {
+                                    self.offset_val(old.clone(), &i, o == BinOp::Sub)
+                                }
+                                (_, r) => {
+                                    let a = self.as_int(old.clone());
+                                    let b = self.as_int(r);
+                                    Val::Int(Expr::bin(o, a, b))
+                                }
+                            }
+                        }
+                        (None, None) => old.clone(),
+                    };
+                    if let Some(b) = self.lookup_mut(&name) {
+                        b.val = new.clone();
+                    }
+                    return (old, new);
+                }
+            }
+        }
+        // A place in memory.
+        let place = match self.expr(t, src) {
+            Val::Place(p) => p,
+            v @ Val::Either(_) => {
+                // One store per object, each under its side.
+                let mut old = Val::Void;
+                self.on_each(v, &mut |s, side| {
+                    match side {
+                        Val::Place(place) => {
+                            if op.is_some() {
+                                old = s.rvalue_of(Val::Place(place.clone()), n, src);
+                            }
+                            let copy_from = right.filter(|_| op.is_none());
+                            let span = s
+                                .store_line(t, copy_from, &place.ty, n, src)
+                                .unwrap_or_else(|| s.span(n, src));
+                            s.access_at(&place, Op::Store, n, span, src);
+                            if let (None, Some(v)) = (op, &rhs) {
+                                s.note_stored(&place, v);
+                            }
+                        }
+                        _ => s.uniform_loads.clear(),
+                    }
+                    Val::Void
+                });
+                return (old, rhs.unwrap_or(Val::Void));
+            }
+            _ => {
+                // A store through what the analysis does not follow may
+                // write any shared value.
+                self.uniform_loads.clear();
+                return (Val::Void, Val::Void);
+            }
+        };
+        let old = if op.is_some() {
+            self.rvalue_of(Val::Place(place.clone()), n, src)
+        } else {
+            Val::Void
+        };
+        let copy_from = right.filter(|_| op.is_none());
+        let span = self
+            .store_line(t, copy_from, &place.ty, n, src)
+            .unwrap_or_else(|| self.span(n, src));
+        self.access_at(&place, Op::Store, n, span, src);
+        if let (None, Some(v)) = (op, &rhs) {
+            self.note_stored(&place, v);
+        }
+        (old, rhs.unwrap_or(Val::Void))
+    }
+}
