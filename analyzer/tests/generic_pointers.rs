@@ -189,3 +189,64 @@ int main() { k<<<2, 128>>>(0, 0, 0); k2<<<2, 128>>>(0, 0); }
     assert_eq!(loads("k"), 2);
     assert_eq!(loads("k2"), 1);
 }
+
+/// A store through a generic pointer may write a `__shared__` count the
+/// block loaded before it: `n` read after it is another input, so
+/// `b - a` is not 0 (32 sectors for `b - a + 1 = 8`, assumed), where
+/// forgetting that gave 4 sectors, exact.
+#[test]
+fn a_generic_store_forgets_shared_values() {
+    let a = run(r#"
+__global__ void k(float *out, const int *src, int **ptrs) {
+  __shared__ int n; __shared__ int *sp;
+  if (threadIdx.x == 0) { n = src[blockIdx.x]; sp = ptrs[blockIdx.x]; }
+  __syncthreads();
+  int a = n;  *sp = 7;  int b = n;
+  out[threadIdx.x * (b - a + 1)] = 1.0f;
+}
+int main() { k<<<2, 128>>>(0, 0, 0); }
+"#);
+    let st = find(&a, "out", Op::Store);
+    assert_eq!(st.status, Status::Assumed);
+    assert_eq!(sectors(st), 32.0);
+}
+
+/// `*(int *)&f` of a register value accesses no memory: no generic
+/// access, and the second load of `in[2 t]` is still not emitted.
+#[test]
+fn the_address_of_a_register_value_is_not_generic() {
+    let a = run(r#"
+__global__ void k(const float *in, float *out) {
+  int t = threadIdx.x;
+  float x = in[2 * t];
+  float f = x;
+  *(int *)&f = 0;
+  float y = in[2 * t];
+  out[t] = x + y + f;
+}
+int main() { k<<<2, 128>>>(0, 0); }
+"#);
+    assert!(generic(&a).is_empty(), "{:?}", generic(&a));
+    let costed = a
+        .reports
+        .iter()
+        .filter(|r| r.array == "in" && r.cost.is_some())
+        .count();
+    assert_eq!(costed, 1);
+}
+
+/// A call's result subscripted, and a name nothing declares subscripted
+/// twice, are generic accesses too.
+#[test]
+fn a_call_result_and_a_nested_subscript_are_generic() {
+    let a = run(r#"
+__device__ float *get_ptr(int i);
+__global__ void k() {
+  get_ptr(threadIdx.x)[threadIdx.x * 32] = 1.0f;
+  FOO[threadIdx.x][1] = 2.0f;
+}
+int main() { k<<<2, 128>>>(); }
+"#);
+    let kinds: Vec<_> = generic(&a).into_iter().map(|g| g.2).collect();
+    assert_eq!(kinds, vec!["call-result", "undeclared-name"]);
+}

@@ -111,3 +111,37 @@ int main() { k<<<1, 64>>>(0); }
     );
     assert_eq!(ways(find(&a, "s", Op::Store)), 1.0);
 }
+
+/// An inner `B s;` shadows the outer `A s;` only inside its block, and an
+/// inlined function's parameter `B &s` is not the caller's `A s` (it is
+/// not followed: unknown, never the wrong struct's method).
+#[test]
+fn a_struct_variable_is_scoped() {
+    let a = run(r#"
+struct A { __device__ float *get() { extern __shared__ float sa[]; return sa; } };
+struct B { __device__ float *get() { extern __shared__ float sb[]; return sb + threadIdx.x * 31; } };
+__device__ float use(B &s) { return s.get()[1]; }
+__global__ void k(float *out) {
+  A s;
+  { B s; out[threadIdx.x] = s.get()[0]; }
+  float *r = s.get();
+  out[threadIdx.x + 128] = r[threadIdx.x];
+  B t;
+  out[threadIdx.x + 256] = use(t);
+}
+int main() { k<<<2, 128>>>(0); }
+"#);
+    // Inside the block `sb`, after it `sa` (`sa[t]`: 1-way).
+    let sb = find(&a, "sb", Op::Load);
+    assert_eq!(sb.span.line, 7);
+    let sa = find(&a, "sa", Op::Load);
+    assert_eq!(sa.span.line, 9);
+    assert_eq!(ways(sa), 1.0);
+    let callee: Vec<_> = a
+        .reports
+        .iter()
+        .filter(|r| r.span.line == 4)
+        .map(|r| (r.space, r.status))
+        .collect();
+    assert_eq!(callee, vec![(Space::Generic, Status::Unknown)]);
+}

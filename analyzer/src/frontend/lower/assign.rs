@@ -19,14 +19,30 @@ impl<'a, 't> Lowerer<'a, 't> {
         };
         // `op=` takes the binary operator `op`; plain `=` none.
         let bop = bin_op(op.trim_end_matches('='));
-        let rhs = self.rv(right, src);
-        self.assign(left, bop, Some((rhs, right)), n, src).1
+        let v = self.expr(right, src);
+        // What a struct or vector copied from memory is copied from: a
+        // place (through macros too: `LDST128BITS(RA[0][j][0])`), or a name,
+        // a subscript, a dereference or a field as written.
+        let mut r = right;
+        while r.node_kind() == "parenthesized_expression" {
+            match r.named(0) {
+                Some(x) => r = x,
+                None => break,
+            }
+        }
+        let lvalue = matches!(
+            r.node_kind(),
+            "subscript_expression" | "pointer_expression" | "field_expression" | "identifier"
+        );
+        let copied = (lvalue || matches!(v, Val::Place(_))).then_some(right);
+        let rhs = self.rvalue_of(v, right, src);
+        self.assign(left, bop, Some((rhs, copied)), n, src).1
     }
 
     /// The line nvcc gives the store of `target = right` (`n`), measured
     /// (`fixtures/groundtruth/sm_90/multiline*.cu`, nvcc 13.0 `-lineinfo`):
-    /// a copy of a struct or vector (`float4`, `int4`) from memory (`right`
-    /// a subscript, dereference, field or name) is one load and one store,
+    /// a copy of a struct or vector (`float4`, `int4`) from memory (`right`,
+    /// given only for a copy from a place) is one load and one store,
     /// both on the last line of `right`, and the load recorded for `right`
     /// moves there too; any other store is on the last line of the target
     /// (`out[t *\n 2] = …` on the second). `None`: where `n` starts.
@@ -41,20 +57,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         if src.at.is_some() {
             return None; // a macro expansion: its use's span
         }
-        let mut r = right;
-        while let Some(x) = r.filter(|x| x.node_kind() == "parenthesized_expression") {
-            r = x.named(0);
-        }
-        let copy = r.filter(|x| {
-            matches!(ty, Ty::Vector { .. } | Ty::Struct(_))
-                && matches!(
-                    x.node_kind(),
-                    "subscript_expression"
-                        | "pointer_expression"
-                        | "field_expression"
-                        | "identifier"
-                )
-        });
+        let copy = right.filter(|_| matches!(ty, Ty::Vector { .. } | Ty::Struct(_)));
         let last = copy.unwrap_or(target);
         let end = last.end_byte();
         let text = src.bytes.get(last.start_byte()..end)?;
@@ -68,6 +71,10 @@ impl<'a, 't> Lowerer<'a, 't> {
         let span = src
             .map
             .span(last.start_byte() + start, n.end_byte().max(end));
+        if span.line == self.span(n, src).line {
+            // On the statement's first line: where it is written.
+            return None;
+        }
         if let Some(r) = copy {
             let load = self.span(r, src);
             for a in self.k.accesses.iter_mut().rev() {
@@ -85,12 +92,12 @@ impl<'a, 't> Lowerer<'a, 't> {
         &mut self,
         target: Node,
         op: Option<BinOp>,
-        rhs: Option<(Val, Node)>,
+        rhs: Option<(Val, Option<Node>)>,
         n: Node,
         src: &Src,
     ) -> (Val, Val) {
         let (rhs, right) = match rhs {
-            Some((v, r)) => (Some(v), Some(r)),
+            Some((v, r)) => (Some(v), r),
             None => (None, None),
         };
         let mut t = target;

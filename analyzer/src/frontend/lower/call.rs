@@ -169,7 +169,11 @@ impl<'a, 't> Lowerer<'a, 't> {
             .field("argument")
             .filter(|a| a.node_kind() == "identifier")?;
         let method = src.text(f.field("field")?);
-        let (name, targs) = self.struct_vars.get(&src.text(var))?.clone();
+        // The struct declared in the innermost scope that binds the name
+        // (an inner `B s;` shadows an outer `A s;` only inside its block).
+        let var = src.text(var);
+        let depth = self.scopes.iter().rposition(|s| s.contains_key(&var))?;
+        let (name, targs) = self.struct_vars.get(&(var, depth))?.clone();
         let (tparams, node, ssrc) = self.struct_instance(&name, &targs)?;
         let msrc = Src::of(ssrc);
         let def = node.field("body")?.kids().into_iter().find(|m| {
@@ -614,6 +618,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         // The callee's names of opaque types are its own (a fragment
         // parameter `c` is not the caller's `c`).
         let saved_opaque = std::mem::take(&mut self.opaque_vars);
+        let saved_structs = std::mem::take(&mut self.struct_vars);
         let mut pnames = vec![String::new(); converted.len()];
         for (i, (p, v)) in converted.into_iter().enumerate() {
             let Some(tn) = p.field("type") else {
@@ -655,6 +660,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         let outs = self.out_values(outs, &pnames, body, &frame);
         self.scopes = saved_scopes;
         self.opaque_vars = saved_opaque;
+        self.struct_vars = saved_structs;
         for (name, v) in outs {
             if let Some(b) = self.lookup_mut(&name) {
                 b.val = v;

@@ -321,11 +321,10 @@ impl<'a, 't> Lowerer<'a, 't> {
             } else {
                 self.opaque_vars.remove(&name);
             }
+            let key = (name.clone(), self.scopes.len().saturating_sub(1));
             match self.struct_named(tn, src) {
-                Some(s) if d.node_kind() == "identifier" => {
-                    self.struct_vars.insert(name.clone(), s)
-                }
-                _ => self.struct_vars.remove(&name),
+                Some(s) if d.node_kind() == "identifier" => self.struct_vars.insert(key, s),
+                _ => self.struct_vars.remove(&key),
             };
             if let Some(i) = init {
                 self.note_kernel_var(&name, i, src);

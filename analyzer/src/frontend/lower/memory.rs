@@ -106,6 +106,11 @@ impl<'a, 't> Lowerer<'a, 't> {
     /// object (two `extern __shared__` arrays are one), so every shared
     /// load is forgotten.
     fn stored_to(&mut self, obj: usize) {
+        if self.k.objects[obj].space == Space::Generic {
+            // May write any shared or global value.
+            self.uniform_loads.clear();
+            return;
+        }
         if self.k.objects[obj].space == Space::Shared {
             let objects = &self.k.objects;
             self.uniform_loads
@@ -284,6 +289,13 @@ impl<'a, 't> Lowerer<'a, 't> {
         if e.as_const().is_some() {
             return Val::Int(e);
         }
+        if let crate::ir::ExprKind::Atom(Atom::Unknown(u)) = e.kind() {
+            // `(int *)&f` of a register value: no memory is accessed.
+            let origin = self.k.unknowns.get(*u as usize).map(|x| &x.origin);
+            if matches!(origin, Some(Origin::AddressOfNonMemory)) {
+                return Val::Int(e);
+            }
+        }
         let u = if matches!(e.kind(), crate::ir::ExprKind::Atom(Atom::Unknown(_))) {
             e
         } else {
@@ -292,18 +304,21 @@ impl<'a, 't> Lowerer<'a, 't> {
         self.generic_pointer(&src.text(n), pointee.clone(), u, n, src)
     }
 
-    /// A name nothing declares, subscripted or dereferenced (`n`): an
-    /// array or pointer from a header that was not read, in a space not
-    /// known, of an element type not known (a generic pointer at the
-    /// name's unknown). `None` for any other integer.
+    /// A name nothing declares, or a call's result, subscripted or
+    /// dereferenced (`n`): an array or pointer from a header that was not
+    /// read, in a space not known, of an element type not known (a generic
+    /// pointer at the unknown). `None` for any other integer.
     pub(super) fn undeclared_pointer(&mut self, e: Expr, n: Node, src: &Src) -> Option<Ptr> {
         let crate::ir::ExprKind::Atom(Atom::Unknown(u)) = e.kind() else {
             return None;
         };
-        let Origin::Undeclared { name } = &self.k.unknowns.get(*u as usize)?.origin else {
-            return None;
+        let name = match &self.k.unknowns.get(*u as usize)?.origin {
+            Origin::Undeclared { name } => name.clone(),
+            // `get_ptr(t)[i]`: a call's result used as a pointer.
+            Origin::CallResult { callee } => callee.clone(),
+            _ => return None,
         };
-        let (name, ty) = (name.clone(), Ty::Unknown(String::new()));
+        let ty = Ty::Unknown(String::new());
         match self.generic_pointer(&name, ty, e, n, src) {
             Val::Ptr(p) => Some(p),
             _ => None,
@@ -327,6 +342,12 @@ impl<'a, 't> Lowerer<'a, 't> {
                         _ => return self.unknown_val(Origin::LoadedPointer { array }),
                     }
                 }
+                // `FOO[t][1]` of a name nothing declares: still generic.
+                Ty::Unknown(_) if self.k.objects[p.obj].space == Space::Generic => Ptr {
+                    obj: p.obj,
+                    off: p.off,
+                    pointee: p.ty,
+                },
                 _ => return self.unknown_val(Origin::SubscriptOfNonArray),
             },
             Val::Ptr(p) => p,

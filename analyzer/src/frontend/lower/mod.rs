@@ -238,11 +238,12 @@ pub(crate) struct Lowerer<'a, 't> {
     /// in memory: its value is not known), with the type; the same
     /// approximation of scope (`wmma.rs` reads a fragment's type here).
     opaque_vars: HashMap<String, Ty>,
-    /// Names declared with a struct type the file defines, with the
-    /// struct's name and template arguments (`SharedMemory<T> smem;`), for
-    /// a call of its methods (`smem.getPointer()`); the same approximation
-    /// of scope.
-    struct_vars: HashMap<String, (String, Vec<TArg>)>,
+    /// Names declared with a struct type the file defines, by name and
+    /// the depth of the scope that declares them, with the struct's name
+    /// and template arguments (`SharedMemory<T> smem;`), for a call of its
+    /// methods (`smem.getPointer()`). An inlined function starts without
+    /// them (its parameters are not known to be structs).
+    struct_vars: HashMap<(String, usize), (String, Vec<TArg>)>,
     /// Functions being inlined (a recursive call is not followed).
     inlining: Vec<String>,
     /// Calls inlined so far in this kernel.

@@ -224,7 +224,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                     instruction: instruction.clone(),
                 }),
             };
-            self.assign(*target, None, Some((val, n)), n, src);
+            self.assign(*target, None, Some((val, None)), n, src);
         }
         Val::Void
     }
