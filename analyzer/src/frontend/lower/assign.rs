@@ -5,7 +5,7 @@
 use tree_sitter::Node;
 
 use super::expr::{bin_op, op_of};
-use super::{Lowerer, Ptr, Src, Val};
+use super::{Lowerer, Place, Ptr, Src, Val};
 use crate::frontend::fields::Fields;
 use crate::frontend::types::Ty;
 use crate::ir::{BinOp, Expr, Op, Span};
@@ -204,19 +204,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 let mut old = Val::Void;
                 self.on_each(v, &mut |s, side| {
                     match side {
-                        Val::Place(place) => {
-                            if op.is_some() {
-                                old = s.rvalue_of(Val::Place(place.clone()), n, src);
-                            }
-                            let copy_from = right.filter(|_| op.is_none());
-                            let span = s
-                                .store_line(t, copy_from, &place.ty, n, src)
-                                .unwrap_or_else(|| s.span(n, src));
-                            s.access_at(&place, Op::Store, n, span, src);
-                            if let (None, Some(v)) = (op, &rhs) {
-                                s.note_stored(&place, v);
-                            }
-                        }
+                        Val::Place(place) => old = s.store(&place, op, &rhs, right, t, n, src),
                         _ => s.uniform_loads.clear(),
                     }
                     Val::Void
@@ -230,6 +218,24 @@ impl<'a, 't> Lowerer<'a, 't> {
                 return (Val::Void, Val::Void);
             }
         };
+        let old = self.store(&place, op, &rhs, right, t, n, src);
+        (old, rhs.unwrap_or(Val::Void))
+    }
+
+    /// The store of assignment `n` (`op`, value `rhs`, copied from `right`)
+    /// to `place`, written `target`, on the line nvcc gives it; a compound
+    /// assignment loads first. Returns the value before the store.
+    #[allow(clippy::too_many_arguments)]
+    fn store(
+        &mut self,
+        place: &Place,
+        op: Option<BinOp>,
+        rhs: &Option<Val>,
+        right: Option<Node>,
+        target: Node,
+        n: Node,
+        src: &Src,
+    ) -> Val {
         let old = if op.is_some() {
             self.rvalue_of(Val::Place(place.clone()), n, src)
         } else {
@@ -237,12 +243,12 @@ impl<'a, 't> Lowerer<'a, 't> {
         };
         let copy_from = right.filter(|_| op.is_none());
         let span = self
-            .store_line(t, copy_from, &place.ty, n, src)
+            .store_line(target, copy_from, &place.ty, n, src)
             .unwrap_or_else(|| self.span(n, src));
-        self.access_at(&place, Op::Store, n, span, src);
-        if let (None, Some(v)) = (op, &rhs) {
-            self.note_stored(&place, v);
+        self.access_at(place, Op::Store, n, span, src);
+        if let (None, Some(v)) = (op, rhs) {
+            self.note_stored(place, v);
         }
-        (old, rhs.unwrap_or(Val::Void))
+        old
     }
 }

@@ -10,7 +10,7 @@ use tree_sitter::Node;
 
 use super::{Lowerer, Place, PointeeKey, Ptr, Src, Val};
 use crate::budget;
-use crate::finding::{Cut, Origin};
+use crate::finding::{Cut, Origin, UnknownReason};
 use crate::frontend::fields::Fields;
 use crate::frontend::types::{self, align_of, size_of, Ty};
 use crate::ir::{Access, Atom, Builtin, Expr, Loaded, MemObject, Op, Param, Space, Span};
@@ -150,14 +150,55 @@ impl<'a, 't> Lowerer<'a, 't> {
         if space == Space::Local && p.off.as_const().is_some() {
             return; // constant indices into local arrays live in registers
         }
-        if space == Space::Generic {
-            self.generic_access(p, op, n, span, src);
-            return;
-        }
-        let size = size_of(&p.ty, self.structs());
-        let align = align_of(&p.ty, self.structs()).unwrap_or(1).clamp(1, 16);
+        let mut unknown = self
+            .constexpr_undecided
+            .last()
+            .map(|o| UnknownReason::BranchUndecided { origin: o.clone() });
         let mut pieces: Vec<(u64, u32)> = Vec::new();
         let mut off = p.off.clone();
+        if space == Space::Generic {
+            // One access, unknown before any warp runs.
+            let (width, why) = self.generic_reason(p);
+            unknown = Some(why);
+            pieces.push((0, width));
+        } else {
+            self.pieces(p, n, src, &mut pieces, &mut off);
+        }
+        let text = src.text(n);
+        let guards = self.current_guards();
+        for (delta, width) in pieces {
+            self.k.accesses.push(Access {
+                obj: p.obj,
+                op,
+                width,
+                offset: Expr::plus(off.clone(), Expr::konst(delta as i64)),
+                guards: guards.clone(),
+                loops: self.open_loops.clone(),
+                span,
+                text: text.clone(),
+                region: self.region,
+                undecided: self.undecided,
+                unknown: unknown.clone(),
+                unrolled: 1,
+                inlined_at: self.call_site.clone(),
+                hoisted: None,
+            });
+        }
+    }
+
+    /// The pieces (offset, width) a load or store of `p` moves: one where
+    /// the type is one access wide and aligned, else pieces no wider than
+    /// its alignment; a type without a size is one unknown access (`off`).
+    fn pieces(
+        &mut self,
+        p: &Place,
+        n: Node,
+        src: &Src,
+        pieces: &mut Vec<(u64, u32)>,
+        off: &mut Expr,
+    ) {
+        let size = size_of(&p.ty, self.structs());
+        let align = align_of(&p.ty, self.structs()).unwrap_or(1).clamp(1, 16);
         match size {
             Some(s) if [1, 2, 4, 8, 16].contains(&s) && align >= s => pieces.push((0, s as u32)),
             Some(s) if s > 0 => {
@@ -178,39 +219,16 @@ impl<'a, 't> Lowerer<'a, 't> {
             }
             _ => {
                 let ty = types::spell(&p.ty, self.structs());
-                off = self.unknown(Origin::TypeSize { ty }, None);
+                *off = self.unknown(Origin::TypeSize { ty }, None);
                 pieces.push((0, 4));
             }
         }
-        let text = src.text(n);
-        let guards = self.current_guards();
-        for (delta, width) in pieces {
-            self.k.accesses.push(Access {
-                obj: p.obj,
-                op,
-                width,
-                offset: Expr::plus(off.clone(), Expr::konst(delta as i64)),
-                guards: guards.clone(),
-                loops: self.open_loops.clone(),
-                span,
-                text: text.clone(),
-                region: self.region,
-                undecided: self.undecided,
-                unknown: self
-                    .constexpr_undecided
-                    .last()
-                    .map(|o| crate::finding::UnknownReason::BranchUndecided { origin: o.clone() }),
-                unrolled: 1,
-                inlined_at: self.call_site.clone(),
-                hoisted: None,
-            });
-        }
     }
 
-    /// The one access of reading or writing a place reached through a
-    /// pointer whose space is not known: unknown before any warp runs, for
-    /// the reason the pointer's unknown value gives (its first unknown).
-    fn generic_access(&mut self, p: &Place, op: Op, n: Node, span: Span, src: &Src) {
+    /// The width and the reason of an access to a place reached through a
+    /// pointer whose space is not known: the reason the pointer's unknown
+    /// value gives (its first unknown).
+    fn generic_reason(&self, p: &Place) -> (u32, UnknownReason) {
         let mut first = None;
         p.off.visit_atoms(&mut |a| {
             if let (Atom::Unknown(u), None) = (a, first) {
@@ -227,22 +245,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         let width = size_of(&p.ty, self.structs())
             .filter(|s| [1, 2, 4, 8, 16].contains(s))
             .unwrap_or(4) as u32;
-        self.k.accesses.push(Access {
-            obj: p.obj,
-            op,
-            width,
-            offset: p.off.clone(),
-            guards: self.current_guards(),
-            loops: self.open_loops.clone(),
-            span,
-            text: src.text(n),
-            region: self.region,
-            undecided: self.undecided,
-            unknown: Some(crate::finding::UnknownReason::DependsOn { origin, differs }),
-            unrolled: 1,
-            inlined_at: self.call_site.clone(),
-            hoisted: None,
-        });
+        (width, UnknownReason::DependsOn { origin, differs })
     }
 
     /// A pointer (to `pointee`) whose space the analysis does not know,
@@ -259,18 +262,7 @@ impl<'a, 't> Lowerer<'a, 't> {
     ) -> Val {
         let text: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
         let key = PointeeKey::Generic(text.clone());
-        let obj = match self.pointees.iter().find(|(k, _)| k.same(&key)) {
-            Some((_, o)) => *o,
-            None => {
-                let elem_text = types::spell(&pointee, self.structs());
-                let arr = Ty::Array(Box::new(pointee.clone()), None);
-                let span = self.span(n, src);
-                let o =
-                    self.new_object(&text, Space::Generic, &arr, elem_text, span, String::new());
-                self.pointees.push((key, o));
-                o
-            }
-        };
+        let obj = self.keyed_object(key, &text, Space::Generic, &pointee, n, src);
         Val::Ptr(Ptr {
             obj,
             off: unknown,
@@ -421,6 +413,29 @@ impl<'a, 't> Lowerer<'a, 't> {
         self.k.objects.len() - 1
     }
 
+    /// The object a pointer no declaration gives points into, named `name`
+    /// (of elements `pointee`, in `space`): the same one for the same `key`
+    /// in one kernel ([`Self::pointee_object`], [`Self::generic_pointer`]).
+    fn keyed_object(
+        &mut self,
+        key: PointeeKey,
+        name: &str,
+        space: Space,
+        pointee: &Ty,
+        n: Node,
+        src: &Src,
+    ) -> usize {
+        if let Some((_, o)) = self.pointees.iter().find(|(k, _)| k.same(&key)) {
+            return *o;
+        }
+        let elem_text = types::spell(pointee, self.structs());
+        let arr = Ty::Array(Box::new(pointee.clone()), None);
+        let span = self.span(n, src);
+        let o = self.new_object(name, space, &arr, elem_text, span, String::new());
+        self.pointees.push((key, o));
+        o
+    }
+
     /// A pointer to the object that `pointer` (as written) points to, where
     /// the pointer is one value for the whole block that no declaration
     /// gives ([`MemObject::pointee_of`]); the same object for the same
@@ -434,25 +449,8 @@ impl<'a, 't> Lowerer<'a, 't> {
         src: &Src,
     ) -> Val {
         let pointer: String = pointer.split_whitespace().collect::<Vec<_>>().join(" ");
-        let obj = match self.pointees.iter().find(|(k, _)| k.same(&key)) {
-            Some((_, o)) => *o,
-            None => {
-                let elem_text = types::spell(&pointee, self.structs());
-                let arr = Ty::Array(Box::new(pointee.clone()), None);
-                let span = self.span(n, src);
-                let o = self.new_object(
-                    &pointer,
-                    Space::Global,
-                    &arr,
-                    elem_text,
-                    span,
-                    String::new(),
-                );
-                self.k.objects[o].pointee_of = Some(pointer);
-                self.pointees.push((key, o));
-                o
-            }
-        };
+        let obj = self.keyed_object(key, &pointer, Space::Global, &pointee, n, src);
+        self.k.objects[obj].pointee_of = Some(pointer);
         Val::Ptr(Ptr {
             obj,
             off: Expr::konst(0),
