@@ -120,6 +120,15 @@ pub const MAX_FUSE_WINDOW: usize = 64;
 /// its first 128 iterations, and the result says so.
 pub const MAX_LOOP_ITERATIONS: u64 = 128;
 
+/// Values a launch argument is analysed over when they come from a host
+/// loop or from the callers of the host function that launches: past it,
+/// the argument is not known (the spread of sizes is tried instead).
+pub const MAX_HOST_VALUES: usize = 64;
+
+/// Host functions followed up from a launch: the launching function's
+/// callers, theirs, and so on (`main` → `run` → `launch` is 2).
+pub const MAX_HOST_CALL_DEPTH: usize = 4;
+
 /// Warp-level executions costed per access and launch configuration
 /// (warps x blocks x loop iterations). Past it the result says it was cut.
 pub const MAX_EXECUTIONS_PER_ACCESS: u64 = 1 << 16;

@@ -372,6 +372,9 @@ pub enum Assumption {
 pub enum ValueSource {
     /// The values the kernel's other launches give it.
     Launches,
+    /// The values the callers of the host function that launches pass
+    /// for the parameter of it that the launch passes on.
+    Callers,
     /// All the values of its type (a `bool`: 0 and 1).
     Type,
     /// A spread of sizes, small and large, even and odd.

@@ -651,6 +651,11 @@ pub struct Launch {
     /// The launch site is in another file of the project (`span` is then
     /// `None`): where.
     pub elsewhere: Option<SiteAt>,
+    /// Per parameter: the values the launching host function's callers
+    /// pass for it, where the launch passes one of that function's
+    /// parameters and they are all known ([`HostArgs::values`]; empty:
+    /// none).
+    pub param_sets: Vec<Vec<i64>>,
 }
 
 impl LaunchOrigin {
@@ -717,6 +722,68 @@ pub struct SiteRecord {
     /// (same numbering); `None` when the unit only declares it (or does
     /// not see it), so that any definition of that name may be the one.
     pub kernel_file: Option<u32>,
+    /// The host function the launch is in, where some of its arguments
+    /// are that function's parameters (`k<<<…>>>(n)` in `void run(int
+    /// n)`): their values come from the function's callers.
+    #[serde(default)]
+    pub host: Option<HostArgs>,
+}
+
+/// The launch arguments that are parameters of the host function the
+/// launch is in, and the values that function's callers pass for them.
+#[derive(
+    Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+pub struct HostArgs {
+    /// The host function, unqualified.
+    pub function: String,
+    /// Per launch argument: the host function's parameter it is (by
+    /// position), if it is one.
+    pub params: Vec<Option<u32>>,
+    /// Per launch argument: the values the callers pass for it, ascending
+    /// (empty: not known, as when one caller passes a value the analysis
+    /// cannot know).
+    pub values: Vec<Vec<i64>>,
+}
+
+/// A call of a host function from another host function
+/// (`scanExclusiveShort(d_out, d_in, N / len, len)` in `main`), with what
+/// each argument is: the values a launch in the callee passes on come from
+/// such calls.
+#[derive(
+    Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+pub struct HostCall {
+    /// The function called, unqualified.
+    pub callee: String,
+    /// The function the call is in, unqualified.
+    pub caller: String,
+    pub args: Vec<HostArg>,
+}
+
+/// What a host call passes for one argument.
+#[derive(
+    Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+pub enum HostArg {
+    /// One of these values (a constant, or the values an enclosing loop
+    /// with constant bounds gives its variable), ascending.
+    Values(Vec<i64>),
+    /// The caller's own parameter (by position): its callers say.
+    Param(u32),
+    /// Anything else: not known.
+    Unknown,
+}
+
+/// What a unit gives the whole-project index besides its launch sites:
+/// its calls of the host functions asked about, and its integer constants
+/// with external linkage (`extern "C" const uint MAX = 1024;`), which
+/// another file sees only declared.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct HostFacts {
+    pub sites: Vec<SiteRecord>,
+    pub calls: Vec<HostCall>,
+    pub extern_consts: Vec<(String, i64)>,
 }
 
 /// A launch site of another file of the project, given to the analysis
@@ -893,6 +960,12 @@ pub struct Program {
     /// Every launch site the file and its headers hold, for the kernels
     /// other files define (the whole-project index).
     pub launch_sites: Vec<SiteRecord>,
+    /// The calls of host functions that launch (or that
+    /// `FrontendOptions::host_callees` names) made by the host functions
+    /// walked ([`HostCall`]).
+    pub host_calls: Vec<HostCall>,
+    /// The unit's integer constants with external linkage.
+    pub extern_consts: Vec<(String, i64)>,
 }
 
 #[cfg(test)]

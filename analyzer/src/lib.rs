@@ -124,12 +124,27 @@ impl FileAnalysis {
 /// analysed: what the whole-project index reads from a file (see
 /// [`FrontendOptions::project_launches`]).
 pub fn launch_sites(source: &[u8], options: &FrontendOptions) -> Vec<ir::SiteRecord> {
+    host_facts(source, options).sites
+}
+
+/// What one unit gives the whole-project index: its launch sites, its
+/// calls of launching functions (and of `options.host_callees`), and its
+/// integer constants with external linkage. The front end alone: no
+/// kernel is lowered.
+pub fn host_facts(source: &[u8], options: &FrontendOptions) -> ir::HostFacts {
     let mut o = options.clone();
     // A name no kernel has: every launching function is walked, no kernel
     // is lowered.
     o.only_kernel = Some(String::new());
-    frontend::parse_program(source, &o).launch_sites
+    let p = frontend::parse_program(source, &o);
+    ir::HostFacts {
+        sites: p.launch_sites,
+        calls: p.host_calls,
+        extern_consts: p.extern_consts,
+    }
 }
+
+pub use frontend::host_values_of;
 
 /// Analyses one CUDA translation unit with the given hardware model.
 pub fn analyze(source: &[u8], model: &dyn MemoryModel, options: &Options) -> FileAnalysis {

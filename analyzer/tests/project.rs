@@ -43,6 +43,7 @@ fn site(kernel: &str, targs: Vec<TemplateArg>, block: [u64; 3]) -> ProjectLaunch
             offset_args: vec![false, false],
             span: Default::default(),
             kernel_file: Some(1),
+            host: None,
         },
         at: SiteAt {
             path: "src/main.cu".into(),

@@ -7,6 +7,7 @@ mod config;
 mod discover;
 mod fix;
 mod floor;
+mod host_index;
 mod hover;
 mod includes;
 mod noqa;

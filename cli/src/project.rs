@@ -20,8 +20,10 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use warplint_analyzer::ir::{Kernel, ProjectLaunch, SiteAt, SiteRecord};
-use warplint_analyzer::{budget, Header};
+use warplint_analyzer::ir::{HostFacts, Kernel, ProjectLaunch, SiteAt, SiteRecord};
+use warplint_analyzer::{budget, FrontendOptions, Header};
+
+use crate::host_index::{self, HostSource, HostValues, UnitFacts};
 
 use crate::includes::{canonical, headers_for, ProjectHeaders};
 use crate::settings::Settings;
@@ -63,6 +65,25 @@ pub struct LaunchIndex {
     canonical: Mutex<HashMap<String, PathBuf>>,
     /// Files not read because the index was full.
     left_out: usize,
+    /// The values the project's callers pass to launching functions.
+    host: HostValues,
+}
+
+/// What the index gives one unit: the other files' launch sites of its
+/// kernels, and the project's host values.
+#[derive(Clone, Debug, Default)]
+pub struct UnitSites {
+    pub launches: Vec<ProjectLaunch>,
+    pub host: HostValues,
+}
+
+impl UnitSites {
+    /// Sets what the unit's analysis takes from the index.
+    pub fn apply(self, o: &mut FrontendOptions) {
+        o.project_launches = self.launches;
+        o.host_values = Some(self.host.values);
+        o.extern_values = self.host.extern_values;
+    }
 }
 
 /// Whether `text` may hold a launch: a `<<<`, or the runtime's launch
@@ -80,17 +101,19 @@ impl LaunchIndex {
         cache: Option<&crate::cache::Cache>,
     ) -> LaunchIndex {
         use rayon::prelude::*;
-        let sources = with_project_files(sources, project);
+        let (sources, roots) = with_project_files(sources, project);
         let mut index = LaunchIndex::default();
         let keep = sources.len().min(budget::MAX_LAUNCH_INDEX_FILES);
         index.left_out = sources.len() - keep;
-        let found: Vec<(PathBuf, Vec<PathBuf>, Vec<Entry>)> = sources[..keep]
+        let found: Vec<(PathBuf, Vec<PathBuf>, Vec<Entry>, UnitFacts)> = sources[..keep]
             .par_iter()
             .map(|s| sites_of(s, project, cache))
             .collect();
         let mut seen = HashSet::new();
         let mut entries = Vec::new();
-        for ((unit, headers, found), s) in found.into_iter().zip(&sources) {
+        let mut facts = Vec::new();
+        for ((unit, headers, found, f), s) in found.into_iter().zip(&sources) {
+            facts.push(f);
             for h in headers {
                 index.includers.entry(h).or_default().push(unit.clone());
             }
@@ -110,6 +133,23 @@ impl LaunchIndex {
                 .or_default()
                 .push(e);
         }
+        // The files read again for calls of launching functions: the
+        // CUDA files read, then the projects' host sources.
+        let mut host_sources: Vec<HostSource> = sources[..keep]
+            .iter()
+            .filter(|s| s.bytes.is_none())
+            .map(|s| HostSource {
+                path: s.path.clone(),
+                settings: s.settings,
+            })
+            .collect();
+        for (root, settings) in &roots {
+            for path in host_index::host_files(root) {
+                host_sources.push(HostSource { path, settings });
+            }
+        }
+        let sites = index.by_kernel.values().flatten().map(|e| &e.launch.site);
+        index.host = host_index::resolve(sites, facts, &host_sources, project);
         index
     }
 
@@ -117,7 +157,29 @@ impl LaunchIndex {
     /// those whose kernel is defined, as the site's unit saw it, in this
     /// file or one of its headers, and those whose unit saw no definition,
     /// in this file's folder, of a kernel this file's text names.
-    pub fn for_unit(&self, path: &Path, bytes: &[u8], headers: &[Header]) -> Vec<ProjectLaunch> {
+    pub fn for_unit(&self, path: &Path, bytes: &[u8], headers: &[Header]) -> UnitSites {
+        let mut launches = self.launches_for(path, bytes, headers);
+        // A site's arguments the project's callers give values for.
+        for l in &mut launches {
+            let Some(h) = l.site.host.as_mut() else {
+                continue;
+            };
+            h.values.resize(h.params.len(), Vec::new());
+            for (p, v) in h.params.iter().zip(h.values.iter_mut()) {
+                if let (Some(p), true) = (p, v.is_empty()) {
+                    if let Some(found) = self.host.values.get(&(h.function.clone(), *p)) {
+                        *v = found.clone();
+                    }
+                }
+            }
+        }
+        UnitSites {
+            launches,
+            host: self.host.clone(),
+        }
+    }
+
+    fn launches_for(&self, path: &Path, bytes: &[u8], headers: &[Header]) -> Vec<ProjectLaunch> {
         if self.by_kernel.is_empty() {
             return Vec::new();
         }
@@ -345,7 +407,11 @@ fn key(e: &Entry) -> impl std::hash::Hash + Eq {
 /// `sources` and, after them, the `.cu`/`.cuh` files of their projects
 /// that are not among them, under the settings of the first source of
 /// each project.
-fn with_project_files<'a>(sources: Vec<Source<'a>>, project: &ProjectHeaders) -> Vec<Source<'a>> {
+#[allow(clippy::type_complexity)]
+fn with_project_files<'a>(
+    sources: Vec<Source<'a>>,
+    project: &ProjectHeaders,
+) -> (Vec<Source<'a>>, Vec<(PathBuf, &'a Settings)>) {
     let mut seen: HashSet<PathBuf> = sources.iter().map(|s| canonical(&s.path)).collect();
     let mut roots: Vec<(PathBuf, &'a Settings)> = Vec::new();
     for s in &sources {
@@ -362,8 +428,8 @@ fn with_project_files<'a>(sources: Vec<Source<'a>>, project: &ProjectHeaders) ->
     // Shown relative to the current folder when under it, as files given
     // on the command line usually are.
     let cwd = std::env::current_dir().unwrap_or_default();
-    for (root, settings) in roots {
-        let (files, _) = crate::discover::files(&[root]);
+    for (root, settings) in &roots {
+        let (files, _) = crate::discover::files(std::slice::from_ref(root));
         for f in files {
             if seen.insert(canonical(&f)) {
                 out.push(Source {
@@ -374,23 +440,28 @@ fn with_project_files<'a>(sources: Vec<Source<'a>>, project: &ProjectHeaders) ->
             }
         }
     }
-    out
+    (out, roots)
 }
 
 /// One file's canonical path, the canonical paths of the headers its unit
-/// reaches, and its launch sites (none when it cannot be read or holds no
-/// `<<<`, nor do its headers).
+/// reaches, its launch sites (none when it cannot be read or holds no
+/// `<<<`, nor do its headers) and its host facts.
 fn sites_of(
     s: &Source,
     project: &ProjectHeaders,
     cache: Option<&crate::cache::Cache>,
-) -> (PathBuf, Vec<PathBuf>, Vec<Entry>) {
+) -> (PathBuf, Vec<PathBuf>, Vec<Entry>, UnitFacts) {
     let unit = canonical(&s.path);
+    let none = |unit: &PathBuf| UnitFacts {
+        unit: unit.clone(),
+        calls: Vec::new(),
+        extern_consts: Vec::new(),
+    };
     let bytes = match &s.bytes {
         Some(b) => b.clone(),
         None => match crate::includes::read_source(&s.path) {
             Ok(b) => b,
-            Err(_) => return (unit, Vec::new(), Vec::new()),
+            Err(_) => return (unit.clone(), Vec::new(), Vec::new(), none(&unit)),
         },
     };
     let settings = s.settings;
@@ -404,12 +475,14 @@ fn sites_of(
     let (headers, reached) = (reached.headers, reached.canonical);
 
     if !may_launch(&bytes) && !headers.iter().any(|h| may_launch(&h.text)) {
-        return (unit, reached, Vec::new());
+        let facts = none(&unit);
+        return (unit, reached, Vec::new(), facts);
     }
     let mut options = settings.options.frontend.clone();
     options.language = crate::discover::language(&s.path);
     options.headers = headers;
-    let records = launch_sites(&s.path, &bytes, &options, settings, cache);
+    let facts = launch_sites(&s.path, &bytes, &options, settings, cache);
+    let records = facts.sites;
     let path_of = |file: u32| -> String {
         match file {
             0 => s.path.display().to_string(),
@@ -442,24 +515,29 @@ fn sites_of(
             },
         })
         .collect();
-    (unit, reached, entries)
+    let facts = UnitFacts {
+        unit: unit.clone(),
+        calls: facts.calls,
+        extern_consts: facts.extern_consts,
+    };
+    (unit, reached, entries, facts)
 }
 
-/// The launch sites of the unit of `path` (its text `bytes`, its headers
-/// in `options`), from the results cache when they were read under the
-/// same settings from the same texts.
+/// The launch sites and host facts of the unit of `path` (its text
+/// `bytes`, its headers in `options`), from the results cache when they
+/// were read under the same settings from the same texts.
 fn launch_sites(
     path: &Path,
     bytes: &[u8],
     options: &warplint_analyzer::FrontendOptions,
     settings: &Settings,
     cache: Option<&crate::cache::Cache>,
-) -> Vec<SiteRecord> {
+) -> HostFacts {
     let Some(cache) = cache.filter(|_| settings.sass.is_none()) else {
-        return warplint_analyzer::launch_sites(bytes, options);
+        return warplint_analyzer::host_facts(bytes, options);
     };
     let name = path.display().to_string();
-    let mut k = cache.key("sites");
+    let mut k = cache.key("host-facts");
     k.text(&crate::cache::settings_fingerprint(settings, &()))
         .text(&name)
         .bytes(bytes);
@@ -467,10 +545,10 @@ fn launch_sites(
         k.text(&h.name).text(&h.path).bytes(&h.text);
     }
     let key = k.finish();
-    if let Some(records) = cache.get("sites", &name, &key) {
-        return records;
+    if let Some(facts) = cache.get("host-facts", &name, &key) {
+        return facts;
     }
-    let records = warplint_analyzer::launch_sites(bytes, options);
-    cache.put("sites", &name, &key, &records);
-    records
+    let facts = warplint_analyzer::host_facts(bytes, options);
+    cache.put("host-facts", &name, &key, &facts);
+    facts
 }

@@ -171,6 +171,9 @@ pub fn resolve_with(
             headers: Vec::new(),
             // Set per file from the run's launch index.
             project_launches: Vec::new(),
+            host_callees: Vec::new(),
+            host_values: None,
+            extern_values: Default::default(),
             // One per resolved configuration: the files of a run share
             // their headers' parse trees.
             parse_cache: Some(std::sync::Arc::new(

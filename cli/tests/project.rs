@@ -193,3 +193,40 @@ fn a_kernel_two_includes_down_is_reported_from_the_outermost_file() {
     let out = stdout(&o);
     assert!(out.contains("All checks passed!"), "{out}");
 }
+
+const HOST_KERNEL: &str = "fixtures/host_project/scan.cu";
+
+#[test]
+fn a_launch_argument_takes_the_values_callers_in_another_file_pass() {
+    // `scan_short(…, length)` launches with its parameter `length`;
+    // main.cpp calls it for length 4, 8, …, 1024 (a loop whose bounds are
+    // `extern const`s scan.cu defines) and, through `scan_twice`, with
+    // 2048. The store `s[pos]` is 2-way for segments below 32 lanes.
+    let d = diagnostics(&[HOST_KERNEL]);
+    assert_eq!(d.len(), 2, "{d:?}");
+    for (code, _, message, block) in &d {
+        assert_eq!(code, "SM001");
+        assert!(
+            message.starts_with("2-way bank conflict on `s`")
+                && message.ends_with("when `size` is at most 16"),
+            "{message}"
+        );
+        assert_eq!(block, "[256,1,1]");
+    }
+    let o = warplint(&["check", "--isolated", HOST_KERNEL]);
+    assert!(
+        stdout(&o).contains(
+            "the values the callers of the launching function pass: 4, 8, 16, 32, 64, 128, \
+             256, 512, 1024, 2048"
+        ),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn the_kernel_file_alone_and_its_project_agree_on_host_values() {
+    let alone = diagnostics(&[HOST_KERNEL]);
+    let project = diagnostics(&["fixtures/host_project"]);
+    assert_eq!(alone, project);
+}

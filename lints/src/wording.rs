@@ -303,6 +303,9 @@ fn values_tried(tried: &[i64], source: ValueSource) -> String {
     let list = list(tried.iter().map(i64::to_string));
     match source {
         ValueSource::Launches => format!("the values other launches give it: {list}"),
+        ValueSource::Callers => {
+            format!("the values the callers of the launching function pass: {list}")
+        }
         ValueSource::Type => format!("every value of its type: {list}"),
         ValueSource::Compared => {
             format!("{list}: the kernel only tests it as a condition or compares it with constants")
@@ -437,6 +440,10 @@ pub fn for_every(f: &ForEvery) -> String {
                 ValueSource::Launches => {
                     format!("for every value of `{name}` other launches give ({values})")
                 }
+                ValueSource::Callers => format!(
+                    "for every value of `{name}` the callers of the launching function pass \
+                     ({values})"
+                ),
                 ValueSource::Nullness => format!("whether `{name}` is null or not"),
                 ValueSource::Compared => format!(
                     "for every `{name}` (tried {values}: the kernel only tests it or compares it \

@@ -27,6 +27,8 @@ pub mod types;
 /// Lowering numbers regions for nvcc's merging of field accesses.
 pub(crate) use crate::nvcc::fuse;
 
+pub use tu::host_values_of;
+
 use std::collections::BTreeMap;
 
 use crate::ir::Program;
@@ -76,6 +78,19 @@ pub struct Options {
     /// file defines that nothing in it launches (the caller's whole-project
     /// index: [`crate::ir::Program::launch_sites`] of the other files).
     pub project_launches: Vec<crate::ir::ProjectLaunch>,
+    /// Host functions of other files whose calls the walk records
+    /// ([`crate::ir::Program::host_calls`]), besides this unit's own
+    /// launching functions.
+    pub host_callees: Vec<String>,
+    /// The values each parameter of a launching host function takes, by
+    /// (function, parameter position), as the whole project's callers
+    /// pass them, where the caller's index looked them up (those the
+    /// unit's own calls do not give); the unit's own calls say for the
+    /// rest.
+    pub host_values: Option<BTreeMap<(String, u32), Vec<i64>>>,
+    /// Integer constants other files of the project define with external
+    /// linkage, for a unit that only declares them.
+    pub extern_values: BTreeMap<String, i64>,
     /// The language of the file: CUDA C++, or Rust kernels
     /// ([`crate::rust`]).
     pub language: Language,

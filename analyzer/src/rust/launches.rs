@@ -216,6 +216,7 @@ impl Scan<'_> {
             args,
             span: self.lines.span(r.start, r.end),
             kernel_file: None,
+            host: None,
         })
     }
 

@@ -31,6 +31,8 @@ pub(super) struct Setup {
     /// index matters, the cost rests on the blocks sampled.
     pub(super) blocks_sampled: bool,
     pub(super) assumptions: Vec<Assumption>,
+    /// [`crate::ir::Launch::param_sets`].
+    pub(super) sets: Vec<Vec<i64>>,
 }
 
 impl Setup {
@@ -67,7 +69,7 @@ impl Setup {
             .map(|i| {
                 given(i)
                     .or(opts.default_param)
-                    .unwrap_or_else(|| values::first(k, i))
+                    .unwrap_or_else(|| values::first(k, &l.param_sets, i))
             })
             .collect();
         let params_assumed: Vec<bool> = (0..k.params.len()).map(|i| given(i).is_none()).collect();
@@ -87,6 +89,7 @@ impl Setup {
             grid_assumed,
             blocks_sampled: !grid_assumed && blocks_in(grid) > opts.max_blocks,
             assumptions,
+            sets: l.param_sets.clone(),
         }
     }
 }

@@ -69,7 +69,11 @@ const BLOCKS_2D: [[u64; 3]; 3] = [[16, 16, 1], [32, 8, 1], [32, 32, 1]];
 /// `bool`), else the spread with the values the kernel's other launches
 /// give it (a launch that gives none may pass anything: another launch's
 /// constant is one more representative value, not the only one).
-pub(super) fn tried(k: &Kernel, i: usize) -> (Vec<i64>, ValueSource) {
+pub(super) fn tried(k: &Kernel, sets: &[Vec<i64>], i: usize) -> (Vec<i64>, ValueSource) {
+    // The values the launching host function's callers pass.
+    if let Some(v) = sets.get(i).filter(|v| !v.is_empty()) {
+        return (v.clone(), ValueSource::Callers);
+    }
     if let Some(p) = k.params.get(i) {
         if let Some(v) = p.values.clone().filter(|v| !v.is_empty()) {
             let source = if p.object.is_some() {
@@ -105,8 +109,8 @@ pub(super) fn loaded_space(k: &Kernel, i: u32) -> Option<crate::ir::Space> {
 
 /// The value parameter `i` of `k` takes in the first run: the spread's
 /// [`SPREAD_FIRST`], else the largest value tried.
-pub(super) fn first(k: &Kernel, i: usize) -> i64 {
-    match tried(k, i) {
+pub(super) fn first(k: &Kernel, sets: &[Vec<i64>], i: usize) -> i64 {
+    match tried(k, sets, i) {
         (_, s) if s.is_spread() => SPREAD_FIRST,
         (v, _) => v.last().copied().unwrap_or(0),
     }
@@ -286,7 +290,7 @@ fn inputs(k: &Kernel, setup: &Setup, matters: &[u32]) -> Vec<Input> {
         .chain(matters.iter().filter(|i| loaded(i)));
     for &i in ordered {
         let index = i as usize;
-        let (values, source) = tried(k, index);
+        let (values, source) = tried(k, &setup.sets, index);
         let value = setup.params.get(index).copied();
         let first = values.iter().position(|v| Some(*v) == value).unwrap_or(0);
         out.push(Input {
@@ -519,7 +523,7 @@ fn with_spread_first(k: &Kernel, setup: &Setup, v: i64) -> Option<Setup> {
     let mut s = setup.clone();
     let mut changed = false;
     for (i, p) in s.params.iter_mut().enumerate() {
-        let spread = tried(k, i).1.is_spread();
+        let spread = tried(k, &setup.sets, i).1.is_spread();
         if spread && *p == SPREAD_FIRST && setup.quantified.get(i) == Some(&true) {
             *p = v;
             changed = true;

@@ -14,11 +14,10 @@ use super::tally::KernelTally;
 use super::CheckArgs;
 use crate::cache::Cache;
 use crate::includes::{ProjectHeaders, Reached};
-use crate::project::LaunchIndex;
+use crate::project::{LaunchIndex, UnitSites};
 use crate::render::FileDiagnostics;
 use crate::settings::Settings;
 use crate::suppress::Suppressions;
-use warplint_analyzer::ir::ProjectLaunch;
 
 /// An unknown result, for `--show-unknown`.
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -154,7 +153,7 @@ fn unit_key(
     input: &Input,
     bytes: &[u8],
     reached: &Reached,
-    sites: &[ProjectLaunch],
+    sites: &UnitSites,
     args: &CheckArgs,
     cfg: &Resolved,
 ) -> (String, String) {
@@ -186,7 +185,7 @@ fn check_context(
     bytes: &[u8],
     reached: Reached,
     header: &Path,
-    project_launches: Vec<ProjectLaunch>,
+    project_launches: UnitSites,
     cfg: &Resolved,
 ) -> Outcome {
     let mut o = Outcome {
@@ -200,7 +199,7 @@ fn check_context(
     let s = &cfg.settings;
     let mut options = s.options.clone();
     options.frontend.headers = reached.headers;
-    options.frontend.project_launches = project_launches;
+    project_launches.apply(&mut options.frontend);
     options.frontend.only_file = Some(id);
     o.warnings.extend(crate::sass::attach(
         s,
@@ -317,7 +316,7 @@ fn check_one(
     input: Input,
     mut bytes: Vec<u8>,
     reached: Reached,
-    project_launches: Vec<ProjectLaunch>,
+    project_launches: UnitSites,
     args: &CheckArgs,
     cfg: &Resolved,
 ) -> Outcome {
@@ -328,7 +327,7 @@ fn check_one(
     let mut options = settings.options.clone();
     options.frontend.language = crate::discover::language(Path::new(&path));
     options.frontend.headers = reached.headers;
-    options.frontend.project_launches = project_launches;
+    project_launches.apply(&mut options.frontend);
     let sass_warning = crate::sass::attach(
         settings,
         &mut options,

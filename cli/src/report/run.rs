@@ -20,7 +20,7 @@ struct Unit<'a> {
     path: &'a Path,
     bytes: &'a [u8],
     reached: includes::Reached,
-    sites: Vec<warplint_analyzer::ir::ProjectLaunch>,
+    sites: crate::project::UnitSites,
     /// Analysed only for the kernels of this header (canonical path): a
     /// file of the project that includes a file of the run.
     context_of: Option<&'a Path>,
@@ -39,7 +39,7 @@ fn report_file(unit: Unit, build: &ReportBuild) -> Option<FileResult> {
     file_options.frontend.only_file = only;
     file_options.frontend.language = crate::discover::language(unit.path);
     file_options.frontend.headers = unit.reached.headers;
-    file_options.frontend.project_launches = unit.sites;
+    unit.sites.apply(&mut file_options.frontend);
     if let Some(w) = crate::sass::attach(
         &build.settings,
         &mut file_options,

@@ -478,6 +478,9 @@ impl<'a, 't> Lowerer<'a, 't> {
             .cloned()?;
         def.node.field("body")?;
         let vals: Vec<Val> = args.iter().map(|a| self.expr(*a, src)).collect();
+        if self.records_calls_of(short) {
+            self.record_host_call(short, &vals);
+        }
         Some(self.inline_call(&def, vals, args.to_vec(), n, src))
     }
 
@@ -496,13 +499,11 @@ impl<'a, 't> Lowerer<'a, 't> {
     /// that branches starts a new straight-line region; one not known to
     /// be branch-free counts as undecided.
     fn opaque_call(&mut self, short: &str, f: Node, args: &[Node], src: &Src) -> Val {
-        let mut first = None;
-        for a in args {
-            let v = self.rv(*a, src);
-            if first.is_none() {
-                first = Some(v);
-            }
+        let vals: Vec<Val> = args.iter().map(|a| self.rv(*a, src)).collect();
+        if self.records_calls_of(short) {
+            self.record_host_call(short, &vals);
         }
+        let first = vals.into_iter().next();
         if fuse::SPLITS.contains(&short) {
             self.region += 1;
         } else if !fuse::MERGES.contains(&short) {

@@ -21,6 +21,15 @@ use crate::ir::{BinOp, Expr};
 /// A launch's grid and block, each where known.
 pub(super) type LaunchConfig = (Option<[u64; 3]>, Option<[u64; 3]>);
 
+/// A launch argument's value.
+pub(super) enum LaunchArg {
+    Const(i64),
+    /// An integer that is not a constant here.
+    Over(Expr),
+    /// Not an integer, or not known.
+    Unknown,
+}
+
 /// CUDA's largest launch dimension (a grid's `x`); a larger one, or one
 /// below 1, is not a launch the analysis takes.
 const MAX_LAUNCH_DIM: i64 = 1 << 31;
@@ -158,31 +167,68 @@ impl<'a, 't> Lowerer<'a, 't> {
         (grid, block)
     }
 
-    /// Records a launch site of `kernel` (name, template arguments).
-    /// Each launch argument's value where it is a constant, or one that
-    /// the enclosing conditions fix (`topk` under `if (topk == 8)`).
-    pub(super) fn launch_args(&mut self, args: &[Node], src: &Src) -> Vec<Option<i64>> {
+    /// Each launch argument's value: a constant, or one that the
+    /// enclosing conditions fix (`topk` under `if (topk == 8)`), else
+    /// what it is over (`host_calls.rs`).
+    pub(super) fn launch_args(&mut self, args: &[Node], src: &Src) -> Vec<LaunchArg> {
         args.iter()
             .map(|a| {
                 let v = self.rv(*a, src);
                 match self.known_by_guards(v) {
-                    Val::Int(e) => e.as_const(),
-                    _ => None,
+                    Val::Int(e) => match e.as_const() {
+                        Some(c) => LaunchArg::Const(c),
+                        None => LaunchArg::Over(e),
+                    },
+                    _ => LaunchArg::Unknown,
                 }
             })
             .collect()
     }
 
+    /// Records a launch site of `kernel` (name, template arguments): an
+    /// argument that is a parameter of the host function walked is marked
+    /// as one, one over the variables of the loops around the launch
+    /// waits for them to be lowered.
     pub(super) fn push_site(
         &mut self,
         n: Node,
         kernel: (String, Vec<TArg>),
         (grid, block): LaunchConfig,
-        args: Vec<Option<i64>>,
+        args: Vec<LaunchArg>,
         offset_args: Vec<bool>,
         src: &Src,
     ) {
         let span = self.span(n, src);
+        let Some(index) = self.launches.as_ref().map(Vec::len) else {
+            return;
+        };
+        let params: Vec<Option<u32>> = args
+            .iter()
+            .map(|a| match a {
+                LaunchArg::Over(e) => self.host_param_of(e),
+                _ => None,
+            })
+            .collect();
+        let host = match &self.host_fn {
+            Some(h) if params.iter().any(Option::is_some) => Some(crate::ir::HostArgs {
+                function: h.name.clone(),
+                params,
+                values: Vec::new(),
+            }),
+            _ => None,
+        };
+        for (i, a) in args.iter().enumerate() {
+            if let LaunchArg::Over(e) = a {
+                self.launch_arg_over_loops(index, i, e);
+            }
+        }
+        let args = args
+            .iter()
+            .map(|a| match a {
+                LaunchArg::Const(c) => Some(*c),
+                _ => None,
+            })
+            .collect();
         if let Some(l) = self.launches.as_mut() {
             l.push(LaunchSite {
                 kernel: kernel.0,
@@ -192,6 +238,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 args,
                 offset_args,
                 span,
+                host,
             });
         }
     }
@@ -361,14 +408,20 @@ impl<'a, 't> Lowerer<'a, 't> {
         out
     }
 
-    /// [`Self::host_launches`] of a function whose text is `main`.
+    /// [`Self::host_launches`] of a function whose text is `main`; the
+    /// calls of launching functions it makes are left in `host_calls`.
     fn host_launches_in(&mut self, f: Node, main: &Src) -> Vec<LaunchSite> {
         let main = *main;
         self.launches = Some(Vec::new());
+        let name = f
+            .field("declarator")
+            .and_then(|d| crate::frontend::tu::function_name(d, &main).ok().flatten())
+            .unwrap_or_default();
+        self.host_fn = Some(super::host_calls::HostFn::new(name));
         // An integer parameter is one unknown value throughout, so that
         // `dim3 block(threads)` under `case 64:` of `switch (threads)` is
         // known (see `known_by_guards`).
-        for p in function_params(f) {
+        for (pos, p) in function_params(f).into_iter().enumerate() {
             let (Some(tn), Some(d)) = (p.field("type"), p.field("declarator")) else {
                 continue;
             };
@@ -376,12 +429,15 @@ impl<'a, 't> Lowerer<'a, 't> {
             let (name, ty, _) = self.declarator(base, d, &main);
             if matches!(ty, Ty::Int { .. }) {
                 let u = self.unknown(Origin::Parameter { name: name.clone() }, None);
+                self.host_param(&u, pos as u32);
                 self.bind(name, Val::Int(u));
             }
         }
         if let Some(body) = f.field("body") {
             self.stmt(body, &main);
         }
+        let calls = self.finish_host_fn();
+        self.host_calls.extend(calls);
         self.launches.take().unwrap_or_default()
     }
 }

@@ -28,6 +28,7 @@ mod decl;
 mod expr;
 mod flags;
 mod groups;
+pub(crate) mod host_calls;
 mod launch;
 mod launch_api;
 mod loops;
@@ -250,6 +251,11 @@ pub(crate) struct Lowerer<'a, 't> {
     inlined: u32,
     expanding: Vec<String>,
     launches: Option<Vec<LaunchSite>>,
+    /// The host function walked for launches and calls
+    /// (`host_calls.rs`).
+    host_fn: Option<host_calls::HostFn>,
+    /// The calls of launching functions the host walks made.
+    pub host_calls: Vec<crate::ir::HostCall>,
     /// In a host walk, the variables holding a kernel (`launch_api.rs`).
     kernel_vars: HashMap<String, (String, Vec<TArg>)>,
     /// In a host walk, the `gridDim` and `blockDim` assigned to each
@@ -356,6 +362,8 @@ impl<'a, 't> Lowerer<'a, 't> {
             budgets_noted: Vec::new(),
             expansions: 0,
             launches: None,
+            host_fn: None,
+            host_calls: Vec::new(),
             kernel_vars: HashMap::new(),
             launch_cfgs: HashMap::new(),
             local_aliases: vec![HashMap::new()],

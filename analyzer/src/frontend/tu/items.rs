@@ -145,6 +145,7 @@ impl<'t> Tu<'t> {
             None
         };
         let is_const = quals.iter().any(|q| q == "const" || q == "constexpr");
+        let external = quals.iter().any(|q| q == "extern") || in_linkage_specification(n);
         let mut c = n.walk();
         let decls: Vec<_> = n.children_by_field_name("declarator", &mut c).collect();
         for d in decls {
@@ -176,6 +177,11 @@ impl<'t> Tu<'t> {
             if is_const && ty.is_integer() {
                 if let Some(init) = init {
                     if let Some(v) = Lowerer::new(self).const_int(init, &src) {
+                        // `extern const` (or in `extern "C" { … }`): other
+                        // files see it declared only.
+                        if external {
+                            self.extern_consts.push((name.clone(), v));
+                        }
                         self.consts.insert(name, v);
                     }
                 }
@@ -326,6 +332,19 @@ pub(crate) fn template_param_is_bool(n: Node, name: &str, src: &Src) -> bool {
 }
 
 /// Qualifier keywords of a declaration (`__shared__`, `const`, `extern`, …).
+/// Whether declaration `n` is inside `extern "C" …` (alone or a block).
+fn in_linkage_specification(n: Node) -> bool {
+    let mut p = n.parent();
+    while let Some(x) = p {
+        match x.node_kind() {
+            "linkage_specification" => return true,
+            "declaration_list" => p = x.parent(),
+            _ => return false,
+        }
+    }
+    false
+}
+
 pub(crate) fn qualifiers(n: Node, src: &Src) -> Vec<String> {
     let mut out = Vec::new();
     let mut c = n.walk();

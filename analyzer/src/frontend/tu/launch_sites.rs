@@ -12,7 +12,7 @@ use super::super::Options;
 use super::{FuncDef, LaunchSite, TArg, Tu};
 use crate::budget;
 use crate::finding::{Cut, NoteKind};
-use crate::ir::{Kernel, Launch, LaunchOrigin, Note, ProjectLaunch};
+use crate::ir::{HostCall, Kernel, Launch, LaunchOrigin, Note, ProjectLaunch};
 
 impl<'t> Tu<'t> {
     /// Launch sites in the functions that launch (and those that
@@ -24,10 +24,17 @@ impl<'t> Tu<'t> {
     pub(super) fn find_launches(
         &mut self,
         root: Node<'t>,
-        only: Option<&str>,
-    ) -> (Vec<LaunchSite>, Vec<Note>) {
+        options: &Options,
+    ) -> (Vec<LaunchSite>, Vec<Note>, Vec<HostCall>) {
+        let only = options.only_kernel.as_deref();
         let mut out = self.macro_launches(root, self.src);
         let fns = std::mem::take(&mut self.launch_fns);
+        self.host_callees = fns
+            .iter()
+            .map(|d| d.name.clone())
+            .chain(options.host_callees.iter().cloned())
+            .collect();
+        let mut calls = Vec::new();
         let (kernel_sites, host_insts) = self.explicit_instantiations(&fns);
         out.extend(kernel_sites);
         if let Some(name) = only.filter(|n| !n.is_empty()) {
@@ -71,6 +78,7 @@ impl<'t> Tu<'t> {
                     Some(t) => lw.host_template_launches(def, t),
                     None => lw.host_launches(f, source),
                 });
+                calls.append(&mut lw.host_calls);
                 notes.extend(
                     lw.notes
                         .into_iter()
@@ -78,7 +86,9 @@ impl<'t> Tu<'t> {
                 );
             }
         }
-        (out, notes)
+        self.follow_callers(&fns, &mut out, &mut calls);
+        self.fill_host_values(&mut out, &calls, options);
+        (out, notes, calls)
     }
 }
 
@@ -140,6 +150,7 @@ impl<'t> Tu<'t> {
                 args: Vec::new(),
                 offset_args: Vec::new(),
                 span: source.span(n.start_byte(), n.end_byte()),
+                host: None,
             });
         }
         (out, host)
@@ -202,6 +213,7 @@ pub(super) fn launches_for(
                 span: None,
                 origin: LaunchOrigin::Config,
                 elsewhere: None,
+                param_sets: Vec::new(),
             }];
         }
     }
@@ -209,7 +221,18 @@ pub(super) fn launches_for(
     let here = sites
         .iter()
         .filter(|s| s.kernel == def.name && (def.tparams.is_empty() || s.targs == targs))
-        .map(|s| (s.grid, s.block, &s.args, &s.offset_args, Some(s.span), None));
+        .map(|s| {
+            let sets = sets_of(&s.host);
+            (
+                s.grid,
+                s.block,
+                &s.args,
+                &s.offset_args,
+                Some(s.span),
+                None,
+                sets,
+            )
+        });
     // Other files' sites, given only when this file has none of the kernel.
     let there = project
         .iter()
@@ -217,7 +240,8 @@ pub(super) fn launches_for(
         .map(|(p, _)| {
             let s = &p.site;
             let at = Some(p.at.clone());
-            (s.grid, s.block, &s.args, &s.offset_args, None, at)
+            let sets = sets_of(&s.host);
+            (s.grid, s.block, &s.args, &s.offset_args, None, at, sets)
         });
     // A launch's arguments are the function's own parameters, by position:
     // never a template value or a value the block loads, which come after
@@ -227,13 +251,25 @@ pub(super) fn launches_for(
         .iter()
         .take_while(|p| !p.template && p.loaded.is_none())
         .count();
-    for (grid, site_block, args, offset_args, span, elsewhere) in here.chain(there) {
+    for (grid, site_block, args, offset_args, span, elsewhere, sets) in here.chain(there) {
         let mut params: Vec<Option<i64>> = (0..nparams)
             .map(|i| args.get(i).copied().flatten().filter(|_| i < declared))
             .collect();
         if let Some(ov) = options.kernels.get(&kernel.name) {
             named(&ov.params, &mut params);
         }
+        // Values from the callers, for a parameter nothing else gives.
+        let param_sets: Vec<Vec<i64>> = (0..nparams)
+            .map(|i| match sets.get(i) {
+                Some(v) if i < declared && params[i].is_none() => v.clone(),
+                _ => Vec::new(),
+            })
+            .collect();
+        let param_sets = if param_sets.iter().all(Vec::is_empty) {
+            Vec::new()
+        } else {
+            param_sets
+        };
         let (block, origin) = match site_block {
             Some(b) => (b, LaunchOrigin::LaunchSite),
             None => fallback_block(kernel, default_block),
@@ -246,11 +282,16 @@ pub(super) fn launches_for(
             span,
             origin,
             elsewhere,
+            param_sets,
         };
         // A site whose block is not known and one that gives the default
         // block stay two launches (they say different things).
         if !out.iter().any(|o| {
-            o.grid == l.grid && o.block == l.block && o.origin == l.origin && o.params == l.params
+            o.grid == l.grid
+                && o.block == l.block
+                && o.origin == l.origin
+                && o.params == l.params
+                && o.param_sets == l.param_sets
         }) {
             out.push(l);
         }
@@ -270,9 +311,16 @@ pub(super) fn launches_for(
             span: None,
             origin,
             elsewhere: None,
+            param_sets: Vec::new(),
         });
     }
     out
+}
+
+/// Per launch argument, the values the callers of the launching host
+/// function pass for it (empty: none known).
+fn sets_of(host: &Option<crate::ir::HostArgs>) -> Vec<Vec<i64>> {
+    host.as_ref().map(|h| h.values.clone()).unwrap_or_default()
 }
 
 /// Whether `text` names the runtime's launch API (`cudaLaunchKernel`,

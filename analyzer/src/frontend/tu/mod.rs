@@ -16,6 +16,7 @@
 //! - [`project`]: the file's launch sites as plain data for other files,
 //!   and other files' launch sites of the kernels this file defines.
 
+mod host_values;
 mod items;
 mod launch_sites;
 mod macro_sites;
@@ -36,6 +37,7 @@ use super::Options;
 use crate::budget;
 use crate::finding::{Cut, NoteKind};
 use crate::ir::{Kernel, Note, Program, ProjectLaunch, Space, Span};
+pub use host_values::values_of as host_values_of;
 use items::template_defaults;
 pub(crate) use items::{function_name, qualifiers};
 pub(crate) use items::{template_param_is_bool, template_params};
@@ -102,6 +104,8 @@ pub(crate) struct LaunchSite {
     /// [`crate::ir::Launch::offset_args`].
     pub offset_args: Vec<bool>,
     pub span: Span,
+    /// [`crate::ir::SiteRecord::host`].
+    pub host: Option<crate::ir::HostArgs>,
 }
 
 /// A header the file includes, parsed.
@@ -143,6 +147,11 @@ pub(crate) struct Tu<'t> {
     launch_fns: Vec<FuncDef<'t>>,
     /// Explicit instantiations (`template __global__ void k<float, 128>(…);`).
     instantiations: Vec<(Node<'t>, &'t Source)>,
+    /// The host functions whose calls a host walk records
+    /// (`host_values.rs`).
+    pub host_callees: HashSet<String>,
+    /// Integer constants the unit defines with external linkage.
+    pub extern_consts: Vec<(String, i64)>,
 }
 
 /// Analyses one file: refused if too large or binary; preprocessed (or
@@ -195,6 +204,8 @@ pub(crate) fn build(input: &[u8], options: &Options) -> (Program, Option<Arc<sup
     program.kernels = passed.kernels;
     program.notes = passed.notes;
     program.launch_sites = passed.records;
+    program.host_calls = passed.host_calls;
+    program.extern_consts = passed.extern_consts;
     let launches = passed.launches;
     // A candidate that reuses the launches replays their notes.
     pre.notes.extend(passed.launch_notes);
@@ -281,6 +292,8 @@ struct Passed {
     launch_notes: Vec<Note>,
     /// The launch sites as plain data, for other files.
     records: Vec<crate::ir::SiteRecord>,
+    host_calls: Vec<crate::ir::HostCall>,
+    extern_consts: Vec<(String, i64)>,
 }
 
 /// The pass over the parsed file (`root`) and the headers it enters:
@@ -297,17 +310,20 @@ fn pass<'t>(
     let source = &pre.source;
     let headers = included(pre, header_trees, options);
     let mut tu = Tu::new(source, headers, macros, &pre.directives);
+    // Constants other files define, for a unit that only declares them
+    // (a definition here replaces one).
+    tu.consts.extend(options.extern_values.clone());
     tu.notes.extend(pre.notes.iter().cloned());
     tu.notes.extend(unclosed_braces(source));
     tu.collect_errors(root);
     tu.collect(root, 0);
     tu.src = source;
-    let (launches, launch_notes) = match reused {
+    let (launches, launch_notes, host_calls) = match reused {
         Some(l) => {
             tu.launch_fns.clear();
-            (l, Vec::new())
+            (l, Vec::new(), Vec::new())
         }
-        None => tu.find_launches(root, options.only_kernel.as_deref()),
+        None => tu.find_launches(root, options),
     };
     tu.notes.extend(launch_notes.iter().cloned());
     let kernels = tu.lower_kernels(&launches, options);
@@ -323,6 +339,8 @@ fn pass<'t>(
         launches,
         launch_notes,
         records,
+        host_calls,
+        extern_consts: tu.extern_consts,
     }
 }
 
@@ -382,6 +400,8 @@ impl<'t> Tu<'t> {
             notes: Vec::new(),
             launch_fns: Vec::new(),
             instantiations: Vec::new(),
+            host_callees: HashSet::new(),
+            extern_consts: Vec::new(),
         }
     }
 

@@ -50,6 +50,7 @@ pub(super) fn records(
             args: s.args.clone(),
             offset_args: s.offset_args.clone(),
             span: s.span,
+            host: s.host.clone(),
         })
         .collect();
     out.sort();

@@ -1,0 +1,242 @@
+//! Host values followed up the calls: a launch argument that is a
+//! parameter of the host function it is in (`k<<<…>>>(…, n)` in `void
+//! run(int n)`) is marked as that parameter, and the walk of a host
+//! function records its calls of launching functions with what each
+//! argument is: a constant, the values an enclosing loop with constant
+//! bounds gives its variable (`for (len = 4; len <= 1024; len <<= 1)`,
+//! enumerated once the loop is lowered), or the walked function's own
+//! parameter. `tu/host_values.rs` joins them.
+
+use crate::budget;
+use crate::ir::{Atom, Expr, HostArg, HostCall, Kernel};
+
+use super::{Lowerer, Val};
+
+/// The host function a walk is in: its name, the unknowns its integer
+/// parameters are (with their positions), and the calls and launch
+/// arguments whose values wait for the loops around them to be lowered.
+#[derive(Default)]
+pub(crate) struct HostFn {
+    pub(crate) name: String,
+    params: Vec<(Expr, u32)>,
+    /// Calls recorded, each argument with the expression it was when it
+    /// waits for its loops.
+    calls: Vec<(HostCall, Vec<Option<Expr>>)>,
+    /// Launch arguments over loop variables: (site, argument, value).
+    site_args: Vec<(usize, usize, Expr)>,
+}
+
+impl HostFn {
+    pub(crate) fn new(name: String) -> HostFn {
+        HostFn {
+            name,
+            ..HostFn::default()
+        }
+    }
+}
+
+impl Lowerer<'_, '_> {
+    /// Parameter `pos` of the host function walked is the unknown `u`.
+    pub(super) fn host_param(&mut self, u: &Expr, pos: u32) {
+        if let Some(h) = self.host_fn.as_mut() {
+            h.params.push((u.clone(), pos));
+        }
+    }
+
+    /// The position of the walked host function's parameter `e` is, if
+    /// it is one.
+    pub(super) fn host_param_of(&self, e: &Expr) -> Option<u32> {
+        let h = self.host_fn.as_ref()?;
+        h.params.iter().find(|(u, _)| u.same(e)).map(|(_, p)| *p)
+    }
+
+    /// Whether a call of `name` is one the walk records.
+    pub(super) fn records_calls_of(&self, name: &str) -> bool {
+        self.host_fn.is_some() && self.tu.host_callees.contains(name)
+    }
+
+    /// Records the walked host function's call of `callee` with the
+    /// values `vals` of its arguments.
+    pub(super) fn record_host_call(&mut self, callee: &str, vals: &[Val]) {
+        let mut args = Vec::new();
+        let mut waiting = Vec::new();
+        for v in vals {
+            let (a, w) = match v {
+                Val::Int(e) => self.host_arg(e),
+                _ => (HostArg::Unknown, None),
+            };
+            args.push(a);
+            waiting.push(w);
+        }
+        let Some(h) = self.host_fn.as_mut() else {
+            return;
+        };
+        let call = HostCall {
+            callee: callee.to_string(),
+            caller: h.name.clone(),
+            args,
+        };
+        h.calls.push((call, waiting));
+    }
+
+    /// What an argument of value `e` is, and the expression to enumerate
+    /// once its loops are lowered when it is over loop variables.
+    fn host_arg(&self, e: &Expr) -> (HostArg, Option<Expr>) {
+        if let Some(c) = e.as_const() {
+            return (HostArg::Values(vec![c]), None);
+        }
+        if let Some(p) = self.host_param_of(e) {
+            return (HostArg::Param(p), None);
+        }
+        let over_loops = e.atoms().iter().all(|a| matches!(a, Atom::LoopVar(_)));
+        if over_loops && !self.open_loops.is_empty() {
+            return (HostArg::Unknown, Some(e.clone()));
+        }
+        (HostArg::Unknown, None)
+    }
+
+    /// Marks argument `arg` of launch site `site` (of the walk's
+    /// `launches`) as one whose value is `e`, over the variables of
+    /// enclosing loops: enumerated when the walk ends.
+    pub(super) fn launch_arg_over_loops(&mut self, site: usize, arg: usize, e: &Expr) {
+        let over_loops = e.atoms().iter().all(|a| matches!(a, Atom::LoopVar(_)));
+        if !over_loops || self.open_loops.is_empty() || e.as_const().is_some() {
+            return;
+        }
+        if let Some(h) = self.host_fn.as_mut() {
+            h.site_args.push((site, arg, e.clone()));
+        }
+    }
+
+    /// Ends a host function's walk: the arguments over loop variables
+    /// enumerated, the calls recorded moved to the unit's.
+    pub(super) fn finish_host_fn(&mut self) -> Vec<HostCall> {
+        let Some(h) = self.host_fn.take() else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for (mut call, waiting) in h.calls {
+            for (a, w) in call.args.iter_mut().zip(waiting) {
+                if let Some(v) = w.and_then(|e| loop_values(&self.k, &e)) {
+                    *a = HostArg::Values(v);
+                }
+            }
+            out.push(call);
+        }
+        if let Some(sites) = self.launches.as_mut() {
+            for (si, ai, e) in h.site_args {
+                let Some(values) = loop_values(&self.k, &e) else {
+                    continue;
+                };
+                let Some(s) = sites.get_mut(si) else {
+                    continue;
+                };
+                let n = s.args.len();
+                let host = s.host.get_or_insert_with(|| crate::ir::HostArgs {
+                    function: h.name.clone(),
+                    params: vec![None; n],
+                    values: Vec::new(),
+                });
+                host.values.resize(n, Vec::new());
+                if let Some(slot) = host.values.get_mut(ai) {
+                    *slot = values;
+                }
+            }
+        }
+        out
+    }
+}
+
+/// The values `e`, an expression over loop variables, takes: the loops
+/// whose variables it reads run from their entry values (constants, or
+/// values of the loops around them) while their condition holds, the
+/// outermost first; `None` when a value, condition or update is not a
+/// constant there, a loop runs past `budget::MAX_LOOP_ITERATIONS`, or
+/// more than `budget::MAX_HOST_VALUES` values come out.
+pub(crate) fn loop_values(k: &Kernel, e: &Expr) -> Option<Vec<i64>> {
+    let mut out = Vec::new();
+    enumerate(k, e, &mut Vec::new(), &mut out)?;
+    out.sort_unstable();
+    out.dedup();
+    Some(out)
+}
+
+/// `x` with each loop variable of `env` replaced by its value.
+fn bound(x: &Expr, env: &[(u32, i64)]) -> Expr {
+    env.iter().fold(x.clone(), |x, (v, s)| {
+        x.replaced(&Expr::atom(Atom::LoopVar(*v)), &Expr::konst(*s))
+    })
+}
+
+/// Adds the values of `e` under the loop variables' values `env` (those
+/// of the loops entered so far) to `out`.
+fn enumerate(k: &Kernel, e: &Expr, env: &mut Vec<(u32, i64)>, out: &mut Vec<i64>) -> Option<()> {
+    let e = bound(e, env);
+    if let Some(c) = e.as_const() {
+        if !out.contains(&c) {
+            out.push(c);
+        }
+        return (out.len() <= budget::MAX_HOST_VALUES).then_some(());
+    }
+    // The outermost loop among those whose variables `e` reads (loops
+    // are numbered as they open: an enclosing one has a smaller id).
+    let id = e
+        .atoms()
+        .iter()
+        .filter_map(|a| match a {
+            Atom::LoopVar(v) => k.loop_vars.get(*v as usize).map(|lv| lv.loop_id),
+            _ => None,
+        })
+        .min()?;
+    let lp = k.loops.get(id)?;
+    if lp.post_cond.is_some() || lp.vars.len() != lp.init.len() {
+        return None;
+    }
+    let cond = lp.pre_cond.as_ref()?;
+    // The loop's variables `e` and the condition read, and those their
+    // updates read (others, such as a result stored each iteration, may
+    // be anything).
+    let reads = |x: &Expr, out: &mut Vec<usize>| {
+        for a in x.atoms() {
+            if let Atom::LoopVar(v) = a {
+                if let Some(j) = lp.vars.iter().position(|w| *w == v) {
+                    if !out.contains(&j) {
+                        out.push(j);
+                    }
+                }
+            }
+        }
+    };
+    let mut used = Vec::new();
+    reads(&e, &mut used);
+    reads(cond, &mut used);
+    let mut i = 0;
+    while i < used.len() {
+        let j = used[i];
+        if let Some(n) = lp.next.get(j) {
+            reads(n, &mut used);
+        }
+        i += 1;
+    }
+    let consts = |env: &[(u32, i64)]| -> Option<Vec<(u32, i64)>> {
+        used.iter()
+            .map(|&j| Some((lp.vars[j], bound(lp.next.get(j)?, env).as_const()?)))
+            .collect()
+    };
+    let mut state: Vec<(u32, i64)> = used
+        .iter()
+        .map(|&j| Some((lp.vars[j], bound(&lp.init[j], env).as_const()?)))
+        .collect::<Option<_>>()?;
+    let outer = env.len();
+    for _ in 0..budget::MAX_LOOP_ITERATIONS {
+        env.truncate(outer);
+        env.extend(state.iter().copied());
+        if bound(cond, env).as_const()? == 0 {
+            env.truncate(outer);
+            return Some(());
+        }
+        enumerate(k, &e, env, out)?;
+        state = consts(env)?;
+    }
+    None
+}
