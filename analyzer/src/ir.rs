@@ -744,6 +744,37 @@ pub struct HostArgs {
     /// (empty: not known, as when one caller passes a value the analysis
     /// cannot know).
     pub values: Vec<Vec<i64>>,
+    /// What the conditions the launch is under say of the host function's
+    /// parameters (`if (arrayLength <= 1024) k<<<…>>>(arrayLength)`): a
+    /// value the callers pass outside them never reaches the launch.
+    #[serde(default)]
+    pub bounds: Vec<HostBound>,
+}
+
+/// A launch runs only when host parameter `param` lies in `lo..=hi`.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+pub struct HostBound {
+    pub param: u32,
+    pub lo: i64,
+    pub hi: i64,
+}
+
+impl HostArgs {
+    /// `values` (those callers pass for parameter `param`) less those the
+    /// launch's conditions rule out.
+    pub fn admitted(&self, param: u32, values: &[i64]) -> Vec<i64> {
+        values
+            .iter()
+            .copied()
+            .filter(|v| {
+                self.bounds
+                    .iter()
+                    .all(|b| b.param != param || (b.lo..=b.hi).contains(v))
+            })
+            .collect()
+    }
 }
 
 /// A call of a host function from another host function

@@ -208,3 +208,80 @@ fn values_are_joined_over_the_calls_and_up_the_callers() {
     let rec = vec![call("f", "f", HostArg::Param(0))];
     assert_eq!(host_values_of(&rec, "f", 0), None);
 }
+
+#[test]
+fn values_the_launchs_conditions_rule_out_are_not_tried() {
+    // The launch runs only for `len <= 32` (as bitonicSort launches its
+    // shared-memory kernel only for short arrays); the loop in `main`
+    // passes 64 and 128 too, but only below 100.
+    let text = r#"
+typedef unsigned int uint;
+__global__ void scan1(uint *out, uint size) {
+    __shared__ uint s[512];
+    uint pos = 2 * threadIdx.x - (threadIdx.x & (size - 1));
+    s[pos] = 0;
+}
+void run(uint *d, uint len) {
+    if (len < 2)
+        return;
+    if (len <= 32) {
+        scan1<<<1, 256>>>(d, len);
+    }
+}
+int main() {
+    for (uint len = 1; len <= 1024; len *= 2) {
+        if (len < 100)
+            run(0, len);
+    }
+    return 0;
+}
+"#;
+    let r = store(text, &Options::default());
+    let (when, tried, source) = size_condition(&r).expect("a condition on `size`");
+    assert_eq!(
+        (tried, source),
+        (vec![2, 4, 8, 16, 32], ValueSource::Callers)
+    );
+    assert_eq!(when, Condition::AtMost(16), "{when:?}");
+}
+
+#[test]
+fn a_variable_a_call_writes_through_its_address_is_not_known_after_it() {
+    // As rodinia's mummergpu: `n = 0`, a call fills it in through `&n`,
+    // and the launch is skipped when it is still 0.
+    let text = format!(
+        "{KERNEL}
+void fill(uint *out);
+int main() {{
+    for (int round = 0; round < 4; round++) {{
+        uint n = 0;
+        fill(&n);
+        if (n == 0)
+            continue;
+        run(0, 1, n);
+    }}
+    return 0;
+}}"
+    );
+    let r = store(&text, &Options::default());
+    let (_, tried, source) = size_condition(&r).expect("a condition on `size`");
+    assert_eq!(source, ValueSource::Spread, "{tried:?}");
+}
+
+#[test]
+fn a_call_in_code_that_never_runs_passes_nothing() {
+    let text = format!(
+        "{KERNEL}
+int main() {{
+    uint n = 0;
+    if (n == 0)
+        return 1;
+    run(0, 1, n);
+    return 0;
+}}"
+    );
+    let r = store(&text, &Options::default());
+    let (_, _, source) = size_condition(&r).expect("a condition on `size`");
+    // No call runs: nothing is known of `len`.
+    assert_eq!(source, ValueSource::Spread);
+}

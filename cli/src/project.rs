@@ -164,14 +164,16 @@ impl LaunchIndex {
             let Some(h) = l.site.host.as_mut() else {
                 continue;
             };
-            h.values.resize(h.params.len(), Vec::new());
-            for (p, v) in h.params.iter().zip(h.values.iter_mut()) {
+            let mut values = std::mem::take(&mut h.values);
+            values.resize(h.params.len(), Vec::new());
+            for (p, v) in h.params.iter().zip(values.iter_mut()) {
                 if let (Some(p), true) = (p, v.is_empty()) {
                     if let Some(found) = self.host.values.get(&(h.function.clone(), *p)) {
-                        *v = found.clone();
+                        *v = h.admitted(*p, found);
                     }
                 }
             }
+            h.values = values;
         }
         UnitSites {
             launches,

@@ -481,7 +481,9 @@ impl<'a, 't> Lowerer<'a, 't> {
         if self.records_calls_of(short) {
             self.record_host_call(short, &vals);
         }
-        Some(self.inline_call(&def, vals, args.to_vec(), n, src))
+        let v = self.inline_call(&def, vals, args.to_vec(), n, src);
+        self.forget_written(short, args, src);
+        Some(v)
     }
 
     /// What a call the analysis cannot see does to the state: its result
@@ -503,6 +505,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         if self.records_calls_of(short) {
             self.record_host_call(short, &vals);
         }
+        self.forget_written(short, args, src);
         let first = vals.into_iter().next();
         if fuse::SPLITS.contains(&short) {
             self.region += 1;

@@ -8,9 +8,12 @@
 //! parameter. `tu/host_values.rs` joins them.
 
 use crate::budget;
-use crate::ir::{Atom, Expr, HostArg, HostCall, Kernel};
+use crate::ir::{Atom, BinOp, Expr, ExprKind, Guard, HostArg, HostBound, HostCall, Kernel, UnOp};
 
-use super::{Lowerer, Val};
+use tree_sitter::Node;
+
+use super::{Lowerer, Src, Val};
+use crate::finding::Origin;
 
 /// The host function a walk is in: its name, the unknowns its integer
 /// parameters are (with their positions), and the calls and launch
@@ -20,10 +23,11 @@ pub(crate) struct HostFn {
     pub(crate) name: String,
     params: Vec<(Expr, u32)>,
     /// Calls recorded, each argument with the expression it was when it
-    /// waits for its loops.
-    calls: Vec<(HostCall, Vec<Option<Expr>>)>,
-    /// Launch arguments over loop variables: (site, argument, value).
-    site_args: Vec<(usize, usize, Expr)>,
+    /// waits for its loops, and the conditions the call is under.
+    calls: Vec<(HostCall, Vec<Option<Expr>>, Vec<Guard>)>,
+    /// Launch arguments over loop variables: (site, argument, value,
+    /// the conditions the launch is under).
+    site_args: Vec<(usize, usize, Expr, Vec<Guard>)>,
 }
 
 impl HostFn {
@@ -50,14 +54,103 @@ impl Lowerer<'_, '_> {
         h.params.iter().find(|(u, _)| u.same(e)).map(|(_, p)| *p)
     }
 
+    /// What the conditions around the current point say of the walked
+    /// function's parameters: `p < K`, `p <= K`, `p == K`, … (either way
+    /// round, under `&&`, or negated by an `else`); other conditions say
+    /// nothing here.
+    pub(super) fn host_bounds(&self) -> Vec<HostBound> {
+        let mut out = Vec::new();
+        let mut todo: Vec<(Expr, bool)> = self
+            .current_guards()
+            .into_iter()
+            .map(|g| (g.cond, g.expect))
+            .collect();
+        while let Some((c, expect)) = todo.pop() {
+            let (op, a, b) = match c.kind() {
+                ExprKind::Un(UnOp::Not, x) => {
+                    todo.push((x.clone(), !expect));
+                    continue;
+                }
+                ExprKind::Bin(op, a, b) => (op, a, b),
+                _ => continue,
+            };
+            let truth = |x: &Expr| x.as_const().map(|v| v != 0);
+            match (op, expect, truth(a), truth(b)) {
+                // `x != 0` is `x`; `x == 0` is `!x`.
+                (BinOp::Ne, _, _, Some(false)) => todo.push((a.clone(), expect)),
+                (BinOp::Eq, _, _, Some(false)) => todo.push((a.clone(), !expect)),
+                (BinOp::LAnd, true, _, _) | (BinOp::LOr, false, _, _) => {
+                    todo.push((a.clone(), expect));
+                    todo.push((b.clone(), expect));
+                }
+                // `!(true && x)` is `!x`.
+                (BinOp::LAnd, false, Some(true), _) => todo.push((b.clone(), false)),
+                (BinOp::LAnd, false, _, Some(true)) => todo.push((a.clone(), false)),
+                _ => {}
+            }
+            if matches!(op, BinOp::LAnd | BinOp::LOr) {
+                continue;
+            }
+            let (p, k, op) = match (self.host_param_of(a), b.as_const()) {
+                (Some(p), Some(k)) => (p, k, *op),
+                _ => match (a.as_const(), self.host_param_of(b)) {
+                    (Some(k), Some(p)) => (p, k, flipped(*op)),
+                    _ => continue,
+                },
+            };
+            let op = if expect { Some(op) } else { negated(op) };
+            let (lo, hi) = match op {
+                Some(BinOp::Lt) => (i64::MIN, k.saturating_sub(1)),
+                Some(BinOp::Le) => (i64::MIN, k),
+                Some(BinOp::Gt) => (k.saturating_add(1), i64::MAX),
+                Some(BinOp::Ge) => (k, i64::MAX),
+                Some(BinOp::Eq) => (k, k),
+                _ => continue,
+            };
+            out.push(HostBound { param: p, lo, hi });
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// In a host walk, a variable whose address a call is given
+    /// (`count(&n)`) may hold anything after it.
+    pub(super) fn forget_written(&mut self, callee: &str, args: &[Node], src: &Src) {
+        if self.host_fn.is_none() {
+            return;
+        }
+        for a in args {
+            let text = src.text(*a);
+            let Some(name) = text.trim().strip_prefix('&') else {
+                continue;
+            };
+            let name = name.trim();
+            if !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                continue;
+            }
+            let origin = Origin::CallResult {
+                callee: format!("{callee}()"),
+            };
+            let u = self.unknown(origin, None);
+            if let Some(b) = self.lookup_mut(name) {
+                b.val = Val::Int(u);
+            }
+        }
+    }
+
     /// Whether a call of `name` is one the walk records.
     pub(super) fn records_calls_of(&self, name: &str) -> bool {
         self.host_fn.is_some() && self.tu.host_callees.contains(name)
     }
 
     /// Records the walked host function's call of `callee` with the
-    /// values `vals` of its arguments.
+    /// values `vals` of its arguments (none where the conditions it is
+    /// under are false: code that never runs).
     pub(super) fn record_host_call(&mut self, callee: &str, vals: &[Val]) {
+        if self.current_cond().as_const() == Some(0) {
+            return;
+        }
         let mut args = Vec::new();
         let mut waiting = Vec::new();
         for v in vals {
@@ -68,6 +161,7 @@ impl Lowerer<'_, '_> {
             args.push(a);
             waiting.push(w);
         }
+        let guards = self.current_guards();
         let Some(h) = self.host_fn.as_mut() else {
             return;
         };
@@ -76,7 +170,7 @@ impl Lowerer<'_, '_> {
             caller: h.name.clone(),
             args,
         };
-        h.calls.push((call, waiting));
+        h.calls.push((call, waiting, guards));
     }
 
     /// What an argument of value `e` is, and the expression to enumerate
@@ -103,8 +197,9 @@ impl Lowerer<'_, '_> {
         if !over_loops || self.open_loops.is_empty() || e.as_const().is_some() {
             return;
         }
+        let guards = self.current_guards();
         if let Some(h) = self.host_fn.as_mut() {
-            h.site_args.push((site, arg, e.clone()));
+            h.site_args.push((site, arg, e.clone(), guards));
         }
     }
 
@@ -115,17 +210,17 @@ impl Lowerer<'_, '_> {
             return Vec::new();
         };
         let mut out = Vec::new();
-        for (mut call, waiting) in h.calls {
+        for (mut call, waiting, guards) in h.calls {
             for (a, w) in call.args.iter_mut().zip(waiting) {
-                if let Some(v) = w.and_then(|e| loop_values(&self.k, &e)) {
+                if let Some(v) = w.and_then(|e| loop_values(&self.k, &e, &guards)) {
                     *a = HostArg::Values(v);
                 }
             }
             out.push(call);
         }
         if let Some(sites) = self.launches.as_mut() {
-            for (si, ai, e) in h.site_args {
-                let Some(values) = loop_values(&self.k, &e) else {
+            for (si, ai, e, guards) in h.site_args {
+                let Some(values) = loop_values(&self.k, &e, &guards) else {
                     continue;
                 };
                 let Some(s) = sites.get_mut(si) else {
@@ -136,6 +231,7 @@ impl Lowerer<'_, '_> {
                     function: h.name.clone(),
                     params: vec![None; n],
                     values: Vec::new(),
+                    bounds: Vec::new(),
                 });
                 host.values.resize(n, Vec::new());
                 if let Some(slot) = host.values.get_mut(ai) {
@@ -153,9 +249,10 @@ impl Lowerer<'_, '_> {
 /// outermost first; `None` when a value, condition or update is not a
 /// constant there, a loop runs past `budget::MAX_LOOP_ITERATIONS`, or
 /// more than `budget::MAX_HOST_VALUES` values come out.
-pub(crate) fn loop_values(k: &Kernel, e: &Expr) -> Option<Vec<i64>> {
+pub(crate) fn loop_values(k: &Kernel, e: &Expr, guards: &[Guard]) -> Option<Vec<i64>> {
     let mut out = Vec::new();
-    enumerate(k, e, &mut Vec::new(), &mut out)?;
+    let mut env = Vec::new();
+    enumerate(k, e, guards, &mut env, &mut out)?;
     out.sort_unstable();
     out.dedup();
     Some(out)
@@ -170,10 +267,24 @@ fn bound(x: &Expr, env: &[(u32, i64)]) -> Expr {
 
 /// Adds the values of `e` under the loop variables' values `env` (those
 /// of the loops entered so far) to `out`.
-fn enumerate(k: &Kernel, e: &Expr, env: &mut Vec<(u32, i64)>, out: &mut Vec<i64>) -> Option<()> {
+fn enumerate(
+    k: &Kernel,
+    e: &Expr,
+    guards: &[Guard],
+    env: &mut Vec<(u32, i64)>,
+    out: &mut Vec<i64>,
+) -> Option<()> {
     let e = bound(e, env);
     if let Some(c) = e.as_const() {
-        if !out.contains(&c) {
+        // A value the conditions around the call rule out under these
+        // iterations is not passed (a condition over anything else may
+        // hold).
+        let ruled_out = guards.iter().any(|g| {
+            bound(&g.cond, env)
+                .as_const()
+                .is_some_and(|c| (c != 0) != g.expect)
+        });
+        if !ruled_out && !out.contains(&c) {
             out.push(c);
         }
         return (out.len() <= budget::MAX_HOST_VALUES).then_some(());
@@ -235,8 +346,32 @@ fn enumerate(k: &Kernel, e: &Expr, env: &mut Vec<(u32, i64)>, out: &mut Vec<i64>
             env.truncate(outer);
             return Some(());
         }
-        enumerate(k, &e, env, out)?;
+        enumerate(k, &e, guards, env, out)?;
         state = consts(env)?;
     }
     None
+}
+
+/// `k op p` as `p op' k`.
+fn flipped(op: BinOp) -> BinOp {
+    match op {
+        BinOp::Lt => BinOp::Gt,
+        BinOp::Le => BinOp::Ge,
+        BinOp::Gt => BinOp::Lt,
+        BinOp::Ge => BinOp::Le,
+        other => other,
+    }
+}
+
+/// The comparison that holds where `op` does not (`None`: `!=`, or not a
+/// comparison).
+fn negated(op: BinOp) -> Option<BinOp> {
+    Some(match op {
+        BinOp::Lt => BinOp::Ge,
+        BinOp::Le => BinOp::Gt,
+        BinOp::Gt => BinOp::Le,
+        BinOp::Ge => BinOp::Lt,
+        BinOp::Ne => BinOp::Eq,
+        _ => return None,
+    })
 }

@@ -214,6 +214,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 function: h.name.clone(),
                 params,
                 values: Vec::new(),
+                bounds: self.host_bounds(),
             }),
             _ => None,
         };

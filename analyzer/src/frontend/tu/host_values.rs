@@ -79,21 +79,24 @@ impl<'t> Tu<'t> {
             let Some(h) = s.host.as_mut() else {
                 continue;
             };
-            h.values.resize(h.params.len(), Vec::new());
-            for (p, v) in h.params.iter().zip(h.values.iter_mut()) {
+            let mut values = std::mem::take(&mut h.values);
+            values.resize(h.params.len(), Vec::new());
+            for (p, v) in h.params.iter().zip(values.iter_mut()) {
                 let Some(p) = *p else {
                     continue;
                 };
                 if !v.is_empty() {
                     continue;
                 }
-                *v = options
+                let found = options
                     .host_values
                     .as_ref()
                     .and_then(|m| m.get(&(h.function.clone(), p)).cloned())
                     .or_else(|| values_of(calls, &h.function, p))
                     .unwrap_or_default();
+                *v = h.admitted(p, &found);
             }
+            h.values = values;
         }
     }
 }
