@@ -325,6 +325,13 @@ pub const INSTANTIATIONS: Budget = named(
     MAX_INSTANTIATIONS as u64,
     "per kernel",
 );
+pub const HOST_VALUES: Budget = named("MAX_HOST_VALUES", MAX_HOST_VALUES as u64, "values");
+pub const HOST_CALL_DEPTH: Budget = named(
+    "MAX_HOST_CALL_DEPTH",
+    MAX_HOST_CALL_DEPTH as u64,
+    "functions up",
+);
+pub const LOOP_ITERATIONS: Budget = named("MAX_LOOP_ITERATIONS", MAX_LOOP_ITERATIONS, "iterations");
 pub const LAUNCHES_PER_KERNEL: Budget = named(
     "MAX_LAUNCHES_PER_KERNEL",
     MAX_LAUNCHES_PER_KERNEL as u64,

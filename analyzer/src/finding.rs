@@ -655,6 +655,10 @@ pub enum Cut {
     AttributeArguments { key: String },
     /// More headers given than are read: those past the budget are not.
     Headers { given: u64 },
+    /// The values a host call passes to `function` (or its launch
+    /// arguments), not followed: a loop, the callers or the values ran
+    /// past the budget.
+    HostValues { function: String },
 }
 
 impl Cut {
@@ -668,6 +672,7 @@ impl Cut {
             Cut::SyntaxErrors => "more-syntax-errors",
             Cut::FunctionDeclarator => "function-declarator-too-deep",
             Cut::LaunchSearch { .. } => "launches-not-read",
+            Cut::HostValues { .. } => "host-values-not-followed",
             Cut::SpecifierMacro { .. } => "specifier-macro-not-read",
             Cut::TypenameName => "typename-not-read",
             Cut::AttributeArguments { .. } => "attribute-not-read",

@@ -382,3 +382,29 @@ fn more_headers_than_are_read() {
     assert!(a.program.notes.iter().all(|n| n.span.line >= 1));
     assert_eq!(a.reports.len(), 1);
 }
+
+/// `MAX_LOOP_ITERATIONS` and `MAX_HOST_VALUES` in a host loop whose
+/// values a launch argument takes: past them, the argument is not known
+/// and a note names the budget; within them, no note.
+#[test]
+fn host_values_past_their_loop_and_value_budgets() {
+    let program = |bound: u64, arg: &str| {
+        format!(
+            "__global__ void k(float *a, int n) {{ a[threadIdx.x * n] = 0; }}
+void run(float *a, int n) {{ k<<<1, 32>>>(a, n); }}
+int main() {{ for (int n = 1; n <= {bound}; n++) run(0, {arg}); return 0; }}
+"
+        )
+    };
+    // Four values, one iteration too many.
+    let iterations = budget::MAX_LOOP_ITERATIONS;
+    assert_names(
+        &run(&program(iterations + 1, "n % 4 + 1")),
+        "MAX_LOOP_ITERATIONS",
+    );
+    let values = budget::MAX_HOST_VALUES as u64;
+    assert_names(&run(&program(values + 1, "n")), "MAX_HOST_VALUES");
+    let within = run(&program(values - 1, "n"));
+    assert!(!within.contains("MAX_HOST"), "{within}");
+    assert!(!within.contains("MAX_LOOP_ITERATIONS"), "{within}");
+}

@@ -197,16 +197,19 @@ fn values_are_joined_over_the_calls_and_up_the_callers() {
         call("run", "b", HostArg::Param(0)),
         call("b", "main", HostArg::Values(vec![8, 32])),
     ];
-    assert_eq!(host_values_of(&calls, "run", 0), Some(vec![4, 8, 32]));
+    assert_eq!(host_values_of(&calls, "run", 0), Ok(vec![4, 8, 32]));
     // Nothing calls it: not known.
-    assert_eq!(host_values_of(&calls, "main", 0), None);
+    assert_eq!(host_values_of(&calls, "main", 0), Err(None));
     // One caller's value not known: not known.
     let mut more = calls.clone();
     more.push(call("b", "main", HostArg::Unknown));
-    assert_eq!(host_values_of(&more, "run", 0), None);
-    // A function that calls itself ends at the depth budget.
+    assert_eq!(host_values_of(&more, "run", 0), Err(None));
+    // A function that calls itself ends at the depth budget, which says so.
     let rec = vec![call("f", "f", HostArg::Param(0))];
-    assert_eq!(host_values_of(&rec, "f", 0), None);
+    assert_eq!(
+        host_values_of(&rec, "f", 0),
+        Err(Some(warplint_analyzer::budget::HOST_CALL_DEPTH))
+    );
 }
 
 #[test]

@@ -210,6 +210,7 @@ fn kinds() -> Vec<&'static str> {
         Cut::SyntaxErrors,
         Cut::FunctionDeclarator,
         Cut::LaunchSearch { function: s() },
+        Cut::HostValues { function: s() },
         Cut::SpecifierMacro { word: s() },
         Cut::TypenameName,
         Cut::AttributeArguments { key: s() },

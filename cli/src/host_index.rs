@@ -147,8 +147,17 @@ pub fn resolve<'s>(
     }
     let all: Vec<HostCall> = calls.into_values().flatten().collect();
     for (f, p) in wanted {
-        if let Some(v) = host_values_of(&all, &f, p) {
-            out.values.insert((f, p), v);
+        match host_values_of(&all, &f, p) {
+            Ok(v) => {
+                out.values.insert((f, p), v);
+            }
+            Err(Some(b)) => eprintln!(
+                "warplint: warning: the values the project passes to `{f}` are not followed \
+                 (the budget `{}` ({} {}) ran out): its launches' arguments are tried over \
+                 the spread of sizes",
+                b.name, b.limit, b.unit
+            ),
+            Err(None) => {}
         }
     }
     out.extern_values = extern_values(&externs);

@@ -642,6 +642,10 @@ fn cut(what: &Cut, b: &Budget) -> String {
         Cut::LaunchSearch { function } => {
             format!("the launches in `{function}` are not read (the {b} ran out)")
         }
+        Cut::HostValues { function } => format!(
+            "the values passed to `{function}` are not followed (the {b} ran out): its \
+             launches' arguments are tried over the spread of sizes"
+        ),
         Cut::SpecifierMacro { word } => format!(
             "`{word}` is not read as a specifier macro: the parameter it opens runs past the {b}"
         ),

@@ -479,7 +479,8 @@ impl<'a, 't> Lowerer<'a, 't> {
         def.node.field("body")?;
         let vals: Vec<Val> = args.iter().map(|a| self.expr(*a, src)).collect();
         if self.records_calls_of(short) {
-            self.record_host_call(short, &vals);
+            let span = self.span(n, src);
+            self.record_host_call(short, &vals, span);
         }
         let v = self.inline_call(&def, vals, args.to_vec(), n, src);
         self.forget_written(short, args, src);
@@ -503,7 +504,8 @@ impl<'a, 't> Lowerer<'a, 't> {
     fn opaque_call(&mut self, short: &str, f: Node, args: &[Node], src: &Src) -> Val {
         let vals: Vec<Val> = args.iter().map(|a| self.rv(*a, src)).collect();
         if self.records_calls_of(short) {
-            self.record_host_call(short, &vals);
+            let span = self.span(f, src);
+            self.record_host_call(short, &vals, span);
         }
         self.forget_written(short, args, src);
         let first = vals.into_iter().next();

@@ -13,7 +13,9 @@ use crate::ir::{Atom, BinOp, Expr, ExprKind, Guard, HostArg, HostBound, HostCall
 use tree_sitter::Node;
 
 use super::{Lowerer, Src, Val};
-use crate::finding::Origin;
+
+use crate::finding::{Budget, Cut, NoteKind, Origin};
+use crate::ir::{Note, Span};
 
 /// The host function a walk is in: its name, the unknowns its integer
 /// parameters are (with their positions), and the calls and launch
@@ -22,12 +24,19 @@ use crate::finding::Origin;
 pub(crate) struct HostFn {
     pub(crate) name: String,
     params: Vec<(Expr, u32)>,
-    /// Calls recorded, each argument with the expression it was when it
-    /// waits for its loops, and the conditions the call is under.
-    calls: Vec<(HostCall, Vec<Option<Expr>>, Vec<Guard>)>,
+    calls: Vec<PendingCall>,
     /// Launch arguments over loop variables: (site, argument, value,
     /// the conditions the launch is under).
     site_args: Vec<(usize, usize, Expr, Vec<Guard>)>,
+}
+
+/// A call recorded: each argument with the expression it was when it
+/// waits for its loops, the conditions the call is under, and where it is.
+struct PendingCall {
+    call: HostCall,
+    waiting: Vec<Option<Expr>>,
+    guards: Vec<Guard>,
+    span: Span,
 }
 
 impl HostFn {
@@ -147,7 +156,7 @@ impl Lowerer<'_, '_> {
     /// Records the walked host function's call of `callee` with the
     /// values `vals` of its arguments (none where the conditions it is
     /// under are false: code that never runs).
-    pub(super) fn record_host_call(&mut self, callee: &str, vals: &[Val]) {
+    pub(super) fn record_host_call(&mut self, callee: &str, vals: &[Val], span: Span) {
         if self.current_cond().as_const() == Some(0) {
             return;
         }
@@ -170,7 +179,12 @@ impl Lowerer<'_, '_> {
             caller: h.name.clone(),
             args,
         };
-        h.calls.push((call, waiting, guards));
+        h.calls.push(PendingCall {
+            call,
+            waiting,
+            guards,
+            span,
+        });
     }
 
     /// What an argument of value `e` is, and the expression to enumerate
@@ -210,21 +224,38 @@ impl Lowerer<'_, '_> {
             return Vec::new();
         };
         let mut out = Vec::new();
-        for (mut call, waiting, guards) in h.calls {
+        let mut cuts = Vec::new();
+        for PendingCall {
+            mut call,
+            waiting,
+            guards,
+            span,
+        } in h.calls
+        {
             for (a, w) in call.args.iter_mut().zip(waiting) {
-                if let Some(v) = w.and_then(|e| loop_values(&self.k, &e, &guards)) {
-                    *a = HostArg::Values(v);
+                let Some(e) = w else {
+                    continue;
+                };
+                match loop_values(&self.k, &e, &guards) {
+                    Ok(v) => *a = HostArg::Values(v),
+                    Err(Some(b)) => cuts.push((span, b, call.callee.clone())),
+                    Err(None) => {}
                 }
             }
             out.push(call);
         }
         if let Some(sites) = self.launches.as_mut() {
             for (si, ai, e, guards) in h.site_args {
-                let Some(values) = loop_values(&self.k, &e, &guards) else {
-                    continue;
-                };
                 let Some(s) = sites.get_mut(si) else {
                     continue;
+                };
+                let values = match loop_values(&self.k, &e, &guards) {
+                    Ok(v) => v,
+                    Err(Some(b)) => {
+                        cuts.push((s.span, b, s.kernel.clone()));
+                        continue;
+                    }
+                    Err(None) => continue,
                 };
                 let n = s.args.len();
                 let host = s.host.get_or_insert_with(|| crate::ir::HostArgs {
@@ -239,6 +270,15 @@ impl Lowerer<'_, '_> {
                 }
             }
         }
+        for (span, budget, function) in cuts {
+            let kind = NoteKind::OutOfBudget {
+                what: Cut::HostValues { function },
+                budget,
+            };
+            if !self.notes.iter().any(|x| x.span == span && x.kind == kind) {
+                self.notes.push(Note { span, kind });
+            }
+        }
         out
     }
 }
@@ -249,14 +289,21 @@ impl Lowerer<'_, '_> {
 /// outermost first; `None` when a value, condition or update is not a
 /// constant there, a loop runs past `budget::MAX_LOOP_ITERATIONS`, or
 /// more than `budget::MAX_HOST_VALUES` values come out.
-pub(crate) fn loop_values(k: &Kernel, e: &Expr, guards: &[Guard]) -> Option<Vec<i64>> {
+pub(crate) fn loop_values(
+    k: &Kernel,
+    e: &Expr,
+    guards: &[Guard],
+) -> Result<Vec<i64>, Option<Budget>> {
     let mut out = Vec::new();
     let mut env = Vec::new();
     enumerate(k, e, guards, &mut env, &mut out)?;
     out.sort_unstable();
     out.dedup();
-    Some(out)
+    Ok(out)
 }
+
+/// Not known (`None`), or cut by a budget.
+type NotFollowed = Option<Budget>;
 
 /// `x` with each loop variable of `env` replaced by its value.
 fn bound(x: &Expr, env: &[(u32, i64)]) -> Expr {
@@ -273,7 +320,7 @@ fn enumerate(
     guards: &[Guard],
     env: &mut Vec<(u32, i64)>,
     out: &mut Vec<i64>,
-) -> Option<()> {
+) -> Result<(), NotFollowed> {
     let e = bound(e, env);
     if let Some(c) = e.as_const() {
         // A value the conditions around the call rule out under these
@@ -287,7 +334,10 @@ fn enumerate(
         if !ruled_out && !out.contains(&c) {
             out.push(c);
         }
-        return (out.len() <= budget::MAX_HOST_VALUES).then_some(());
+        if out.len() > budget::MAX_HOST_VALUES {
+            return Err(Some(budget::HOST_VALUES));
+        }
+        return Ok(());
     }
     // The outermost loop among those whose variables `e` reads (loops
     // are numbered as they open: an enclosing one has a smaller id).
@@ -298,12 +348,13 @@ fn enumerate(
             Atom::LoopVar(v) => k.loop_vars.get(*v as usize).map(|lv| lv.loop_id),
             _ => None,
         })
-        .min()?;
-    let lp = k.loops.get(id)?;
+        .min()
+        .ok_or(None)?;
+    let lp = k.loops.get(id).ok_or(None)?;
     if lp.post_cond.is_some() || lp.vars.len() != lp.init.len() {
-        return None;
+        return Err(None);
     }
-    let cond = lp.pre_cond.as_ref()?;
+    let cond = lp.pre_cond.as_ref().ok_or(None)?;
     // The loop's variables `e` and the condition read, and those their
     // updates read (others, such as a result stored each iteration, may
     // be anything).
@@ -329,27 +380,30 @@ fn enumerate(
         }
         i += 1;
     }
-    let consts = |env: &[(u32, i64)]| -> Option<Vec<(u32, i64)>> {
+    let consts = |env: &[(u32, i64)]| -> Result<Vec<(u32, i64)>, NotFollowed> {
         used.iter()
-            .map(|&j| Some((lp.vars[j], bound(lp.next.get(j)?, env).as_const()?)))
+            .map(|&j| {
+                let next = lp.next.get(j).ok_or(None)?;
+                Ok((lp.vars[j], bound(next, env).as_const().ok_or(None)?))
+            })
             .collect()
     };
     let mut state: Vec<(u32, i64)> = used
         .iter()
-        .map(|&j| Some((lp.vars[j], bound(&lp.init[j], env).as_const()?)))
-        .collect::<Option<_>>()?;
+        .map(|&j| Ok((lp.vars[j], bound(&lp.init[j], env).as_const().ok_or(None)?)))
+        .collect::<Result<_, NotFollowed>>()?;
     let outer = env.len();
     for _ in 0..budget::MAX_LOOP_ITERATIONS {
         env.truncate(outer);
         env.extend(state.iter().copied());
-        if bound(cond, env).as_const()? == 0 {
+        if bound(cond, env).as_const().ok_or(None)? == 0 {
             env.truncate(outer);
-            return Some(());
+            return Ok(());
         }
         enumerate(k, &e, guards, env, out)?;
         state = consts(env)?;
     }
-    None
+    Err(Some(budget::LOOP_ITERATIONS))
 }
 
 /// `k op p` as `p op' k`.

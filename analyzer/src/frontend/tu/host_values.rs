@@ -14,7 +14,8 @@ use super::super::lower::Lowerer;
 use super::super::Options;
 use super::{FuncDef, LaunchSite, Tu};
 use crate::budget;
-use crate::ir::{HostArg, HostCall};
+use crate::finding::{Budget, Cut, NoteKind};
+use crate::ir::{HostArg, HostCall, Note};
 
 impl<'t> Tu<'t> {
     /// Walks the unit's host functions that call a function of
@@ -27,6 +28,7 @@ impl<'t> Tu<'t> {
         walked: &[FuncDef<'t>],
         sites: &mut Vec<LaunchSite>,
         calls: &mut Vec<HostCall>,
+        notes: &mut Vec<Note>,
     ) {
         let mut done: BTreeSet<String> = walked.iter().map(|d| d.name.clone()).collect();
         let mut asked: BTreeSet<String> = BTreeSet::new();
@@ -54,6 +56,15 @@ impl<'t> Tu<'t> {
                 let mut lw = Lowerer::new(self);
                 sites.extend(lw.host_launches(def.node, def.src));
                 calls.append(&mut lw.host_calls);
+                notes.extend(lw.notes.into_iter().filter(|n| {
+                    matches!(
+                        n.kind,
+                        NoteKind::OutOfBudget {
+                            what: Cut::HostValues { .. },
+                            ..
+                        }
+                    )
+                }));
             }
             // A caller that passes its own parameter on: its callers say.
             let passing: Vec<String> = calls
@@ -74,7 +85,8 @@ impl<'t> Tu<'t> {
         sites: &mut [LaunchSite],
         calls: &[HostCall],
         options: &Options,
-    ) {
+    ) -> Vec<Note> {
+        let mut notes = Vec::new();
         for s in sites {
             let Some(h) = s.host.as_mut() else {
                 continue;
@@ -88,16 +100,30 @@ impl<'t> Tu<'t> {
                 if !v.is_empty() {
                     continue;
                 }
-                let found = options
+                let project = options
                     .host_values
                     .as_ref()
-                    .and_then(|m| m.get(&(h.function.clone(), p)).cloned())
-                    .or_else(|| values_of(calls, &h.function, p))
-                    .unwrap_or_default();
+                    .and_then(|m| m.get(&(h.function.clone(), p)).cloned());
+                let found = match project.map_or_else(|| values_of(calls, &h.function, p), Ok) {
+                    Ok(found) => found,
+                    Err(cut) => {
+                        if let Some(budget) = cut {
+                            let what = Cut::HostValues {
+                                function: h.function.clone(),
+                            };
+                            let kind = NoteKind::OutOfBudget { what, budget };
+                            if !notes.iter().any(|n: &Note| n.kind == kind) {
+                                notes.push(Note { span: s.span, kind });
+                            }
+                        }
+                        Vec::new()
+                    }
+                };
                 *v = h.admitted(p, &found);
             }
             h.values = values;
         }
+        notes
     }
 }
 
@@ -125,16 +151,20 @@ fn calls_name(d: &FuncDef, name: &str) -> bool {
 }
 
 /// The values parameter `param` of host function `function` takes, as
-/// `calls` pass them (ascending); `None` when nothing calls it, a call
-/// passes a value not known, the callers go up past
-/// `budget::MAX_HOST_CALL_DEPTH`, or more than `budget::MAX_HOST_VALUES`
-/// values come out.
-pub fn values_of(calls: &[HostCall], function: &str, param: u32) -> Option<Vec<i64>> {
+/// `calls` pass them (ascending). `Err(None)` when nothing calls it or a
+/// call passes a value not known; `Err(Some(budget))` when the callers go
+/// up past `budget::MAX_HOST_CALL_DEPTH` or more than
+/// `budget::MAX_HOST_VALUES` values come out.
+pub fn values_of(
+    calls: &[HostCall],
+    function: &str,
+    param: u32,
+) -> Result<Vec<i64>, Option<Budget>> {
     let mut out = Vec::new();
     collect(calls, function, param, 0, &mut out)?;
     out.sort_unstable();
     out.dedup();
-    Some(out)
+    Ok(out)
 }
 
 fn collect(
@@ -143,23 +173,27 @@ fn collect(
     param: u32,
     depth: usize,
     out: &mut Vec<i64>,
-) -> Option<()> {
+) -> Result<(), Option<Budget>> {
     if depth > budget::MAX_HOST_CALL_DEPTH {
-        return None;
+        return Err(Some(budget::HOST_CALL_DEPTH));
     }
     let mut any = false;
     for c in calls.iter().filter(|c| c.callee == function) {
         any = true;
-        match c.args.get(param as usize)? {
+        match c.args.get(param as usize).ok_or(None)? {
             HostArg::Values(v) => out.extend(v),
             HostArg::Param(q) => collect(calls, &c.caller, *q, depth + 1, out)?,
-            HostArg::Unknown => return None,
+            HostArg::Unknown => return Err(None),
         }
         out.sort_unstable();
         out.dedup();
         if out.len() > budget::MAX_HOST_VALUES {
-            return None;
+            return Err(Some(budget::HOST_VALUES));
         }
     }
-    any.then_some(())
+    if any {
+        Ok(())
+    } else {
+        Err(None)
+    }
 }

@@ -86,8 +86,8 @@ impl<'t> Tu<'t> {
                 );
             }
         }
-        self.follow_callers(&fns, &mut out, &mut calls);
-        self.fill_host_values(&mut out, &calls, options);
+        self.follow_callers(&fns, &mut out, &mut calls, &mut notes);
+        notes.extend(self.fill_host_values(&mut out, &calls, options));
         (out, notes, calls)
     }
 }
