@@ -250,3 +250,26 @@ int main() { k<<<1, 32>>>(0, 0); known<<<1, 32>>>(0); }
         .unwrap();
     assert_eq!(r.status, Status::Unknown);
 }
+
+/// A field of a vector loaded from memory is a loaded value too (before,
+/// cuda-samples' histogram64 said "a field of a value not in memory"):
+/// the bin `data.x` picks is data, `unknown` for that reason.
+#[test]
+fn a_field_of_a_loaded_vector_is_a_loaded_value() {
+    let a = run(r#"
+__global__ void h(uint4 *in, unsigned n) {
+    __shared__ unsigned char s[64 * 64];
+    for (unsigned pos = threadIdx.x; pos < n; pos += blockDim.x) {
+        uint4 data = in[pos];
+        s[threadIdx.x + ((data.x >> 2) & 63) * 64]++;
+    }
+}
+int main() { h<<<1, 64>>>(0, 4096); }
+"#);
+    for op in [Op::Load, Op::Store] {
+        let r = find(&a, "s", op);
+        assert_eq!(r.status, Status::Unknown);
+        let kind = r.unknown_reason.as_ref().map(|u| u.kind());
+        assert_eq!(kind, Some("loaded-value"), "{:?}", r.unknown_reason);
+    }
+}

@@ -561,6 +561,20 @@ impl<'a, 't> Lowerer<'a, 't> {
         })
     }
 
+    /// The origin of a value loaded from memory, when `v` is one (an
+    /// unknown whose origin is a load).
+    fn loaded_origin(&self, v: &Val) -> Option<Origin> {
+        let Val::Int(e) = v else {
+            return None;
+        };
+        let Some(crate::ir::Atom::Unknown(u)) = e.atoms().first().copied() else {
+            return None;
+        };
+        let origin = &self.k.unknowns.get(u as usize)?.origin;
+        matches!(origin, Origin::Loaded { .. } | Origin::LoadedPointer { .. })
+            .then(|| origin.clone())
+    }
+
     /// Field `fname` of the value `base` (through it, `arrow`).
     fn field_of(&mut self, base: Val, arrow: bool, fname: &str, arg: Node, src: &Src) -> Val {
         let fname = fname.to_string();
@@ -587,7 +601,12 @@ impl<'a, 't> Lowerer<'a, 't> {
                 },
                 _ => return self.unknown_val(Origin::FieldOfUnknown { field: fname }),
             },
-            _ => {
+            (other, _) => {
+                // A field of a struct or vector loaded from memory (`uint4
+                // data = in[pos]; data.x`): loaded too.
+                if let Some(origin) = self.loaded_origin(&other) {
+                    return self.unknown_val(origin);
+                }
                 // A pointer field of a by-value struct parameter of the
                 // kernel (not of a function it calls: its parameter of the
                 // same name may be another struct).
