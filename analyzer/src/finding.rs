@@ -325,6 +325,9 @@ pub enum Assumption {
     LoopTrips { line: u32, origin: Origin },
     /// Only the first iterations of a loop, up to a budget, analysed.
     FirstIterations { line: u32, budget: Budget },
+    /// Only the first warp-level executions, up to the budget, are
+    /// costed (the first warps and blocks, in order): the cost is theirs.
+    FirstExecutions { budget: Budget },
     /// A loop with no visible exit, run once.
     NoExit { line: u32 },
     /// A uniform unknown offset assumed to keep the warp's alignment.
@@ -476,6 +479,7 @@ impl Assumption {
             | Assumption::LoopTrips { origin, .. }
             | Assumption::KeepsAligned { origin, .. } => origin.budgets(),
             Assumption::FirstIterations { budget, .. }
+            | Assumption::FirstExecutions { budget }
             | Assumption::SomeCombinations { budget } => {
                 vec![*budget]
             }
@@ -497,6 +501,7 @@ impl Assumption {
             Assumption::LanesActive { .. } => "lanes-active",
             Assumption::LoopTrips { .. } => "loop-trips",
             Assumption::FirstIterations { .. } => "first-iterations",
+            Assumption::FirstExecutions { .. } => "first-executions",
             Assumption::NoExit { .. } => "no-exit",
             Assumption::KeepsAligned { .. } => "alignment",
             Assumption::ParamCondition {

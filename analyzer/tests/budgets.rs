@@ -408,3 +408,32 @@ int main() {{ for (int n = 1; n <= {bound}; n++) run(0, {arg}); return 0; }}
     assert!(!within.contains("MAX_HOST"), "{within}");
     assert!(!within.contains("MAX_LOOP_ITERATIONS"), "{within}");
 }
+
+/// Past `MAX_EXECUTIONS_PER_ACCESS` the executions costed so far stand
+/// for the access (`first-executions`), as a loop's first iterations do
+/// past `MAX_LOOP_ITERATIONS`: `assumed`, with their cost, not `unknown`.
+#[test]
+fn the_first_executions_stand_for_the_access_past_their_budget() {
+    use warplint_analyzer::finding::Assumption;
+    use warplint_analyzer::symbolic::Cost;
+    use warplint_analyzer::Status;
+    let src = "__global__ void k(float *a) { for (int i = 0; i < 1000; ++i) for (int j = 0; j < 1000; ++j) a[(i * 1000 + j) * 64 + threadIdx.x * 2] = 0; }\nint main() { k<<<64, 1024>>>(0); }\n";
+    let mut options = Options::default();
+    options.engine.max_executions = 1000;
+    let a = analyze(src.as_bytes(), &Modern, &options);
+    let r = &a.reports[0];
+    assert_eq!(r.status, Status::Assumed, "{:?}", r.unknown_reason);
+    assert!(
+        r.assumptions
+            .iter()
+            .any(|x| matches!(x, Assumption::FirstExecutions { budget } if budget.limit == 1000)),
+        "{:?}",
+        r.assumptions
+    );
+    // Every execution: 32 lanes 8 bytes apart, 256 bytes, 8 sectors
+    // where 4 would do.
+    match &r.cost {
+        Some(Cost::Global(g)) => assert_eq!((g.sectors, g.ideal_sectors), (8.0, 4.0)),
+        other => panic!("{other:?}"),
+    }
+}

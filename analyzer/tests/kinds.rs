@@ -116,6 +116,7 @@ fn assumptions() -> Vec<Assumption> {
             origin: Origin::Arithmetic,
         },
         Assumption::FirstIterations { line: 1, budget: B },
+        Assumption::FirstExecutions { budget: B },
         Assumption::NoExit { line: 1 },
         Assumption::KeepsAligned {
             origin: Origin::Arithmetic,

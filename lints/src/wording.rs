@@ -241,6 +241,12 @@ pub fn assumption(a: &Assumption) -> String {
             b.limit,
             budget(b)
         ),
+        Assumption::FirstExecutions { budget: b } => format!(
+            "only the first {} warp-level executions (the first warps and blocks, in order) \
+             are analysed ({})",
+            b.limit,
+            budget(b)
+        ),
         Assumption::NoExit { line } => {
             format!("the loop at line {line} has no visible exit; one iteration analysed")
         }

@@ -3,11 +3,12 @@
 //! executed warp-level instruction, maxima, the worst warp). An `unknown`
 //! report carries no cost and no worst warp.
 
+use super::assume::Said;
 use super::run::{Compiled, Run};
 use super::setup::Setup;
 use super::{AccessReport, ConstantStats, Cost, EngineOptions, GlobalStats, SharedStats, Status};
 use crate::budget;
-use crate::finding::UnknownReason;
+use crate::finding::{Assumption, UnknownReason};
 use crate::hardware::MemoryModel;
 use crate::ir::{Access, Kernel, Space};
 
@@ -64,6 +65,15 @@ impl Run<'_> {
             return unknown_reason;
         }
         let opts = self.opts;
+        // The executions ran out, not the work, after some were costed:
+        // the cost is theirs, and said so.
+        if self.work <= opts.max_work && self.costed > 0 {
+            let b = budget::executions_per_access(opts.max_executions);
+            self.say(Said::FirstExecutions, |_| Assumption::FirstExecutions {
+                budget: b,
+            });
+            return None;
+        }
         Some(UnknownReason::OutOfBudget(if self.work > opts.max_work {
             budget::work_per_access(opts.max_work)
         } else {

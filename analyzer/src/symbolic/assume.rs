@@ -19,6 +19,7 @@ pub(super) enum Said {
     ActiveDespite(Fail),
     TripDependsOn(u32, Fail),
     FirstIterations(u32),
+    FirstExecutions,
     NoExit(u32),
     KeepsAligned(u32),
 }
