@@ -531,7 +531,17 @@ pub struct Access {
     pub inlined_at: Option<Inlined>,
     /// The loop nvcc hoists this load out of (`nvcc/hoist.rs`): it runs
     /// once per entry of that loop, no longer in its `loops`.
-    pub hoisted: Option<Span>,
+    pub hoisted: Option<Hoisted>,
+}
+
+/// A load nvcc hoists out of a loop: the loop, and the line Nsight Compute
+/// counts the load on (the loop's, or the kernel's first statement's when
+/// the load is the kernel's first memory instruction; measured,
+/// `fixtures/groundtruth/sm_90/hoistline.cu`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hoisted {
+    pub from: Span,
+    pub counted: Span,
 }
 
 /// Where an access's `__device__` function was inlined.
@@ -651,6 +661,9 @@ pub struct Kernel {
     pub span: Span,
     /// The whole definition, body included.
     pub extent: Span,
+    /// The body's first statement, where nvcc's line table puts what it
+    /// issues at the kernel's entry (a load hoisted there).
+    pub entry: Option<Span>,
     pub params: Vec<Param>,
     pub objects: Vec<MemObject>,
     pub accesses: Vec<Access>,

@@ -391,7 +391,7 @@ pub fn facts(ctx: &Context, r: &AccessReport) -> Facts {
             .sass
             .as_ref()
             .map(|c| (c.opcode.clone(), c.compiler.clone())),
-        hoisted_to_line: r.hoisted.map(|l| l.line),
+        hoisted_to_line: r.hoisted.map(|h| h.counted.line),
         ..Facts::default()
     }
 }
@@ -427,16 +427,20 @@ pub fn instruction_notes(k: &warplint_analyzer::ir::Kernel, r: &AccessReport) ->
             None => format!("verified against {by}: `{}` runs it on this line", c.opcode),
         }
     });
-    let hoisted = r.hoisted.map(|l| {
+    let hoisted = r.hoisted.map(|h| {
+        let counted = if h.counted == h.from {
+            " (Nsight Compute counts it on that line)".to_string()
+        } else {
+            format!(
+                " (it is the kernel's first memory instruction: Nsight Compute counts it on \
+                 line {}, the kernel's first statement)",
+                h.counted.line
+            )
+        };
         format!(
             "nvcc hoists this load out of the loop at line {}: it runs once each time the loop \
-             is entered, not in every iteration{}",
-            l.line,
-            if r.space == warplint_analyzer::ir::Space::Shared {
-                " (Nsight Compute counts it on that line)"
-            } else {
-                ""
-            }
+             is entered, not in every iteration{counted}",
+            h.from.line,
         )
     });
     merged.into_iter().chain(hoisted).chain(verified).collect()

@@ -11,7 +11,13 @@
 //!   the loop); with a store through another (not `__restrict__`) global
 //!   pointer in the loop it is not;
 //! - both fields of a shared struct element (`a[t].v`, `a[t].x`, merged
-//!   into one 16-byte load): hoisted, counted on the loop's line.
+//!   into one 16-byte load): hoisted, counted on the loop's line;
+//! - where the hoisted load is the kernel's first memory instruction (no
+//!   access before its loop, which is in no other loop), Nsight Compute
+//!   counts it on the body's first statement (`int t = threadIdx.x;`),
+//!   also when the loop is in an `if` or an inlined `__device__` function
+//!   (`fixtures/groundtruth/sm_90/hoistline.cu`); with an access before the
+//!   loop, on the loop's line.
 //!
 //! Here a load is hoisted out of its innermost loop when its address and
 //! the guards it has beyond the loop's own use none of that loop's
@@ -24,7 +30,19 @@
 //! loop here: the cost per instruction is the same, only how often it runs
 //! differs. `volatile` loads stay.
 
-use crate::ir::{Atom, Expr, Kernel, Op, Space};
+use crate::ir::{Atom, Expr, Hoisted, Kernel, Op, Space};
+
+/// Whether loads hoisted out of loop `l` are the kernel's first memory
+/// instructions: `l` is in no other loop and no access comes before it
+/// (accesses are recorded in program order). nvcc issues them at the
+/// kernel's entry, and its line table counts them on the body's first
+/// statement (measured: `hoistline.cu`'s `top_level`, `under_if`,
+/// `through_device_function`; with an access before the loop,
+/// `after_statements`, on the loop's line).
+fn first_memory_instruction(k: &Kernel, l: usize) -> bool {
+    k.loops.get(l).is_some_and(|lp| lp.parent.is_none())
+        && k.accesses.iter().position(|b| b.loops.contains(&l)) == Some(0)
+}
 
 /// Whether `e` uses a variable of loop `l` (or of a loop inside it), an
 /// unknown value or an expression too large to follow.
@@ -87,9 +105,13 @@ pub fn hoist_invariant_loads(k: &mut Kernel) {
         }
     }
     for (ai, l) in hoist {
-        let span = k.loops[l].span;
+        let from = k.loops[l].span;
+        let counted = match k.entry {
+            Some(entry) if first_memory_instruction(k, l) => entry,
+            _ => from,
+        };
         let a = &mut k.accesses[ai];
         a.loops.pop();
-        a.hoisted = Some(span);
+        a.hoisted = Some(Hoisted { from, counted });
     }
 }

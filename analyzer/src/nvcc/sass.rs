@@ -360,11 +360,11 @@ fn verdict(
         return None;
     }
     let call = r.inlined_at.as_ref().map(|i| i.call);
-    // A hoisted load runs on the loop's line (shared) or on a line before
-    // it the source does not tell (global): not finding it says nothing.
+    // A hoisted load runs on the line it is counted on (the loop's, or
+    // the kernel's entry): not finding it says nothing.
     let spans: Vec<Span> = std::iter::once(r.span)
         .chain(merged.iter().copied())
-        .chain(r.hoisted)
+        .chain(r.hoisted.map(|h| h.counted))
         .collect();
     let insns = at_lines(sass, functions, &spans, call, r.space, r.op);
     if insns.is_empty() {

@@ -78,7 +78,8 @@ impl<'a> SpanMap<'a> {
                     m(&mut i.call);
                 }
                 if let Some(h) = &mut a.hoisted {
-                    m(h);
+                    m(&mut h.from);
+                    m(&mut h.counted);
                 }
             }
             for l in &mut k.loops {

@@ -170,8 +170,9 @@ pub struct AccessReport {
     pub min_offset: Option<i64>,
     /// [`crate::ir::Access::inlined_at`].
     pub inlined_at: Option<crate::ir::Inlined>,
-    /// [`crate::ir::Access::hoisted`]: the loop nvcc hoists the load out of.
-    pub hoisted: Option<Span>,
+    /// [`crate::ir::Access::hoisted`]: the loop nvcc hoists the load out
+    /// of, and the line it is counted on.
+    pub hoisted: Option<crate::ir::Hoisted>,
     /// What the compiled code runs for it, where a SASS listing was given
     /// ([`crate::Options::sass`], `nvcc::sass`).
     pub sass: Option<crate::nvcc::sass::SassCheck>,

@@ -248,8 +248,7 @@ fn access_items(f: &FileResult) -> Vec<(String, usize, warplint_analyzer::Status
             });
         let at_loop = r
             .hoisted
-            .map(|l| hoisted_json(&mut v, f.path_of(l.file), l))
-            .filter(|_| r.space == warplint_analyzer::ir::Space::Shared);
+            .map(|h| hoisted_json(&mut v, f.path_of(h.counted.file), h.counted));
         out.push((item(&v), r.kernel, r.status));
         if let Some((_, c)) = at_call {
             out.push((item(&c), r.kernel, r.status));
@@ -298,11 +297,11 @@ fn call_site_json(v: &mut Value, call_file: &str, call: Span) -> Value {
 }
 
 /// A load nvcc hoists out of a loop (`hoisted_to` on its record), and,
-/// returned, its record on the loop's line (`"attribution": "hoisted"`,
-/// `hoisted_from`): Nsight Compute counts a hoisted shared load there
-/// (`fixtures/groundtruth/sm_90/hoist.cu`; a hoisted global load it counts
-/// on a line before the loop that the source does not tell, so it gets no
-/// second record). The record spans the loop's first position only.
+/// returned, its record on the line Nsight Compute counts it on
+/// (`"attribution": "hoisted"`, `hoisted_from`): the loop's, or the
+/// kernel's first statement's when it is the kernel's first memory
+/// instruction (`fixtures/groundtruth/sm_90/hoist.cu`, `hoistline.cu`).
+/// The record spans that position only.
 fn hoisted_json(v: &mut Value, loop_file: &str, l: Span) -> Value {
     let to = Moved {
         file: loop_file,

@@ -306,6 +306,27 @@ fn and(a: Expr, b: Expr) -> Expr {
     Expr::bin(BinOp::LAnd, a, b)
 }
 
+/// Whether a statement of a body may emit an instruction: not a comment,
+/// not a `__shared__` (or `static`) declaration, not a declaration
+/// without an initializer.
+fn emits_code(s: Node, src: &Src) -> bool {
+    match s.node_kind() {
+        "comment" | "empty_statement" => false,
+        "declaration" => {
+            let text = src.text(s);
+            let storage = ["__shared__", "static", "extern"]
+                .iter()
+                .any(|q| text.split_whitespace().any(|w| w == *q));
+            let initialised = s
+                .kids()
+                .into_iter()
+                .any(|d| d.node_kind() == "init_declarator");
+            !storage && initialised
+        }
+        _ => true,
+    }
+}
+
 fn guard_expr(g: &Guard) -> Expr {
     if g.expect {
         Expr::bin(BinOp::Ne, g.cond.clone(), Expr::konst(0))
@@ -707,6 +728,10 @@ impl<'a, 't> Lowerer<'a, 't> {
             k.span = def.src.span(d.start_byte(), d.end_byte());
         }
         k.extent = def.src.span(n.start_byte(), n.end_byte());
+        k.entry = n
+            .field("body")
+            .and_then(|b| b.kids().into_iter().find(|s| emits_code(*s, &main)))
+            .map(|s| def.src.span(s.start_byte(), s.end_byte()));
         // Unknowns created while binding template parameters belong to this kernel.
         k.unknowns = std::mem::take(&mut self.k.unknowns);
         self.k = k;
