@@ -6,7 +6,7 @@
 
 use warplint_analyzer::hardware::Modern;
 use warplint_analyzer::ir::{Op, Space};
-use warplint_analyzer::{analyze, AccessReport, Options};
+use warplint_analyzer::{analyze, AccessReport, Options, Status};
 
 fn store(src: &str) -> AccessReport {
     analyze(src.as_bytes(), &Modern, &Options::default())
@@ -317,5 +317,41 @@ fn a_volatile_alias_keeps_its_array_unmerged_unless_it_points_inside_it() {
         widths("volatile int *slot = (volatile int *)(s + 616); *slot = 1;"),
         vec![4, 8],
         "the slot's own 4-byte store, then the merged pair"
+    );
+}
+
+/// cuda-samples' shfl_scan: the four fields of a `uint4` read through a
+/// reference, each passed through a function that builds a `uchar4` with
+/// `make_uchar4`, are one 16-byte load (measured: `LDG.E.128` on the first
+/// field's line). A vector constructor is no call that stops merging.
+#[test]
+fn fields_merge_across_a_vector_constructor() {
+    let src = r#"
+__device__ uchar4 split(unsigned in) {
+    return make_uchar4(in & 0xff, (in >> 8) & 0xff, (in >> 16) & 0xff, in >> 24);
+}
+__global__ void k(const uint4 *in, unsigned *out) {
+    const uint4 &data = in[threadIdx.x];
+    const uchar4 a = split(data.x);
+    const uchar4 b = split(data.y);
+    const uchar4 c = split(data.z);
+    const uchar4 d = split(data.w);
+    out[threadIdx.x] = a.x + b.y + c.z + d.w;
+}
+int main() { k<<<1, 256>>>(0, 0); }
+"#;
+    let a = analyze(src.as_bytes(), &Modern, &Options::default());
+    let loads: Vec<&AccessReport> = a
+        .reports
+        .iter()
+        .filter(|r| r.array == "in" && r.op == Op::Load)
+        .collect();
+    assert_eq!(loads.len(), 1, "{loads:?}");
+    assert_eq!(loads[0].width, 16);
+    assert_ne!(
+        loads[0].status,
+        Status::Unknown,
+        "{:?}",
+        loads[0].unknown_reason
     );
 }

@@ -33,8 +33,9 @@
 //! Each merged group becomes one access (the first in source order, widened)
 //! and the others are dropped: the hardware runs one instruction for them.
 //! Where a branch, a loop or a call the engine cannot see into (a function
-//! in neither list) lies between two fields, whether they merge is not
-//! known and each of them is `unknown`, with that reason.
+//! in neither list, and not a vector constructor such as `make_uchar4`)
+//! lies between two fields, whether they merge is not known and each of
+//! them is `unknown`, with that reason.
 
 use crate::finding::UnknownReason;
 use crate::ir::{Access, BinOp, Expr, ExprKind, Kernel, MemObject, Op, RemovedWhy, Space};
@@ -93,6 +94,34 @@ pub const MERGES: &[&str] = &[
     "fabs",
     "tanh",
 ];
+
+/// Whether `name` is one of CUDA's vector constructors (`make_uchar4`,
+/// `make_float2`, `make_int4`, …, `vector_functions.hpp`): it only builds
+/// a value, so field accesses on both sides of it still merge (measured:
+/// cuda-samples' shfl_scan, `uint_to_uchar4(data.x)` … `(data.w)` through
+/// `make_uchar4`, one `LDG.E.128`).
+pub fn vector_constructor(name: &str) -> bool {
+    const BASES: &[&str] = &[
+        "char",
+        "uchar",
+        "short",
+        "ushort",
+        "int",
+        "uint",
+        "long",
+        "ulong",
+        "longlong",
+        "ulonglong",
+        "float",
+        "double",
+    ];
+    let Some(rest) = name.strip_prefix("make_") else {
+        return false;
+    };
+    let base = rest.trim_end_matches(|c: char| c.is_ascii_digit());
+    let n = &rest[base.len()..];
+    BASES.contains(&base) && matches!(n, "1" | "2" | "3" | "4")
+}
 
 /// `e` as `rest + c`, peeling constant addends off the top.
 pub(super) fn split_const(e: &Expr) -> (Expr, i64) {
@@ -405,5 +434,28 @@ mod tests {
         assert_eq!(c, 12);
         let (r, c) = split_const(&Expr::konst(7));
         assert_eq!((r.as_const(), c), (Some(0), 7));
+    }
+
+    #[test]
+    fn vector_constructors_are_make_and_a_vector_type() {
+        for n in [
+            "make_uchar4",
+            "make_float2",
+            "make_int4",
+            "make_ulonglong2",
+            "make_double3",
+        ] {
+            assert!(vector_constructor(n), "{n}");
+        }
+        for n in [
+            "make_uchar5",
+            "make_float",
+            "make_pair",
+            "make_shared",
+            "uchar4",
+            "make_",
+        ] {
+            assert!(!vector_constructor(n), "{n}");
+        }
     }
 }

@@ -511,7 +511,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         let first = vals.into_iter().next();
         if fuse::SPLITS.contains(&short) {
             self.region += 1;
-        } else if !fuse::MERGES.contains(&short) {
+        } else if !fuse::MERGES.contains(&short) && !fuse::vector_constructor(short) {
             self.unseen_call();
         }
         let witness = match (args.len(), first) {
