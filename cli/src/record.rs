@@ -75,6 +75,16 @@ pub struct RelatedRecord {
     pub message: String,
 }
 
+/// A call an access's function was inlined through.
+#[derive(Serialize, JsonSchema)]
+pub struct InlinedRecord {
+    /// The function inlined.
+    pub callee: String,
+    /// The file the call is in.
+    pub filename: String,
+    pub location: Location,
+}
+
 /// The instruction a SASS listing shows for the access (`--nvcc`/`--sass`).
 #[derive(Serialize, JsonSchema)]
 pub struct InstructionRecord {
@@ -107,6 +117,10 @@ pub struct DiagnosticRecord {
     pub help: Option<String>,
     /// Where nvcc hoists the load (its loop's line), when it does.
     pub hoisted_to_line: Option<u32>,
+    /// The call the access's `__device__` function was inlined through,
+    /// when it was (nvcc counts part of an inlined function's
+    /// instructions on the call's line).
+    pub inlined_at: Option<InlinedRecord>,
     /// Global memory: mean 32-byte sectors a conflict-free access needs.
     pub ideal_sectors: Option<f64>,
     pub instruction: Option<InstructionRecord>,
@@ -174,6 +188,13 @@ impl DiagnosticRecord {
             fix,
             help: d.help.clone(),
             hoisted_to_line: facts.hoisted_to_line,
+            inlined_at: facts.inlined.as_ref().and_then(|i| {
+                Some(InlinedRecord {
+                    callee: i.callee.clone(),
+                    filename: i.path.clone()?,
+                    location: loc(i.call.line, i.call.column),
+                })
+            }),
             ideal_sectors: facts.ideal_sectors,
             instruction: facts
                 .instruction

@@ -630,3 +630,45 @@ fn a_hoisted_load_is_recorded_on_its_loop_line_and_says_so() {
         "{d}"
     );
 }
+
+#[test]
+fn an_access_of_an_inlined_function_names_the_call_it_came_through() {
+    // The access is in `body` (a header); the kernel calls it from main.cu.
+    // nvcc counts part of an inlined function's instructions on the call's
+    // line, and the user needs to know which call: the text says it, and
+    // the JSON gives the call's file and position.
+    let dir = std::env::temp_dir().join(format!("warplint-cli-inlined-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("body.cuh"),
+        "__device__ void body(float *p) {\n    p[threadIdx.x * 64] = 1.0f;\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("main.cu"),
+        "#include \"body.cuh\"\n__global__ void k(float *values) {\n    body(values);\n}\nvoid run(float *v) { k<<<4, 128>>>(v); }\n",
+    )
+    .unwrap();
+    let out = warplint(&["check", "--isolated", dir.to_str().unwrap()]);
+    let text = stdout(&out);
+    let main = dir.join("main.cu");
+    let want = format!(
+        "in `body`, inlined into `k` by the call at {}:3:5",
+        main.display()
+    );
+    assert!(text.contains(&want), "{text}");
+    let out = warplint(&[
+        "check",
+        "--isolated",
+        "--output-format",
+        "json",
+        dir.to_str().unwrap(),
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
+    let d = &v.as_array().expect("array")[0];
+    assert_eq!(d["location"]["row"], 2, "{d}");
+    assert_eq!(d["inlined_at"]["callee"], "body", "{d}");
+    assert_eq!(d["inlined_at"]["location"]["row"], 3, "{d}");
+    let called_in = d["inlined_at"]["filename"].as_str().unwrap_or_default();
+    assert!(called_in.ends_with("main.cu"), "{d}");
+}

@@ -88,6 +88,21 @@ pub struct Facts {
     pub instruction: Option<(String, Option<String>)>,
     /// The line of the loop nvcc hoists the load out of.
     pub hoisted_to_line: Option<u32>,
+    /// The access is in a `__device__` function inlined into the kernel:
+    /// the call it came through.
+    #[serde(default)]
+    pub inlined: Option<InlinedAt>,
+}
+
+/// The call through which an access's function was inlined.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct InlinedAt {
+    /// The function inlined.
+    pub callee: String,
+    /// The call, in the analysed unit's file numbering.
+    pub call: warplint_analyzer::ir::Span,
+    /// The call's file (absolute), once the caller of the rules names it.
+    pub path: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]

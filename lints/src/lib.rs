@@ -392,6 +392,11 @@ pub fn facts(ctx: &Context, r: &AccessReport) -> Facts {
             .as_ref()
             .map(|c| (c.opcode.clone(), c.compiler.clone())),
         hoisted_to_line: r.hoisted.map(|h| h.counted.line),
+        inlined: r.inlined_at.as_ref().map(|i| diagnostic::InlinedAt {
+            callee: i.callee.clone(),
+            call: i.call,
+            path: None,
+        }),
         ..Facts::default()
     }
 }

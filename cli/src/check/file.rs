@@ -473,12 +473,25 @@ fn per_file_ignores(settings: &Settings, path: &str, diagnostics: &mut Vec<Diagn
 
 /// A label in another file than its diagnostic (a kernel's parameter
 /// declared in the .cu, the access in a header it includes) cannot be
-/// drawn in that file's snippet: it becomes a note naming its file.
+/// drawn in that file's snippet: it becomes a note naming its file. The
+/// call an inlined access came through is named the same way.
 fn related_elsewhere_as_notes(diagnostics: &mut [Diagnostic], path: &str, headers: &[Header]) {
     let paths: Vec<&str> = std::iter::once(path)
         .chain(headers.iter().map(|h| h.path.as_str()))
         .collect();
     for d in diagnostics {
+        // The call an inlined access came through, named with its file.
+        if let Some(i) = d.facts.inlined.as_mut() {
+            let file = paths.get(i.call.file as usize).copied().unwrap_or("?");
+            i.path = Some(absolute(Path::new(file)));
+            d.notes.insert(
+                0,
+                format!(
+                    "in `{}`, inlined into `{}` by the call at {file}:{}:{}",
+                    i.callee, d.facts.kernel, i.call.line, i.call.column
+                ),
+            );
+        }
         let (here, elsewhere): (Vec<_>, Vec<_>) = std::mem::take(&mut d.related)
             .into_iter()
             .partition(|r| r.span.file == d.span.file);
