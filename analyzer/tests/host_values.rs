@@ -141,13 +141,30 @@ int main() {{ for (uint len = 4; len <= MAX_LEN; len *= 2) run(0, 1, len); retur
 }
 
 #[test]
-fn the_projects_values_replace_the_units_own() {
+fn the_projects_calls_join_the_units_own() {
+    // The unit calls `run` with 8; another file (the index) with 64.
     let text = format!("{KERNEL}\nint main() {{ run(0, 1, 8); return 0; }}");
+    let alone = store(&text, &Options::default());
+    assert_eq!(
+        size_condition(&alone).map(|c| c.1),
+        None,
+        "8 alone: no condition"
+    );
+    assert_eq!(ways(&alone), 2.0);
     let mut o = Options::default();
-    o.frontend.host_values = Some(BTreeMap::from([(("run".to_string(), 2), vec![64])]));
+    o.frontend.host_calls = vec![warplint_analyzer::ir::HostCall {
+        callee: "run".into(),
+        caller: "other".into(),
+        args: vec![
+            HostArg::Unknown,
+            HostArg::Values(vec![1]),
+            HostArg::Values(vec![64]),
+        ],
+    }];
     let r = store(&text, &o);
-    // 64 alone: 1-way, and no condition (one value, given).
-    assert_eq!(ways(&r), 1.0);
+    let (when, tried, source) = size_condition(&r).expect("a condition on `size`");
+    assert_eq!((tried, source), (vec![8, 64], ValueSource::Callers));
+    assert_eq!(when, Condition::OneOf(vec![8]), "{when:?}");
 }
 
 #[test]
@@ -287,4 +304,51 @@ int main() {{
     let (_, _, source) = size_condition(&r).expect("a condition on `size`");
     // No call runs: nothing is known of `len`.
     assert_eq!(source, ValueSource::Spread);
+}
+
+#[test]
+fn an_argument_computed_from_the_launching_functions_parameters_takes_their_values() {
+    // llm.c's attention: `d = C / NH` computed in the launching function,
+    // evaluated per call (768 / 12 and 1024 / 16 are both 64).
+    let kernel = "
+__global__ void k(float *o, int d) { __shared__ float s[8192]; s[threadIdx.x * d] = o[0]; }
+void run(float *o, int C, int NH) { k<<<1, 32>>>(o, C / NH); }
+";
+    let one = format!("{kernel}\nint main() {{ run(0, 768, 12); run(0, 1024, 16); return 0; }}");
+    let r = store(&one, &Options::default());
+    // 64 words apart: every lane on bank 0, 32-way, for the one value.
+    assert_eq!(size_param(&r, "d"), None, "{:?}", r.assumptions);
+    assert_eq!(ways(&r), 32.0);
+    // 64 and 2 (32 / 16): 32-way and 2-way, said for the callers' values.
+    let two = format!("{kernel}\nint main() {{ run(0, 768, 12); run(0, 32, 16); return 0; }}");
+    let r = store(&two, &Options::default());
+    assert_eq!(
+        size_param(&r, "d"),
+        Some(ValueSource::Callers),
+        "{:?}",
+        r.assumptions
+    );
+    // One call whose two arguments each take several values (two loops):
+    // which go together is not known, so `d` is not known.
+    let loops = format!(
+        "{kernel}\nint main() {{ for (int c = 64; c <= 128; c *= 2) for (int h = 1; h <= 2; h++) run(0, c, h); return 0; }}"
+    );
+    let r = store(&loops, &Options::default());
+    assert_eq!(
+        size_param(&r, "d"),
+        Some(ValueSource::Spread),
+        "{:?}",
+        r.assumptions
+    );
+}
+
+/// Where the values tried for parameter `name` came from, if the cost
+/// depends on it.
+fn size_param(r: &AccessReport, name: &str) -> Option<ValueSource> {
+    r.assumptions.iter().find_map(|a| match a {
+        Assumption::ParamCondition {
+            name: n, source, ..
+        } if n == name => Some(*source),
+        _ => None,
+    })
 }

@@ -26,12 +26,13 @@ use crate::settings::Settings;
 /// Host sources read for calls (besides `.cu`/`.cuh`).
 pub const HOST_EXTENSIONS: [&str; 4] = ["cpp", "cc", "cxx", "c"];
 
-/// What the project's callers give: per (host function, parameter), the
-/// values passed, and the integer constants defined with external
-/// linkage (a name two files define differently is left out).
+/// What the project's callers give: their calls of the launching
+/// functions asked about (and of those that pass their parameters on),
+/// and the integer constants defined with external linkage (a name two
+/// files define differently is left out).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct HostValues {
-    pub values: BTreeMap<(String, u32), Vec<i64>>,
+    pub calls: Vec<HostCall>,
     pub extern_values: BTreeMap<String, i64>,
 }
 
@@ -56,10 +57,12 @@ fn wanted<'s>(sites: impl Iterator<Item = &'s SiteRecord>) -> BTreeSet<(String, 
         let Some(h) = &s.host else {
             continue;
         };
-        for (i, p) in h.params.iter().enumerate() {
+        for (i, e) in h.params.iter().enumerate() {
             let found = h.values.get(i).is_some_and(|v| !v.is_empty());
-            if let (Some(p), false) = (p, found) {
-                out.insert((h.function.clone(), *p));
+            if let (Some(e), false) = (e, found) {
+                for p in e.params() {
+                    out.insert((h.function.clone(), p));
+                }
             }
         }
     }
@@ -145,21 +148,24 @@ pub fn resolve<'s>(
             }
         }
     }
-    let all: Vec<HostCall> = calls.into_values().flatten().collect();
-    for (f, p) in wanted {
-        match host_values_of(&all, &f, p) {
-            Ok(v) => {
-                out.values.insert((f, p), v);
-            }
-            Err(Some(b)) => eprintln!(
+    let mut all: Vec<HostCall> = calls
+        .into_values()
+        .flatten()
+        .filter(|c| callees.contains(&c.callee))
+        .collect();
+    all.sort();
+    all.dedup();
+    for (f, p) in &wanted {
+        if let Err(Some(b)) = host_values_of(&all, f, *p) {
+            eprintln!(
                 "warplint: warning: the values the project passes to `{f}` are not followed \
                  (the budget `{}` ({} {}) ran out): its launches' arguments are tried over \
                  the spread of sizes",
                 b.name, b.limit, b.unit
-            ),
-            Err(None) => {}
+            );
         }
     }
+    out.calls = all;
     out.extern_values = extern_values(&externs);
     out
 }

@@ -81,7 +81,7 @@ impl UnitSites {
     /// Sets what the unit's analysis takes from the index.
     pub fn apply(self, o: &mut FrontendOptions) {
         o.project_launches = self.launches;
-        o.host_values = Some(self.host.values);
+        o.host_calls = self.host.calls;
         o.extern_values = self.host.extern_values;
     }
 }
@@ -166,11 +166,10 @@ impl LaunchIndex {
             };
             let mut values = std::mem::take(&mut h.values);
             values.resize(h.params.len(), Vec::new());
-            for (p, v) in h.params.iter().zip(values.iter_mut()) {
-                if let (Some(p), true) = (p, v.is_empty()) {
-                    if let Some(found) = self.host.values.get(&(h.function.clone(), *p)) {
-                        *v = h.admitted(*p, found);
-                    }
+            for (i, v) in values.iter_mut().enumerate() {
+                if v.is_empty() {
+                    *v = warplint_analyzer::host_arg_values(&self.host.calls, h, i)
+                        .unwrap_or_default();
                 }
             }
             h.values = values;

@@ -172,7 +172,7 @@ pub fn resolve_with(
             // Set per file from the run's launch index.
             project_launches: Vec::new(),
             host_callees: Vec::new(),
-            host_values: None,
+            host_calls: Vec::new(),
             extern_values: Default::default(),
             // One per resolved configuration: the files of a run share
             // their headers' parse trees.

@@ -27,7 +27,7 @@ pub mod types;
 /// Lowering numbers regions for nvcc's merging of field accesses.
 pub(crate) use crate::nvcc::fuse;
 
-pub use tu::host_values_of;
+pub use tu::{host_arg_values, host_values_of};
 
 use std::collections::BTreeMap;
 
@@ -82,12 +82,10 @@ pub struct Options {
     /// ([`crate::ir::Program::host_calls`]), besides this unit's own
     /// launching functions.
     pub host_callees: Vec<String>,
-    /// The values each parameter of a launching host function takes, by
-    /// (function, parameter position), as the whole project's callers
-    /// pass them, where the caller's index looked them up (those the
-    /// unit's own calls do not give); the unit's own calls say for the
-    /// rest.
-    pub host_values: Option<BTreeMap<(String, u32), Vec<i64>>>,
+    /// The whole project's calls of launching host functions (the
+    /// caller's index), joined with the unit's own to give a launch
+    /// argument that is its host function's parameter its values.
+    pub host_calls: Vec<crate::ir::HostCall>,
     /// Integer constants other files of the project define with external
     /// linkage, for a unit that only declares them.
     pub extern_values: BTreeMap<String, i64>,

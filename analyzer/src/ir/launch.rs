@@ -111,9 +111,9 @@ pub struct SiteRecord {
 pub struct HostArgs {
     /// The host function, unqualified.
     pub function: String,
-    /// Per launch argument: the host function's parameter it is (by
-    /// position), if it is one.
-    pub params: Vec<Option<u32>>,
+    /// Per launch argument: what it is over the host function's
+    /// parameters (`n`, `C / NH`), if it is that.
+    pub params: Vec<Option<HostExpr>>,
     /// Per launch argument: the values the callers pass for it, ascending
     /// (empty: not known, as when one caller passes a value the analysis
     /// cannot know).
@@ -148,6 +148,115 @@ impl HostArgs {
                     .all(|b| b.param != param || (b.lo..=b.hi).contains(v))
             })
             .collect()
+    }
+}
+
+/// A launch argument as an expression over the launching host function's
+/// parameters (by position), as another file reads it.
+#[derive(
+    Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+pub enum HostExpr {
+    Param(u32),
+    Const(i64),
+    Bin(HostOp, Box<HostExpr>, Box<HostExpr>),
+}
+
+/// An integer operation of a [`HostExpr`].
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+pub enum HostOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    Shl,
+    Shr,
+    And,
+    Or,
+    Xor,
+    Min,
+    Max,
+}
+
+impl HostExpr {
+    /// Its values when each parameter it reads takes the values `sets`
+    /// gives it; `None` when one is missing, or when two parameters each
+    /// take several values (which go together is not known). A value
+    /// whose arithmetic is undefined is left out.
+    pub fn over(&self, sets: &[(u32, Vec<i64>)]) -> Option<Vec<i64>> {
+        let params = self.params();
+        if params
+            .iter()
+            .any(|p| !sets.iter().any(|(q, v)| q == p && !v.is_empty()))
+        {
+            return None;
+        }
+        let many: Vec<&(u32, Vec<i64>)> = sets
+            .iter()
+            .filter(|(p, v)| params.contains(p) && v.len() > 1)
+            .collect();
+        if many.len() > 1 {
+            return None;
+        }
+        let runs = many.first().map_or(1, |(_, v)| v.len());
+        let mut out: Vec<i64> = (0..runs)
+            .filter_map(|r| {
+                let at = |p: u32| {
+                    let (_, v) = sets.iter().find(|(q, _)| *q == p)?;
+                    v.get(if v.len() > 1 { r } else { 0 }).copied()
+                };
+                self.eval(&at)
+            })
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        Some(out)
+    }
+
+    /// The parameters it reads, ascending.
+    pub fn params(&self) -> Vec<u32> {
+        let mut out = Vec::new();
+        let mut todo = vec![self];
+        while let Some(e) = todo.pop() {
+            match e {
+                HostExpr::Param(p) => out.push(*p),
+                HostExpr::Const(_) => {}
+                HostExpr::Bin(_, a, b) => todo.extend([&**a, &**b]),
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// Its value with each parameter's from `at`; `None` where one is not
+    /// given or the arithmetic is undefined (a division by zero).
+    pub fn eval(&self, at: &dyn Fn(u32) -> Option<i64>) -> Option<i64> {
+        use super::BinOp;
+        match self {
+            HostExpr::Param(p) => at(*p),
+            HostExpr::Const(c) => Some(*c),
+            HostExpr::Bin(op, a, b) => {
+                let op = match op {
+                    HostOp::Add => BinOp::Add,
+                    HostOp::Sub => BinOp::Sub,
+                    HostOp::Mul => BinOp::Mul,
+                    HostOp::Div => BinOp::Div,
+                    HostOp::Rem => BinOp::Rem,
+                    HostOp::Shl => BinOp::Shl,
+                    HostOp::Shr => BinOp::Shr,
+                    HostOp::And => BinOp::And,
+                    HostOp::Or => BinOp::Or,
+                    HostOp::Xor => BinOp::Xor,
+                    HostOp::Min => BinOp::Min,
+                    HostOp::Max => BinOp::Max,
+                };
+                super::eval_bin(op, a.eval(at)?, b.eval(at)?)
+            }
+        }
     }
 }
 

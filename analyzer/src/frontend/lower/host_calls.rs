@@ -8,7 +8,10 @@
 //! parameter. `tu/host_values.rs` joins them.
 
 use crate::budget;
-use crate::ir::{Atom, BinOp, Expr, ExprKind, Guard, HostArg, HostBound, HostCall, Kernel, UnOp};
+use crate::ir::{
+    Atom, BinOp, Expr, ExprKind, Guard, HostArg, HostBound, HostCall, HostExpr, HostOp, Kernel,
+    UnOp,
+};
 
 use tree_sitter::Node;
 
@@ -145,6 +148,38 @@ impl Lowerer<'_, '_> {
             if let Some(b) = self.lookup_mut(name) {
                 b.val = Val::Int(u);
             }
+        }
+    }
+
+    /// `e` as an expression over the walked host function's parameters
+    /// (`C / NH`), when it is one: its unknowns are all parameters, its
+    /// operations integer arithmetic.
+    pub(super) fn host_expr(&self, e: &Expr) -> Option<HostExpr> {
+        if let Some(p) = self.host_param_of(e) {
+            return Some(HostExpr::Param(p));
+        }
+        match e.kind() {
+            ExprKind::Const(c) => Some(HostExpr::Const(*c)),
+            ExprKind::Bin(op, a, b) => {
+                let op = match op {
+                    BinOp::Add => HostOp::Add,
+                    BinOp::Sub => HostOp::Sub,
+                    BinOp::Mul => HostOp::Mul,
+                    BinOp::Div => HostOp::Div,
+                    BinOp::Rem => HostOp::Rem,
+                    BinOp::Shl => HostOp::Shl,
+                    BinOp::Shr => HostOp::Shr,
+                    BinOp::And => HostOp::And,
+                    BinOp::Or => HostOp::Or,
+                    BinOp::Xor => HostOp::Xor,
+                    BinOp::Min => HostOp::Min,
+                    BinOp::Max => HostOp::Max,
+                    _ => return None,
+                };
+                let (a, b) = (self.host_expr(a)?, self.host_expr(b)?);
+                Some(HostExpr::Bin(op, Box::new(a), Box::new(b)))
+            }
+            _ => None,
         }
     }
 

@@ -202,10 +202,10 @@ impl<'a, 't> Lowerer<'a, 't> {
         let Some(index) = self.launches.as_ref().map(Vec::len) else {
             return;
         };
-        let params: Vec<Option<u32>> = args
+        let params: Vec<Option<crate::ir::HostExpr>> = args
             .iter()
             .map(|a| match a {
-                LaunchArg::Over(e) => self.host_param_of(e),
+                LaunchArg::Over(e) => self.host_expr(e),
                 _ => None,
             })
             .collect();

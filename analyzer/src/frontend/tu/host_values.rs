@@ -15,7 +15,7 @@ use super::super::Options;
 use super::{FuncDef, LaunchSite, Tu};
 use crate::budget;
 use crate::finding::{Budget, Cut, NoteKind};
-use crate::ir::{HostArg, HostCall, Note};
+use crate::ir::{HostArg, HostArgs, HostCall, Note};
 
 impl<'t> Tu<'t> {
     /// Walks the unit's host functions that call a function of
@@ -76,54 +76,84 @@ impl<'t> Tu<'t> {
         }
     }
 
-    /// Each launch argument that is a parameter of its host function
-    /// takes the values the callers pass: the whole project's, where the
-    /// index gives them (it looks only for those the unit's own calls do
-    /// not give), else this unit's calls'.
+    /// Each launch argument that is over its host function's parameters
+    /// takes the values the calls pass (the unit's own and, where the
+    /// index gives them, the whole project's), less those the launch's
+    /// conditions rule out; a budget that stops them is a note.
     pub(super) fn fill_host_values(
         &self,
         sites: &mut [LaunchSite],
         calls: &[HostCall],
         options: &Options,
     ) -> Vec<Note> {
-        let mut notes = Vec::new();
+        let mut notes: Vec<Note> = Vec::new();
+        let all: Vec<HostCall> = calls.iter().chain(&options.host_calls).cloned().collect();
         for s in sites {
             let Some(h) = s.host.as_mut() else {
                 continue;
             };
             let mut values = std::mem::take(&mut h.values);
             values.resize(h.params.len(), Vec::new());
-            for (p, v) in h.params.iter().zip(values.iter_mut()) {
-                let Some(p) = *p else {
-                    continue;
-                };
-                if !v.is_empty() {
+            for (i, v) in values.iter_mut().enumerate() {
+                if !v.is_empty() || h.params.get(i).is_none_or(Option::is_none) {
                     continue;
                 }
-                let project = options
-                    .host_values
-                    .as_ref()
-                    .and_then(|m| m.get(&(h.function.clone(), p)).cloned());
-                let found = match project.map_or_else(|| values_of(calls, &h.function, p), Ok) {
-                    Ok(found) => found,
-                    Err(cut) => {
-                        if let Some(budget) = cut {
-                            let what = Cut::HostValues {
-                                function: h.function.clone(),
-                            };
-                            let kind = NoteKind::OutOfBudget { what, budget };
-                            if !notes.iter().any(|n: &Note| n.kind == kind) {
-                                notes.push(Note { span: s.span, kind });
-                            }
+                match arg_values(&all, h, i) {
+                    Ok(found) => *v = found,
+                    Err(Some(budget)) => {
+                        let what = Cut::HostValues {
+                            function: h.function.clone(),
+                        };
+                        let kind = NoteKind::OutOfBudget { what, budget };
+                        if !notes.iter().any(|n| n.kind == kind) {
+                            notes.push(Note { span: s.span, kind });
                         }
-                        Vec::new()
                     }
-                };
-                *v = h.admitted(p, &found);
+                    Err(None) => {}
+                }
             }
             h.values = values;
         }
         notes
+    }
+}
+
+/// The values launch argument `i` of a launch in host function
+/// `h.function` takes: per call of that function, the expression the
+/// argument is over the values the call passes (those the launch's
+/// conditions rule out left out; a parameter the call passes on from its
+/// own caller takes what the callers pass), joined over the calls.
+/// `Err(None)` when not known (nothing calls it, a call passes a value not
+/// known, or two of the parameters each take several values in one call);
+/// `Err(Some(budget))` when a budget stops it.
+pub fn arg_values(calls: &[HostCall], h: &HostArgs, i: usize) -> Result<Vec<i64>, Option<Budget>> {
+    let Some(Some(e)) = h.params.get(i) else {
+        return Err(None);
+    };
+    let mut out = Vec::new();
+    let mut any = false;
+    for c in calls.iter().filter(|c| c.callee == h.function) {
+        any = true;
+        let mut sets = Vec::new();
+        for p in e.params() {
+            let v = match c.args.get(p as usize).ok_or(None)? {
+                HostArg::Values(v) => v.clone(),
+                HostArg::Param(q) => values_of(calls, &c.caller, *q)?,
+                HostArg::Unknown => return Err(None),
+            };
+            sets.push((p, h.admitted(p, &v)));
+        }
+        out.extend(e.over(&sets).ok_or(None)?);
+        out.sort_unstable();
+        out.dedup();
+        if out.len() > budget::MAX_HOST_VALUES {
+            return Err(Some(budget::HOST_VALUES));
+        }
+    }
+    if any {
+        Ok(out)
+    } else {
+        Err(None)
     }
 }
 
