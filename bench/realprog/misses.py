@@ -61,7 +61,16 @@ def main():
                 recs[(f, x["line"], x.get("space"), x.get("op"))].append(x); lines.add((f, x["line"]))
             chk = warplint(binary, "check", args, os.path.join(root, d))
             for x in (chk if isinstance(chk, list) else chk.get("diagnostics", [])):
-                diags.add((os.path.relpath(os.path.abspath(x["filename"]), root), x["location"]["row"], RULE_SPACE.get(x["code"])))
+                sp = RULE_SPACE.get(x["code"])
+                f = os.path.relpath(os.path.abspath(x["filename"]), root)
+                # where Nsight Compute counts it, as compare.py matches:
+                # its line, the line nvcc hoists it to, its inlined call
+                diags.add((f, x["location"]["row"], sp))
+                if x.get("hoisted_to_line"):
+                    diags.add((f, x["hoisted_to_line"], sp))
+                inl = x.get("inlined_at")
+                if inl:
+                    diags.add((os.path.relpath(os.path.abspath(inl["filename"]), root), inl["location"]["row"], sp))
         for k, (c, i, kern) in sorted(truth.items()):
             if not i:
                 continue
