@@ -125,6 +125,11 @@ pub const MAX_LOOP_ITERATIONS: u64 = 128;
 /// the argument is not known (the spread of sizes is tried instead).
 pub const MAX_HOST_VALUES: usize = 64;
 
+/// Loop iterations run, over all the nested loops, to enumerate the
+/// values one host call's argument takes (`for i … for j … run(i % 2)`
+/// would otherwise run 128 × 128 × … iterations for two values).
+pub const MAX_HOST_LOOP_STEPS: u64 = 1 << 14;
+
 /// Host functions followed up from a launch: the launching function's
 /// callers, theirs, and so on (`main` → `run` → `launch` is 2).
 pub const MAX_HOST_CALL_DEPTH: usize = 4;
@@ -326,6 +331,11 @@ pub const INSTANTIATIONS: Budget = named(
     "per kernel",
 );
 pub const HOST_VALUES: Budget = named("MAX_HOST_VALUES", MAX_HOST_VALUES as u64, "values");
+pub const HOST_LOOP_STEPS: Budget = named(
+    "MAX_HOST_LOOP_STEPS",
+    MAX_HOST_LOOP_STEPS,
+    "loop iterations",
+);
 pub const HOST_CALL_DEPTH: Budget = named(
     "MAX_HOST_CALL_DEPTH",
     MAX_HOST_CALL_DEPTH as u64,

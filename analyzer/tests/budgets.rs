@@ -406,6 +406,13 @@ int main() {{ for (int n = 1; n <= {bound}; n++) run(0, {arg}); return 0; }}
     assert_names(&run(&program(values + 1, "n")), "MAX_HOST_VALUES");
     let within = run(&program(values - 1, "n"));
     assert!(!within.contains("MAX_HOST"), "{within}");
+    // Three nested loops of 100 for two values: a million iterations,
+    // stopped by MAX_HOST_LOOP_STEPS, not run to the end.
+    let nested = "__global__ void k(float *a, int n) { a[threadIdx.x * n] = 0; }
+void run(float *a, int n) { k<<<1, 32>>>(a, n); }
+int main() { for (int i = 0; i < 100; i++) for (int j = 0; j < 100; j++) for (int l = 0; l < 100; l++) run(0, (i + j + l) % 2 + 1); return 0; }
+";
+    assert_names(&run(nested), "MAX_HOST_LOOP_STEPS");
     assert!(!within.contains("MAX_LOOP_ITERATIONS"), "{within}");
 }
 

@@ -331,7 +331,8 @@ pub(crate) fn loop_values(
 ) -> Result<Vec<i64>, Option<Budget>> {
     let mut out = Vec::new();
     let mut env = Vec::new();
-    enumerate(k, e, guards, &mut env, &mut out)?;
+    let mut steps = 0;
+    enumerate(k, e, guards, &mut env, (&mut out, &mut steps))?;
     out.sort_unstable();
     out.dedup();
     Ok(out)
@@ -354,8 +355,12 @@ fn enumerate(
     e: &Expr,
     guards: &[Guard],
     env: &mut Vec<(u32, i64)>,
-    out: &mut Vec<i64>,
+    (out, steps): (&mut Vec<i64>, &mut u64),
 ) -> Result<(), NotFollowed> {
+    *steps += 1;
+    if *steps > budget::MAX_HOST_LOOP_STEPS {
+        return Err(Some(budget::HOST_LOOP_STEPS));
+    }
     let e = bound(e, env);
     if let Some(c) = e.as_const() {
         // A value the conditions around the call rule out under these
@@ -435,7 +440,7 @@ fn enumerate(
             env.truncate(outer);
             return Ok(());
         }
-        enumerate(k, &e, guards, env, out)?;
+        enumerate(k, &e, guards, env, (&mut *out, &mut *steps))?;
         state = consts(env)?;
     }
     Err(Some(budget::LOOP_ITERATIONS))
