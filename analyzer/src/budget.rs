@@ -122,8 +122,15 @@ pub const MAX_LOOP_ITERATIONS: u64 = 128;
 
 /// Values a launch argument is analysed over when they come from a host
 /// loop or from the callers of the host function that launches: past it,
-/// the argument is not known (the spread of sizes is tried instead).
-pub const MAX_HOST_VALUES: usize = 64;
+/// evenly spaced ones (the first and the last among them) are, and the
+/// result says so. As many as the runs an access gets
+/// (`MAX_VALUE_COMBINATIONS`), so that all of them are run.
+pub const MAX_HOST_VALUES: usize = MAX_VALUE_COMBINATIONS;
+
+/// Values a host argument is followed to (a loop's, or all the callers'):
+/// past it, the argument is not known (the spread of sizes is tried
+/// instead, and a note says why).
+pub const MAX_HOST_VALUES_SEEN: usize = 1024;
 
 /// Loop iterations run, over all the nested loops, to enumerate the
 /// values one host call's argument takes (`for i … for j … run(i % 2)`
@@ -331,6 +338,11 @@ pub const INSTANTIATIONS: Budget = named(
     "per kernel",
 );
 pub const HOST_VALUES: Budget = named("MAX_HOST_VALUES", MAX_HOST_VALUES as u64, "values");
+pub const HOST_VALUES_SEEN: Budget = named(
+    "MAX_HOST_VALUES_SEEN",
+    MAX_HOST_VALUES_SEEN as u64,
+    "values",
+);
 pub const HOST_LOOP_STEPS: Budget = named(
     "MAX_HOST_LOOP_STEPS",
     MAX_HOST_LOOP_STEPS,

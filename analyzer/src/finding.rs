@@ -378,6 +378,9 @@ pub enum ValueSource {
     /// The values the callers of the host function that launches pass
     /// for the parameter of it that the launch passes on.
     Callers,
+    /// Evenly spaced values among the `passed` ones the callers pass
+    /// (more than `budget::MAX_HOST_VALUES`).
+    CallersSample { passed: u32 },
     /// All the values of its type (a `bool`: 0 and 1).
     Type,
     /// A spread of sizes, small and large, even and odd.
@@ -484,6 +487,10 @@ impl Assumption {
                 vec![*budget]
             }
             Assumption::BlocksSampled { .. } => vec![crate::budget::BLOCKS_SAMPLED],
+            Assumption::ParamCondition {
+                source: ValueSource::CallersSample { .. },
+                ..
+            } => vec![crate::budget::HOST_VALUES],
             _ => Vec::new(),
         }
     }

@@ -402,10 +402,17 @@ int main() {{ for (int n = 1; n <= {bound}; n++) run(0, {arg}); return 0; }}
         &run(&program(iterations + 1, "n % 4 + 1")),
         "MAX_LOOP_ITERATIONS",
     );
+    // Past MAX_HOST_VALUES the values tried are a sample, and said so.
     let values = budget::MAX_HOST_VALUES as u64;
     assert_names(&run(&program(values + 1, "n")), "MAX_HOST_VALUES");
     let within = run(&program(values - 1, "n"));
     assert!(!within.contains("MAX_HOST"), "{within}");
+    // Past MAX_HOST_VALUES_SEEN they are not followed (a note).
+    let many = "__global__ void k(float *a, int n) { a[threadIdx.x * n] = 0; }
+void run(float *a, int n) { k<<<1, 32>>>(a, n); }
+int main() { for (int i = 0; i < 100; i++) for (int j = 0; j < 100; j++) run(0, i * 100 + j + 1); return 0; }
+";
+    assert_names(&run(many), "MAX_HOST_VALUES_SEEN");
     // Three nested loops of 100 for two values: a million iterations,
     // stopped by MAX_HOST_LOOP_STEPS, not run to the end.
     let nested = "__global__ void k(float *a, int n) { a[threadIdx.x * n] = 0; }

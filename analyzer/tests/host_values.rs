@@ -352,3 +352,36 @@ fn size_param(r: &AccessReport, name: &str) -> Option<ValueSource> {
         _ => None,
     })
 }
+
+#[test]
+fn past_the_budget_evenly_spaced_values_are_tried_and_said_to_be() {
+    // 100 values passed; MAX_HOST_VALUES (16) tried: the first, the last
+    // and evenly spaced ones between. Every one of them is 2-way here
+    // (`t & (size - 1)` keeps lanes `l` and `l + 16` apart by 32 words
+    // for each), so the finding holds for every value tried.
+    let text = format!(
+        "{KERNEL}\nint main() {{ for (uint len = 1; len <= 100; len++) run(0, 1, len); return 0; }}"
+    );
+    let r = store(&text, &Options::default());
+    let tried = r
+        .for_every
+        .iter()
+        .find_map(|f| match f {
+            warplint_analyzer::finding::ForEvery::Param {
+                name,
+                tried,
+                source,
+                ..
+            } if name == "size" => Some((tried.clone(), *source)),
+            _ => None,
+        })
+        .map(|(t, s)| {
+            assert_eq!(s, ValueSource::CallersSample { passed: 100 });
+            t
+        })
+        .expect("the values tried for `size`");
+    assert_eq!(tried.len(), warplint_analyzer::budget::MAX_HOST_VALUES);
+    assert_eq!((tried[0], tried[tried.len() - 1]), (1, 100));
+    assert!(tried.windows(2).all(|w| w[0] < w[1]), "{tried:?}");
+    assert_eq!(ways(&r), 2.0);
+}

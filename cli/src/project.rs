@@ -164,15 +164,12 @@ impl LaunchIndex {
             let Some(h) = l.site.host.as_mut() else {
                 continue;
             };
-            let mut values = std::mem::take(&mut h.values);
-            values.resize(h.params.len(), Vec::new());
-            for (i, v) in values.iter_mut().enumerate() {
-                if v.is_empty() {
-                    *v = warplint_analyzer::host_arg_values(&self.host.calls, h, i)
-                        .unwrap_or_default();
+            for i in 0..h.params.len() {
+                if h.values.get(i).is_none_or(Vec::is_empty) {
+                    let found = warplint_analyzer::host_arg_values(&self.host.calls, h, i);
+                    h.set_values(i, found.unwrap_or_default());
                 }
             }
-            h.values = values;
         }
         UnitSites {
             launches,

@@ -312,6 +312,12 @@ fn values_tried(tried: &[i64], source: ValueSource) -> String {
         ValueSource::Callers => {
             format!("the values the callers of the launching function pass: {list}")
         }
+        ValueSource::CallersSample { passed } => format!(
+            "{} evenly spaced values of the {passed} the callers of the launching function \
+             pass ({}): {list}",
+            tried.len(),
+            budget(&warplint_analyzer::budget::HOST_VALUES)
+        ),
         ValueSource::Type => format!("every value of its type: {list}"),
         ValueSource::Compared => {
             format!("{list}: the kernel only tests it as a condition or compares it with constants")
@@ -449,6 +455,11 @@ pub fn for_every(f: &ForEvery) -> String {
                 ValueSource::Callers => format!(
                     "for every value of `{name}` the callers of the launching function pass \
                      ({values})"
+                ),
+                ValueSource::CallersSample { passed } => format!(
+                    "for every value of `{name}` tried, {} evenly spaced of the {passed} the \
+                     callers of the launching function pass ({values})",
+                    tried.len()
                 ),
                 ValueSource::Nullness => format!("whether `{name}` is null or not"),
                 ValueSource::Compared => format!(

@@ -30,6 +30,9 @@ pub struct Launch {
     /// parameters and they are all known ([`HostArgs::values`]; empty:
     /// none).
     pub param_sets: Vec<Vec<i64>>,
+    /// Per parameter: [`HostArgs::sampled`] (0: `param_sets` holds every
+    /// value).
+    pub param_sampled: Vec<u32>,
 }
 
 impl LaunchOrigin {
@@ -123,6 +126,24 @@ pub struct HostArgs {
     /// value the callers pass outside them never reaches the launch.
     #[serde(default)]
     pub bounds: Vec<HostBound>,
+    /// Per launch argument: how many values the callers pass when more
+    /// than `budget::MAX_HOST_VALUES` do (`values` then holds evenly
+    /// spaced ones among them); 0 otherwise.
+    #[serde(default)]
+    pub sampled: Vec<u32>,
+}
+
+/// `found` (ascending) as the values a launch argument is analysed over:
+/// all of them, or past `budget::MAX_HOST_VALUES` evenly spaced ones (the
+/// first and the last among them), with how many there were (0: all).
+pub fn sampled(found: Vec<i64>) -> (Vec<i64>, u32) {
+    let k = crate::budget::MAX_HOST_VALUES;
+    let n = found.len();
+    if n <= k || k < 2 {
+        return (found, 0);
+    }
+    let picked = (0..k).map(|i| found[i * (n - 1) / (k - 1)]).collect();
+    (picked, n as u32)
 }
 
 /// A launch runs only when host parameter `param` lies in `lo..=hi`.
@@ -136,6 +157,18 @@ pub struct HostBound {
 }
 
 impl HostArgs {
+    /// Sets the values launch argument `i` is analysed over to `found`
+    /// (ascending), or evenly spaced ones among them past
+    /// `budget::MAX_HOST_VALUES` ([`sampled`]).
+    pub fn set_values(&mut self, i: usize, found: Vec<i64>) {
+        let n = self.params.len().max(i + 1);
+        self.values.resize(n, Vec::new());
+        self.sampled.resize(n, 0);
+        let (values, of) = sampled(found);
+        self.values[i] = values;
+        self.sampled[i] = of;
+    }
+
     /// `values` (those callers pass for parameter `param`) less those the
     /// launch's conditions rule out.
     pub fn admitted(&self, param: u32, values: &[i64]) -> Vec<i64> {

@@ -33,6 +33,15 @@ pub(super) struct Setup {
     pub(super) assumptions: Vec<Assumption>,
     /// [`crate::ir::Launch::param_sets`].
     pub(super) sets: Vec<Vec<i64>>,
+    /// [`crate::ir::Launch::param_sampled`].
+    pub(super) sampled: Vec<u32>,
+}
+
+impl Setup {
+    /// What the launch gives of its host function's callers' values.
+    pub(super) fn given(&self) -> values::Given<'_> {
+        (&self.sets, &self.sampled)
+    }
 }
 
 impl Setup {
@@ -69,7 +78,7 @@ impl Setup {
             .map(|i| {
                 given(i)
                     .or(opts.default_param)
-                    .unwrap_or_else(|| values::first(k, &l.param_sets, i))
+                    .unwrap_or_else(|| values::first(k, (&l.param_sets, &l.param_sampled), i))
             })
             .collect();
         let params_assumed: Vec<bool> = (0..k.params.len()).map(|i| given(i).is_none()).collect();
@@ -90,6 +99,7 @@ impl Setup {
             blocks_sampled: !grid_assumed && blocks_in(grid) > opts.max_blocks,
             assumptions,
             sets: l.param_sets.clone(),
+            sampled: l.param_sampled.clone(),
         }
     }
 }

@@ -64,15 +64,24 @@ pub(super) fn below_bound(n: u64) -> bool {
 /// Common shapes of a block that uses `threadIdx.y` or `threadIdx.z`.
 const BLOCKS_2D: [[u64; 3]; 3] = [[16, 16, 1], [32, 8, 1], [32, 32, 1]];
 
+/// What the launch gives of its host function's callers' values:
+/// [`crate::ir::Launch::param_sets`] and `param_sampled`.
+pub(super) type Given<'a> = (&'a [Vec<i64>], &'a [u32]);
+
 /// The values tried for parameter `i` of `k` when a launch does not give
 /// it, ascending, and where they come from: every value of its type (a
 /// `bool`), else the spread with the values the kernel's other launches
 /// give it (a launch that gives none may pass anything: another launch's
 /// constant is one more representative value, not the only one).
-pub(super) fn tried(k: &Kernel, sets: &[Vec<i64>], i: usize) -> (Vec<i64>, ValueSource) {
-    // The values the launching host function's callers pass.
-    if let Some(v) = sets.get(i).filter(|v| !v.is_empty()) {
-        return (v.clone(), ValueSource::Callers);
+pub(super) fn tried(k: &Kernel, given: Given, i: usize) -> (Vec<i64>, ValueSource) {
+    // The values the launching host function's callers pass (a sample of
+    // them past the budget).
+    if let Some(v) = given.0.get(i).filter(|v| !v.is_empty()) {
+        let source = match given.1.get(i).copied().unwrap_or(0) {
+            0 => ValueSource::Callers,
+            passed => ValueSource::CallersSample { passed },
+        };
+        return (v.clone(), source);
     }
     if let Some(p) = k.params.get(i) {
         if let Some(v) = p.values.clone().filter(|v| !v.is_empty()) {
@@ -109,8 +118,8 @@ pub(super) fn loaded_space(k: &Kernel, i: u32) -> Option<crate::ir::Space> {
 
 /// The value parameter `i` of `k` takes in the first run: the spread's
 /// [`SPREAD_FIRST`], else the largest value tried.
-pub(super) fn first(k: &Kernel, sets: &[Vec<i64>], i: usize) -> i64 {
-    match tried(k, sets, i) {
+pub(super) fn first(k: &Kernel, given: Given, i: usize) -> i64 {
+    match tried(k, given, i) {
         (_, s) if s.is_spread() => SPREAD_FIRST,
         (v, _) => v.last().copied().unwrap_or(0),
     }
@@ -290,7 +299,7 @@ fn inputs(k: &Kernel, setup: &Setup, matters: &[u32]) -> Vec<Input> {
         .chain(matters.iter().filter(|i| loaded(i)));
     for &i in ordered {
         let index = i as usize;
-        let (values, source) = tried(k, &setup.sets, index);
+        let (values, source) = tried(k, setup.given(), index);
         let value = setup.params.get(index).copied();
         let first = values.iter().position(|v| Some(*v) == value).unwrap_or(0);
         out.push(Input {
@@ -523,7 +532,7 @@ fn with_spread_first(k: &Kernel, setup: &Setup, v: i64) -> Option<Setup> {
     let mut s = setup.clone();
     let mut changed = false;
     for (i, p) in s.params.iter_mut().enumerate() {
-        let spread = tried(k, &setup.sets, i).1.is_spread();
+        let spread = tried(k, setup.given(), i).1.is_spread();
         if spread && *p == SPREAD_FIRST && setup.quantified.get(i) == Some(&true) {
             *p = v;
             changed = true;

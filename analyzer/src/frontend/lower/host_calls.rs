@@ -298,11 +298,9 @@ impl Lowerer<'_, '_> {
                     params: vec![None; n],
                     values: Vec::new(),
                     bounds: Vec::new(),
+                    sampled: Vec::new(),
                 });
-                host.values.resize(n, Vec::new());
-                if let Some(slot) = host.values.get_mut(ai) {
-                    *slot = values;
-                }
+                host.set_values(ai, values);
             }
         }
         for (span, budget, function) in cuts {
@@ -323,7 +321,7 @@ impl Lowerer<'_, '_> {
 /// values of the loops around them) while their condition holds, the
 /// outermost first; `None` when a value, condition or update is not a
 /// constant there, a loop runs past `budget::MAX_LOOP_ITERATIONS`, or
-/// more than `budget::MAX_HOST_VALUES` values come out.
+/// more than `budget::MAX_HOST_VALUES_SEEN` values come out.
 pub(crate) fn loop_values(
     k: &Kernel,
     e: &Expr,
@@ -374,8 +372,8 @@ fn enumerate(
         if !ruled_out && !out.contains(&c) {
             out.push(c);
         }
-        if out.len() > budget::MAX_HOST_VALUES {
-            return Err(Some(budget::HOST_VALUES));
+        if out.len() > budget::MAX_HOST_VALUES_SEEN {
+            return Err(Some(budget::HOST_VALUES_SEEN));
         }
         return Ok(());
     }

@@ -215,6 +215,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 params,
                 values: Vec::new(),
                 bounds: self.host_bounds(),
+                sampled: Vec::new(),
             }),
             _ => None,
         };

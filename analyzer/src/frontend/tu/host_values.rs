@@ -92,14 +92,13 @@ impl<'t> Tu<'t> {
             let Some(h) = s.host.as_mut() else {
                 continue;
             };
-            let mut values = std::mem::take(&mut h.values);
-            values.resize(h.params.len(), Vec::new());
-            for (i, v) in values.iter_mut().enumerate() {
-                if !v.is_empty() || h.params.get(i).is_none_or(Option::is_none) {
+            for i in 0..h.params.len() {
+                let known = h.values.get(i).is_some_and(|v| !v.is_empty());
+                if known || h.params[i].is_none() {
                     continue;
                 }
                 match arg_values(&all, h, i) {
-                    Ok(found) => *v = found,
+                    Ok(found) => h.set_values(i, found),
                     Err(Some(budget)) => {
                         let what = Cut::HostValues {
                             function: h.function.clone(),
@@ -112,7 +111,6 @@ impl<'t> Tu<'t> {
                     Err(None) => {}
                 }
             }
-            h.values = values;
         }
         notes
     }
@@ -146,8 +144,8 @@ pub fn arg_values(calls: &[HostCall], h: &HostArgs, i: usize) -> Result<Vec<i64>
         out.extend(e.over(&sets).ok_or(None)?);
         out.sort_unstable();
         out.dedup();
-        if out.len() > budget::MAX_HOST_VALUES {
-            return Err(Some(budget::HOST_VALUES));
+        if out.len() > budget::MAX_HOST_VALUES_SEEN {
+            return Err(Some(budget::HOST_VALUES_SEEN));
         }
     }
     if any {
@@ -184,7 +182,7 @@ fn calls_name(d: &FuncDef, name: &str) -> bool {
 /// `calls` pass them (ascending). `Err(None)` when nothing calls it or a
 /// call passes a value not known; `Err(Some(budget))` when the callers go
 /// up past `budget::MAX_HOST_CALL_DEPTH` or more than
-/// `budget::MAX_HOST_VALUES` values come out.
+/// `budget::MAX_HOST_VALUES_SEEN` values come out.
 pub fn values_of(
     calls: &[HostCall],
     function: &str,
@@ -217,8 +215,8 @@ fn collect(
         }
         out.sort_unstable();
         out.dedup();
-        if out.len() > budget::MAX_HOST_VALUES {
-            return Err(Some(budget::HOST_VALUES));
+        if out.len() > budget::MAX_HOST_VALUES_SEEN {
+            return Err(Some(budget::HOST_VALUES_SEEN));
         }
     }
     if any {

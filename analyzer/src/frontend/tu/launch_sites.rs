@@ -214,6 +214,7 @@ pub(super) fn launches_for(
                 origin: LaunchOrigin::Config,
                 elsewhere: None,
                 param_sets: Vec::new(),
+                param_sampled: Vec::new(),
             }];
         }
     }
@@ -259,16 +260,21 @@ pub(super) fn launches_for(
             named(&ov.params, &mut params);
         }
         // Values from the callers, for a parameter nothing else gives.
+        let (sets, sampled) = sets;
+        let given = |i: usize| i < declared && params[i].is_none();
         let param_sets: Vec<Vec<i64>> = (0..nparams)
             .map(|i| match sets.get(i) {
-                Some(v) if i < declared && params[i].is_none() => v.clone(),
+                Some(v) if given(i) => v.clone(),
                 _ => Vec::new(),
             })
             .collect();
-        let param_sets = if param_sets.iter().all(Vec::is_empty) {
-            Vec::new()
+        let (param_sets, param_sampled) = if param_sets.iter().all(Vec::is_empty) {
+            (Vec::new(), Vec::new())
         } else {
-            param_sets
+            let n = (0..nparams)
+                .map(|i| sampled.get(i).copied().filter(|_| given(i)).unwrap_or(0))
+                .collect();
+            (param_sets, n)
         };
         let (block, origin) = match site_block {
             Some(b) => (b, LaunchOrigin::LaunchSite),
@@ -283,6 +289,7 @@ pub(super) fn launches_for(
             origin,
             elsewhere,
             param_sets,
+            param_sampled,
         };
         // A site whose block is not known and one that gives the default
         // block stay two launches (they say different things).
@@ -312,15 +319,19 @@ pub(super) fn launches_for(
             origin,
             elsewhere: None,
             param_sets: Vec::new(),
+            param_sampled: Vec::new(),
         });
     }
     out
 }
 
 /// Per launch argument, the values the callers of the launching host
-/// function pass for it (empty: none known).
-fn sets_of(host: &Option<crate::ir::HostArgs>) -> Vec<Vec<i64>> {
-    host.as_ref().map(|h| h.values.clone()).unwrap_or_default()
+/// function pass for it (empty: none known), and how many there were where
+/// those are a sample.
+fn sets_of(host: &Option<crate::ir::HostArgs>) -> (Vec<Vec<i64>>, Vec<u32>) {
+    host.as_ref()
+        .map(|h| (h.values.clone(), h.sampled.clone()))
+        .unwrap_or_default()
 }
 
 /// Whether `text` names the runtime's launch API (`cudaLaunchKernel`,
