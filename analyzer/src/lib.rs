@@ -144,7 +144,7 @@ pub fn host_facts(source: &[u8], options: &FrontendOptions) -> ir::HostFacts {
     }
 }
 
-pub use frontend::{host_arg_values, host_values_of};
+pub use frontend::{host_arg_values, host_calls_name, host_values_of};
 
 /// Analyses one CUDA translation unit with the given hardware model.
 pub fn analyze(source: &[u8], model: &dyn MemoryModel, options: &Options) -> FileAnalysis {

@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 use warplint_analyzer::ir::{HostArg, HostCall, HostFacts, SiteRecord};
-use warplint_analyzer::{budget, host_values_of};
+use warplint_analyzer::{budget, host_calls_name as calls_name, host_values_of};
 
 use crate::includes::{canonical, headers_for, ProjectHeaders};
 use crate::settings::Settings;
@@ -195,29 +195,6 @@ fn facts_of(
     warplint_analyzer::host_facts(bytes, &options)
 }
 
-/// Whether `text` calls `name`: the name (not part of a longer one),
-/// blanks, `(`.
-fn calls_name(text: &[u8], name: &str) -> bool {
-    let n = name.as_bytes();
-    if n.is_empty() {
-        return false;
-    }
-    let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
-    let mut from = 0;
-    while let Some(at) = text[from..].windows(n.len()).position(|w| w == n) {
-        let i = from + at;
-        let before = i == 0 || !ident(text[i - 1]);
-        let next = text[i + n.len()..]
-            .iter()
-            .find(|b| !b.is_ascii_whitespace());
-        if before && next == Some(&b'(') {
-            return true;
-        }
-        from = i + 1;
-    }
-    false
-}
-
 /// The host sources (`HOST_EXTENSIONS`) under `root`, as discovery walks.
 pub fn host_files(root: &Path) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = crate::discover::walker(root)
@@ -233,18 +210,4 @@ pub fn host_files(root: &Path) -> Vec<PathBuf> {
         .collect();
     out.sort();
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_call_is_the_name_alone_then_a_parenthesis() {
-        assert!(calls_name(b"x = run (a, b);", "run"));
-        assert!(calls_name(b"run(a);", "run"));
-        assert!(!calls_name(b"rerun(a);", "run"));
-        assert!(!calls_name(b"int run;", "run"));
-        assert!(!calls_name(b"run_fast(a); runs(b)", "run"));
-    }
 }

@@ -27,7 +27,7 @@ pub mod types;
 /// Lowering numbers regions for nvcc's merging of field accesses.
 pub(crate) use crate::nvcc::fuse;
 
-pub use tu::{host_arg_values, host_values_of};
+pub use tu::{host_arg_values, host_calls_name, host_values_of};
 
 use std::collections::BTreeMap;
 

@@ -48,7 +48,7 @@ impl<'t> Tu<'t> {
                 .values()
                 .flatten()
                 .filter(|d| !d.is_kernel && !done.contains(&d.name))
-                .filter(|d| wanted.iter().any(|w| calls_name(d, w)))
+                .filter(|d| wanted.iter().any(|w| calls_name(text_of(d), w)))
                 .cloned()
                 .collect();
             for def in callers {
@@ -155,27 +155,36 @@ pub fn arg_values(calls: &[HostCall], h: &HostArgs, i: usize) -> Result<Vec<i64>
     }
 }
 
-/// Whether the text of `d` calls `name`: the name, blanks, `(`.
-fn calls_name(d: &FuncDef, name: &str) -> bool {
-    let text = d
-        .src
-        .text
-        .get(d.node.start_byte()..d.node.end_byte())
-        .unwrap_or(&[]);
+/// Whether `text` calls `name`: the name (not part of a longer one),
+/// blanks, `(`. A byte search, for choosing the functions and files to
+/// read for calls (here and in the CLI's project index).
+pub fn calls_name(text: &[u8], name: &str) -> bool {
     let n = name.as_bytes();
+    if n.is_empty() {
+        return false;
+    }
     let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
-    let mut i = 0;
-    while i + n.len() <= text.len() {
-        if &text[i..i + n.len()] == n && (i == 0 || !ident(text[i - 1])) {
-            let rest = &text[i + n.len()..];
-            let next = rest.iter().find(|b| !b.is_ascii_whitespace());
-            if next == Some(&b'(') {
-                return true;
-            }
+    let mut from = 0;
+    while let Some(at) = text[from..].windows(n.len()).position(|w| w == n) {
+        let i = from + at;
+        let before = i == 0 || !ident(text[i - 1]);
+        let next = text[i + n.len()..]
+            .iter()
+            .find(|b| !b.is_ascii_whitespace());
+        if before && next == Some(&b'(') {
+            return true;
         }
-        i += 1;
+        from = i + 1;
     }
     false
+}
+
+/// The text of function `d`.
+fn text_of<'t>(d: &FuncDef<'t>) -> &'t [u8] {
+    d.src
+        .text
+        .get(d.node.start_byte()..d.node.end_byte())
+        .unwrap_or(&[])
 }
 
 /// The values parameter `param` of host function `function` takes, as
@@ -223,5 +232,19 @@ fn collect(
         Ok(())
     } else {
         Err(None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::calls_name;
+
+    #[test]
+    fn a_call_is_the_name_alone_then_a_parenthesis() {
+        assert!(calls_name(b"x = run (a, b);", "run"));
+        assert!(calls_name(b"run(a);", "run"));
+        assert!(!calls_name(b"rerun(a);", "run"));
+        assert!(!calls_name(b"int run;", "run"));
+        assert!(!calls_name(b"run_fast(a); runs(b)", "run"));
     }
 }

@@ -37,7 +37,9 @@ use super::Options;
 use crate::budget;
 use crate::finding::{Cut, NoteKind};
 use crate::ir::{Kernel, Note, Program, ProjectLaunch, Space, Span};
-pub use host_values::{arg_values as host_arg_values, values_of as host_values_of};
+pub use host_values::{
+    arg_values as host_arg_values, calls_name as host_calls_name, values_of as host_values_of,
+};
 use items::template_defaults;
 pub(crate) use items::{function_name, qualifiers};
 pub(crate) use items::{template_param_is_bool, template_params};
