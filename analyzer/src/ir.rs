@@ -106,7 +106,9 @@ pub enum UnOp {
     Ffs(u8),
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub enum BinOp {
     Add,
     Sub,

@@ -4,7 +4,7 @@
 //! that give a launch argument the values its host function's callers
 //! pass.
 
-use super::Span;
+use super::{BinOp, Span};
 
 /// A launch configuration for a kernel.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -192,26 +192,8 @@ impl HostArgs {
 pub enum HostExpr {
     Param(u32),
     Const(i64),
-    Bin(HostOp, Box<HostExpr>, Box<HostExpr>),
-}
-
-/// An integer operation of a [`HostExpr`].
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
-)]
-pub enum HostOp {
-    Add,
-    Sub,
-    Mul,
-    Div,
-    Rem,
-    Shl,
-    Shr,
-    And,
-    Or,
-    Xor,
-    Min,
-    Max,
+    /// An integer operation (not a comparison or a logical one).
+    Bin(BinOp, Box<HostExpr>, Box<HostExpr>),
 }
 
 impl HostExpr {
@@ -268,27 +250,10 @@ impl HostExpr {
     /// Its value with each parameter's from `at`; `None` where one is not
     /// given or the arithmetic is undefined (a division by zero).
     pub fn eval(&self, at: &dyn Fn(u32) -> Option<i64>) -> Option<i64> {
-        use super::BinOp;
         match self {
             HostExpr::Param(p) => at(*p),
             HostExpr::Const(c) => Some(*c),
-            HostExpr::Bin(op, a, b) => {
-                let op = match op {
-                    HostOp::Add => BinOp::Add,
-                    HostOp::Sub => BinOp::Sub,
-                    HostOp::Mul => BinOp::Mul,
-                    HostOp::Div => BinOp::Div,
-                    HostOp::Rem => BinOp::Rem,
-                    HostOp::Shl => BinOp::Shl,
-                    HostOp::Shr => BinOp::Shr,
-                    HostOp::And => BinOp::And,
-                    HostOp::Or => BinOp::Or,
-                    HostOp::Xor => BinOp::Xor,
-                    HostOp::Min => BinOp::Min,
-                    HostOp::Max => BinOp::Max,
-                };
-                super::eval_bin(op, a.eval(at)?, b.eval(at)?)
-            }
+            HostExpr::Bin(op, a, b) => super::eval_bin(*op, a.eval(at)?, b.eval(at)?),
         }
     }
 }

@@ -9,8 +9,7 @@
 
 use crate::budget;
 use crate::ir::{
-    Atom, BinOp, Expr, ExprKind, Guard, HostArg, HostBound, HostCall, HostExpr, HostOp, Kernel,
-    UnOp,
+    Atom, BinOp, Expr, ExprKind, Guard, HostArg, HostBound, HostCall, HostExpr, Kernel, UnOp,
 };
 
 use tree_sitter::Node;
@@ -161,23 +160,12 @@ impl Lowerer<'_, '_> {
         match e.kind() {
             ExprKind::Const(c) => Some(HostExpr::Const(*c)),
             ExprKind::Bin(op, a, b) => {
-                let op = match op {
-                    BinOp::Add => HostOp::Add,
-                    BinOp::Sub => HostOp::Sub,
-                    BinOp::Mul => HostOp::Mul,
-                    BinOp::Div => HostOp::Div,
-                    BinOp::Rem => HostOp::Rem,
-                    BinOp::Shl => HostOp::Shl,
-                    BinOp::Shr => HostOp::Shr,
-                    BinOp::And => HostOp::And,
-                    BinOp::Or => HostOp::Or,
-                    BinOp::Xor => HostOp::Xor,
-                    BinOp::Min => HostOp::Min,
-                    BinOp::Max => HostOp::Max,
-                    _ => return None,
-                };
+                use BinOp::*;
+                if matches!(op, Lt | Le | Gt | Ge | Eq | Ne | LAnd | LOr) {
+                    return None;
+                }
                 let (a, b) = (self.host_expr(a)?, self.host_expr(b)?);
-                Some(HostExpr::Bin(op, Box::new(a), Box::new(b)))
+                Some(HostExpr::Bin(*op, Box::new(a), Box::new(b)))
             }
             _ => None,
         }
