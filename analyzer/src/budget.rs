@@ -240,6 +240,11 @@ pub const MAX_SCAN_NODES: u32 = 200_000;
 /// chunk). Past it the rest of the value is not recorded, and a note says so.
 pub const MAX_ACCESS_PIECES: u32 = 16;
 
+/// Data members of one struct whose local variables are held in
+/// registers member by member (`frontend/lower/objects.rs`). A struct with
+/// more is not held: its members read as unknown, and a note says so.
+pub const MAX_OBJECT_MEMBERS: usize = 64;
+
 /// Type aliases followed (`using A = typename B::x;`, `B` an alias too ...)
 /// to find the template parameter a type depends on. Past it the value is
 /// `unknown`, naming this budget.
@@ -371,6 +376,11 @@ pub const ACCESS_PIECES: Budget = named(
     "pieces per access",
 );
 pub const ALIAS_DEPTH: Budget = named("MAX_ALIAS_DEPTH", MAX_ALIAS_DEPTH as u64, "levels");
+pub const OBJECT_MEMBERS: Budget = named(
+    "MAX_OBJECT_MEMBERS",
+    MAX_OBJECT_MEMBERS as u64,
+    "data members",
+);
 pub const POINTER_CHOICES: Budget = named(
     "MAX_POINTER_CHOICES",
     MAX_POINTER_CHOICES as u64,

@@ -671,6 +671,10 @@ pub enum Cut {
     /// arguments), not followed: a loop, the callers or the values ran
     /// past the budget.
     HostValues { function: String },
+    /// A struct with more data members than the budget: its local
+    /// variables are not held member by member (their members are
+    /// unknown).
+    ObjectMembers { ty: String },
 }
 
 impl Cut {
@@ -685,6 +689,7 @@ impl Cut {
             Cut::FunctionDeclarator => "function-declarator-too-deep",
             Cut::LaunchSearch { .. } => "launches-not-read",
             Cut::HostValues { .. } => "host-values-not-followed",
+            Cut::ObjectMembers { .. } => "object-not-held",
             Cut::SpecifierMacro { .. } => "specifier-macro-not-read",
             Cut::TypenameName => "typename-not-read",
             Cut::AttributeArguments { .. } => "attribute-not-read",

@@ -332,7 +332,8 @@ int main() { k<half><<<1, 32>>>(0, 0); }
 
 /// A file's own definition of a name the table knows wins: a project's
 /// `struct curandState` (4 bytes), `struct half2` (8) and its own `array`
-/// template (not sized: its layout is its own) are not read as CUDA's.
+/// template (laid out as the file defines it: four floats and an int, not
+/// `std::array`'s 16 bytes) are not read as CUDA's.
 #[test]
 fn a_files_own_definition_wins_over_the_table() {
     let a = run(r#"
@@ -352,8 +353,8 @@ __global__ void k() {
     assert_eq!(obj("p").elem_size, 8, "the file's half2 is two floats");
     assert_eq!(
         obj("t").elem_size,
-        0,
-        "the file's own template is not sized as std::array"
+        20,
+        "the file's own template is sized by its own layout, not as std::array"
     );
     assert_eq!(obj("h").elem_size, size_align("__half").0);
 }

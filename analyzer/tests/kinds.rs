@@ -216,6 +216,7 @@ fn kinds() -> Vec<&'static str> {
         Cut::TypenameName,
         Cut::AttributeArguments { key: s() },
         Cut::Headers { given: 1 },
+        Cut::ObjectMembers { ty: s() },
     ];
     let mut notes = vec![
         NoteKind::FileTooLarge { budget: B },

@@ -113,8 +113,8 @@ int main() { k<<<1, 64>>>(0); }
 }
 
 /// An inner `B s;` shadows the outer `A s;` only inside its block, and an
-/// inlined function's parameter `B &s` is not the caller's `A s` (it is
-/// not followed: unknown, never the wrong struct's method).
+/// inlined function's parameter `B &s` is the object passed (`t`, a `B`),
+/// not the caller's `A s`: `B::get` runs, never the wrong struct's method.
 #[test]
 fn a_struct_variable_is_scoped() {
     let a = run(r#"
@@ -132,16 +132,25 @@ __global__ void k(float *out) {
 int main() { k<<<2, 128>>>(0); }
 "#);
     // Inside the block `sb`, after it `sa` (`sa[t]`: 1-way).
-    let sb = find(&a, "sb", Op::Load);
-    assert_eq!(sb.span.line, 7);
-    let sa = find(&a, "sa", Op::Load);
-    assert_eq!(sa.span.line, 9);
-    assert_eq!(ways(sa), 1.0);
+    let lines = |name: &str| -> Vec<u32> {
+        let mut v: Vec<u32> = a
+            .reports
+            .iter()
+            .filter(|r| r.array == name && r.op == Op::Load)
+            .map(|r| r.span.line)
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(lines("sb"), vec![4, 7]);
+    assert_eq!(lines("sa"), vec![9]);
+    assert_eq!(ways(find(&a, "sa", Op::Load)), 1.0);
+    // In `use`, `s` is `t`: B's `sb[31 t + 1]`, 31 odd, 1-way.
     let callee: Vec<_> = a
         .reports
         .iter()
         .filter(|r| r.span.line == 4)
-        .map(|r| (r.space, r.status))
+        .map(|r| (r.space, r.status, ways(r)))
         .collect();
-    assert_eq!(callee, vec![(Space::Generic, Status::Unknown)]);
+    assert_eq!(callee, vec![(Space::Shared, Status::Exact, 1.0)]);
 }

@@ -672,6 +672,10 @@ fn cut(what: &Cut, b: &Budget) -> String {
         Cut::AttributeArguments { key } => {
             format!("`{key}(…)` is not read: its arguments run past the {b}")
         }
+        Cut::ObjectMembers { ty } => format!(
+            "variables of `{ty}` are not followed member by member: it has more data members \
+             than the {b}, so its members are unknown"
+        ),
     }
 }
 

@@ -19,6 +19,10 @@ pub enum Ty {
         align: u64,
     },
     Struct(usize),
+    /// An instance of a struct template the file defines, laid out with
+    /// its template arguments bound (`interval_gpu<double>`): the layout
+    /// travels with the type, as no file-wide table holds it.
+    Instance(std::sync::Arc<StructDef>),
     Array(Box<Ty>, Option<u64>),
     Ptr(Box<Ty>),
     /// A type whose size and alignment are known but whose fields are not
@@ -35,14 +39,14 @@ pub enum Ty {
     Unknown(String),
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Field {
     pub name: String,
     pub ty: Ty,
     pub offset: u64,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct StructDef {
     pub name: String,
     pub fields: Vec<Field>,
@@ -55,7 +59,10 @@ impl Ty {
         matches!(self, Ty::Int { .. })
     }
     pub fn is_scalar_data(&self) -> bool {
-        matches!(self, Ty::Float { .. } | Ty::Vector { .. } | Ty::Struct(_))
+        matches!(
+            self,
+            Ty::Float { .. } | Ty::Vector { .. } | Ty::Struct(_) | Ty::Instance(_)
+        )
     }
 }
 
@@ -68,6 +75,7 @@ pub fn size_of(ty: &Ty, structs: &[StructDef]) -> Option<u64> {
             Some(round_up(raw, *align))
         }
         Ty::Struct(i) => structs.get(*i).map(|s| s.size),
+        Ty::Instance(s) => Some(s.size),
         Ty::Array(e, n) => Some(size_of(e, structs)?.checked_mul((*n)?)?),
         Ty::Ptr(_) => Some(8),
         Ty::Opaque { size, .. } => Some(*size),
@@ -81,6 +89,7 @@ pub fn align_of(ty: &Ty, structs: &[StructDef]) -> Option<u64> {
         Ty::Int { size } | Ty::Float { size } => Some(*size),
         Ty::Vector { align, .. } => Some(*align),
         Ty::Struct(i) => structs.get(*i).map(|s| s.align),
+        Ty::Instance(s) => Some(s.align),
         Ty::Array(e, _) => align_of(e, structs),
         Ty::Ptr(_) => Some(8),
         Ty::Opaque { align, .. } => Some(*align),
@@ -206,8 +215,12 @@ pub fn field(ty: &Ty, name: &str, structs: &[StructDef]) -> Option<(u64, Ty)> {
             }
             Some((i * size_of(comp, structs)?, (**comp).clone()))
         }
-        Ty::Struct(i) => {
-            let s = structs.get(*i)?;
+        Ty::Struct(_) | Ty::Instance(_) => {
+            let s = match ty {
+                Ty::Instance(s) => s,
+                Ty::Struct(i) => structs.get(*i)?,
+                _ => return None,
+            };
             s.fields
                 .iter()
                 .find(|f| f.name == name)
@@ -236,6 +249,7 @@ pub fn spell(ty: &Ty, structs: &[StructDef]) -> String {
             .get(*i)
             .map(|s| s.name.clone())
             .unwrap_or_else(|| "struct".into()),
+        Ty::Instance(s) => s.name.clone(),
         Ty::Array(e, _) => spell(e, structs),
         Ty::Ptr(e) => format!("{}*", spell(e, structs)),
         Ty::Dim3 => "dim3".into(),

@@ -57,7 +57,8 @@ impl<'a, 't> Lowerer<'a, 't> {
         if src.at.is_some() {
             return None; // a macro expansion: its use's span
         }
-        let copy = right.filter(|_| matches!(ty, Ty::Vector { .. } | Ty::Struct(_)));
+        let copy =
+            right.filter(|_| matches!(ty, Ty::Vector { .. } | Ty::Struct(_) | Ty::Instance(_)));
         let last = copy.unwrap_or(target);
         let end = last.end_byte();
         let text = src.bytes.get(last.start_byte()..end)?;
@@ -144,51 +145,38 @@ impl<'a, 't> Lowerer<'a, 't> {
                 }
             }
         }
+        // A member of an object held in registers (`objects.rs`): `v.m`,
+        // or `this->m` in a method.
+        if t.node_kind() == "field_expression" {
+            let arg = t.field("argument");
+            let field = t.field("field").map(|f| src.text(f));
+            if let (Some(a), Some(f)) = (arg, field) {
+                if a.node_kind() == "this" {
+                    if let Some(old) = self.this_member(&f) {
+                        let new = self.assigned_value(&old, op, rhs);
+                        self.set_this_member(&f, new.clone());
+                        return (old, new);
+                    }
+                } else if a.node_kind() == "identifier" {
+                    let key = super::objects::member_name(&src.text(a), &f);
+                    if let Some(b) = self.lookup(&key).cloned() {
+                        if !matches!(b.val, Val::Place(_)) {
+                            let new = self.assigned_value(&b.val, op, rhs);
+                            if let Some(x) = self.lookup_mut(&key) {
+                                x.val = new.clone();
+                            }
+                            return (b.val, new);
+                        }
+                    }
+                }
+            }
+        }
         if t.node_kind() == "identifier" {
             let name = src.text(t);
             if let Some(b) = self.lookup(&name).cloned() {
                 if !matches!(b.val, Val::Place(_)) {
                     let old = b.val.clone();
-                    let new = match (op, rhs) {
-                        (None, Some(v)) => match (&old, v) {
-                            (Val::Ptr(p), Val::Ptr(q)) => Val::Ptr(Ptr {
-                                obj: q.obj,
-                                off: q.off,
-                                pointee: p.pointee.clone(),
-                            }),
-                            (_, v) => v,
-                        },
-                        (Some(o), rhs) => {
-                            let r = rhs.unwrap_or(Val::Int(Expr::konst(1)));
-                            match (&old, r) {
-                                (Val::Ptr(p), Val::Int(i))
-                                    if matches!(o, BinOp::Add | BinOp::Sub) =>
-                                {
-                                    let sz = self.elem_size(&p.pointee).unwrap_or(1) as i64;
-                                    Val::Ptr(Ptr {
-                                        obj: p.obj,
-                                        off: Expr::bin(
-                                            o,
-                                            p.off.clone(),
-                                            Expr::times(i, Expr::konst(sz)),
-                                        ),
-                                        pointee: p.pointee.clone(),
-                                    })
-                                }
-                                (Val::Either(_), Val::Int(i))
-                                    if matches!(o, BinOp::Add | BinOp::Sub) =>
-                                {
-                                    self.offset_val(old.clone(), &i, o == BinOp::Sub)
-                                }
-                                (_, r) => {
-                                    let a = self.as_int(old.clone());
-                                    let b = self.as_int(r);
-                                    Val::Int(Expr::bin(o, a, b))
-                                }
-                            }
-                        }
-                        (None, None) => old.clone(),
-                    };
+                    let new = self.assigned_value(&old, op, rhs);
                     if let Some(b) = self.lookup_mut(&name) {
                         b.val = new.clone();
                     }
@@ -220,6 +208,44 @@ impl<'a, 't> Lowerer<'a, 't> {
         };
         let old = self.store(&place, op, &rhs, right, t, n, src);
         (old, rhs.unwrap_or(Val::Void))
+    }
+
+    /// The value a variable holding `old` takes from assignment `op`
+    /// (`None`: plain `=`) of `rhs` (`None`: `++`/`--`, as `+= 1`): a
+    /// pointer keeps its declared pointee, and moves in elements.
+    fn assigned_value(&mut self, old: &Val, op: Option<BinOp>, rhs: Option<Val>) -> Val {
+        match (op, rhs) {
+            (None, Some(v)) => match (old, v) {
+                (Val::Ptr(p), Val::Ptr(q)) => Val::Ptr(Ptr {
+                    obj: q.obj,
+                    off: q.off,
+                    pointee: p.pointee.clone(),
+                }),
+                (_, v) => v,
+            },
+            (Some(o), rhs) => {
+                let r = rhs.unwrap_or(Val::Int(Expr::konst(1)));
+                match (old, r) {
+                    (Val::Ptr(p), Val::Int(i)) if matches!(o, BinOp::Add | BinOp::Sub) => {
+                        let sz = self.elem_size(&p.pointee).unwrap_or(1) as i64;
+                        Val::Ptr(Ptr {
+                            obj: p.obj,
+                            off: Expr::bin(o, p.off.clone(), Expr::times(i, Expr::konst(sz))),
+                            pointee: p.pointee.clone(),
+                        })
+                    }
+                    (Val::Either(_), Val::Int(i)) if matches!(o, BinOp::Add | BinOp::Sub) => {
+                        self.offset_val(old.clone(), &i, o == BinOp::Sub)
+                    }
+                    (_, r) => {
+                        let a = self.as_int(old.clone());
+                        let b = self.as_int(r);
+                        Val::Int(Expr::bin(o, a, b))
+                    }
+                }
+            }
+            (None, None) => old.clone(),
+        }
     }
 
     /// The store of assignment `n` (`op`, value `rhs`, copied from `right`)

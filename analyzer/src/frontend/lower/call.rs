@@ -11,12 +11,12 @@ use std::collections::HashMap;
 
 use tree_sitter::Node;
 
-use super::{Binding, Frame, Lowerer, Place, Scope, Src, Val};
-use crate::budget;
+use super::objects::This;
+use super::{Lowerer, Place, Scope, Src, Val};
 use crate::finding::Origin;
 use crate::frontend::fields::Fields;
 use crate::frontend::fuse;
-use crate::frontend::tu::{FuncDef, TArg, TParam};
+use crate::frontend::tu::{FuncDef, TArg};
 use crate::frontend::types::{builtin, Ty};
 use crate::ir::{BinOp, Expr, Op, UnOp};
 
@@ -131,6 +131,11 @@ impl<'a, 't> Lowerer<'a, 't> {
         if let Some(v) = self.struct_conversion(&short, targs_node, &args, n, src) {
             return v;
         }
+        if f.node_kind() == "identifier" {
+            if let Some(v) = self.this_call(&short, &args, n, src) {
+                return v;
+            }
+        }
         if let Some(v) = self.device_call(&short, &args, n, src) {
             return v;
         }
@@ -157,9 +162,10 @@ impl<'a, 't> Lowerer<'a, 't> {
     }
 
     /// `v.m(args)` on a variable of a struct type the file defines
-    /// (`smem.getPointer()` of cuda-samples' `SharedMemory<T>`): its method
-    /// `m` (of the specialisation the type's arguments pick, with as many
-    /// parameters as arguments) inlined; its fields are not known to it.
+    /// (`smem.getPointer()` of cuda-samples' `SharedMemory<T>`,
+    /// `result.push(x)`): its method `m` (of the specialisation the type's
+    /// arguments pick, with as many parameters as arguments) inlined on
+    /// the object (`objects.rs`), whose members it leaves are written back.
     /// `None` for any other call.
     fn struct_method(&mut self, f: Node, args: &[Node], src: &Src) -> Option<Val> {
         if f.node_kind() != "field_expression" {
@@ -172,33 +178,27 @@ impl<'a, 't> Lowerer<'a, 't> {
         // The struct declared in the innermost scope that binds the name
         // (an inner `B s;` shadows an outer `A s;` only inside its block).
         let var = src.text(var);
-        let depth = self.scopes.iter().rposition(|s| s.contains_key(&var))?;
-        let (name, targs) = self.struct_vars.get(&(var, depth))?.clone();
-        let (tparams, node, ssrc) = self.struct_instance(&name, &targs)?;
-        let msrc = Src::of(ssrc);
-        let def = node.field("body")?.kids().into_iter().find(|m| {
-            m.node_kind() == "function_definition"
-                && param_count(*m) == Some(args.len())
-                && m.field("declarator").is_some_and(|d| {
-                    crate::frontend::tu::function_name(d, &msrc) == Ok(Some(method.clone()))
-                })
-        })?;
-        let def = FuncDef {
-            node: def,
-            src: ssrc,
-            name: format!("{name}::{method}"),
-            tdefaults: vec![None; tparams.len()],
-            tparams: tparams.clone(),
-            is_kernel: false,
+        let strukt = self.object_struct(&var)?;
+        let def = self.method_def(&strukt, &method, args.len())?;
+        let this = match self.this_of(&var, &strukt, f, src) {
+            Some(t) => t,
+            // A struct without data members: its template parameters only.
+            None => {
+                let (tparams, _, _) = self.struct_instance(&strukt.0, &strukt.1)?;
+                let mut tscope = HashMap::new();
+                let mut names = Scope::new();
+                self.bind_targs(&tparams, &strukt.1, &mut tscope, &mut names);
+                This {
+                    strukt: strukt.clone(),
+                    names,
+                    members: Vec::new(),
+                }
+            }
         };
-        // The struct's template parameters, bound to the type's arguments.
-        let mut tscope = HashMap::new();
-        let mut scope = Scope::new();
-        self.bind_targs(&tparams, &targs, &mut tscope, &mut scope);
-        self.tscopes.push(tscope);
+        let members = this.members.clone();
         let vals: Vec<Val> = args.iter().map(|a| self.expr(*a, src)).collect();
-        let v = self.inline_call(&def, vals, args.to_vec(), f, src);
-        self.tscopes.pop();
+        let (v, after) = self.inline_with(&def, vals, args.to_vec(), f, src, Some(this));
+        self.write_back(&var, &members, after);
         Some(v)
     }
 
@@ -531,218 +531,5 @@ impl<'a, 't> Lowerer<'a, 't> {
             None
         };
         dependent.unwrap_or_else(|| Val::Int(self.unknown(Origin::CallResult { callee }, witness)))
-    }
-
-    fn inline_call(
-        &mut self,
-        def: &FuncDef<'t>,
-        vals: Vec<Val>,
-        arg_nodes: Vec<Node>,
-        n: Node,
-        src: &Src,
-    ) -> Val {
-        if self.inlining.contains(&def.name) {
-            for (i, v) in vals.into_iter().enumerate() {
-                let an = arg_nodes.get(i).copied().unwrap_or(n);
-                self.rvalue_of(v, an, src);
-            }
-            return self.unknown_val(Origin::RecursiveCall {
-                function: def.name.clone(),
-            });
-        }
-        if self.inline_depth >= budget::MAX_INLINE_DEPTH
-            || self.inlined >= budget::MAX_INLINED_CALLS
-        {
-            let b = if self.inline_depth >= budget::MAX_INLINE_DEPTH {
-                budget::INLINE_DEPTH
-            } else {
-                budget::INLINED_CALLS
-            };
-            let what = Origin::CallResult {
-                callee: def.name.clone(),
-            };
-            return self.budget_unknown(n, src, b, what);
-        }
-        self.inlined += 1;
-        let main = Src::of(def.src);
-        let Some(body) = def.node.field("body") else {
-            return Val::Void;
-        };
-        let params = function_params(def.node);
-        let mut scope = Scope::new();
-        let mut tscope = HashMap::new();
-        // Explicit template arguments (`put<Cfg<8>, 4>(s)`), read in the
-        // caller's scope; a type not given is deduced below.
-        let explicit = n
-            .field("function")
-            .filter(|f| f.node_kind() == "template_function")
-            .and_then(|f| f.field("arguments"))
-            .map(|list| self.template_args(list, src))
-            .unwrap_or_default();
-        self.bind_targs(&def.tparams, &explicit, &mut tscope, &mut scope);
-        self.value_defaults(def, explicit.len(), &mut scope, &main);
-        let tnames: Vec<String> = def
-            .tparams
-            .iter()
-            .filter_map(|p| match p {
-                TParam::Type(n) => Some(n.clone()),
-                TParam::Value(_) => None,
-            })
-            .collect();
-        // Arguments are evaluated in the caller's scope.
-        let mut converted = Vec::new();
-        let mut outs = Vec::new();
-        for (i, (p, v)) in params.iter().zip(vals).enumerate() {
-            let tn = p.field("type");
-            let is_ref = p
-                .field("declarator")
-                .map(|d| d.node_kind() == "reference_declarator")
-                .unwrap_or(false);
-            let v = if is_ref {
-                if let Some(name) = self.out_arg(arg_nodes.get(i).copied(), src) {
-                    outs.push((i, name));
-                }
-                v
-            } else {
-                let an = arg_nodes.get(i).copied().unwrap_or(n);
-                self.rvalue_of(v, an, src)
-            };
-            // Deduce `T` from `T *` arguments (an array argument as the
-            // pointer it decays to).
-            let pointer_param = p.field("declarator").is_some_and(|d| {
-                matches!(d.node_kind(), "pointer_declarator" | "array_declarator")
-            });
-            if let (Some(tn), Val::Ptr(ptr), true) = (tn, &v, pointer_param) {
-                let tname = main.text(tn);
-                if tnames.contains(&tname) && !tscope.contains_key(&tname) {
-                    tscope.insert(tname, ptr.pointee.clone());
-                }
-            }
-            converted.push((*p, v));
-        }
-        self.tscopes.push(tscope);
-        // The callee's names of opaque types are its own (a fragment
-        // parameter `c` is not the caller's `c`).
-        let saved_opaque = std::mem::take(&mut self.opaque_vars);
-        let saved_structs = std::mem::take(&mut self.struct_vars);
-        let mut pnames = vec![String::new(); converted.len()];
-        for (i, (p, v)) in converted.into_iter().enumerate() {
-            let Some(tn) = p.field("type") else {
-                continue;
-            };
-            let base = self.resolve_type(tn, &main);
-            let Some(d) = p.field("declarator") else {
-                continue;
-            };
-            let (pname, ty, _, _) = self.declarator_ref(base, d, &main, 0);
-            pnames[i] = pname.clone();
-            if matches!(ty, Ty::Float { .. }) {
-                self.float_vars.insert(pname.clone());
-            }
-            if matches!(ty, Ty::Opaque { .. }) {
-                self.opaque_vars.insert(pname.clone(), ty.clone());
-            }
-            let v = self.as_declared(&ty, v, &main.text(p));
-            scope.insert(pname, Binding { val: v });
-        }
-        let saved_scopes = std::mem::replace(&mut self.scopes, vec![scope]);
-        self.frames.push(Frame {
-            guard_base: self.guards.len(),
-            ..Frame::default()
-        });
-        self.inline_depth += 1;
-        self.inlining.push(def.name.clone());
-        let call = crate::ir::Inlined {
-            call: self.span(n, src),
-            callee: def.name.clone(),
-            repeated: !self.open_loops.is_empty(),
-        };
-        let outer = self.call_site.replace(call);
-        self.stmt(body, &main);
-        self.call_site = outer;
-        self.inlining.pop();
-        self.inline_depth -= 1;
-        let frame = self.frames.pop().unwrap_or_default();
-        let outs = self.out_values(outs, &pnames, body, &frame);
-        self.scopes = saved_scopes;
-        self.opaque_vars = saved_opaque;
-        self.struct_vars = saved_structs;
-        for (name, v) in outs {
-            if let Some(b) = self.lookup_mut(&name) {
-                b.val = v;
-            }
-        }
-        self.tscopes.pop();
-        let mut rets = frame.returns;
-        let Some((_, last)) = rets.pop() else {
-            return Val::Void;
-        };
-        rets.into_iter()
-            .rev()
-            .fold(last, |v, (c, val)| self.merge_vals(c, val, v))
-    }
-
-    /// A value template parameter the call does not give (`explicit`
-    /// given) takes its default (`template <int width = WARP_SIZE>`), read
-    /// in the callee's scope: its earlier parameters and the file's names,
-    /// not the caller's variables.
-    fn value_defaults(
-        &mut self,
-        def: &FuncDef<'t>,
-        explicit: usize,
-        scope: &mut Scope,
-        main: &Src,
-    ) {
-        for (i, p) in def.tparams.iter().enumerate().skip(explicit) {
-            let (TParam::Value(name), Some(Some(d))) = (p, def.tdefaults.get(i)) else {
-                continue;
-            };
-            let saved = std::mem::replace(&mut self.scopes, vec![scope.clone()]);
-            let v = self.const_int(*d, main);
-            self.scopes = saved;
-            if let Some(v) = v {
-                let val = Val::Int(Expr::konst(v));
-                scope.insert(name.clone(), Binding { val });
-            }
-        }
-    }
-
-    /// The caller's variable a reference parameter's argument names (`x`
-    /// in `udivmod(i, DX / 2, x)` with `uint &rem`): what the callee
-    /// assigns to the parameter, the caller's variable holds after the
-    /// call. Not a place in memory (that is a reference into the array).
-    fn out_arg(&self, arg: Option<Node>, src: &Src) -> Option<String> {
-        let arg = arg.filter(|a| a.node_kind() == "identifier")?;
-        let name = src.text(arg);
-        let b = self.lookup(&name)?;
-        (!matches!(b.val, Val::Place(_))).then_some(name)
-    }
-
-    /// The values the callee left in its reference parameters `outs`, for
-    /// the caller's variables they name, read at the end of its body.
-    /// Only when every path reaches the end: a `return` before it would
-    /// leave another value (none is written back then, and the caller's
-    /// variables keep theirs).
-    fn out_values(
-        &self,
-        outs: Vec<(usize, String)>,
-        pnames: &[String],
-        body: Node,
-        frame: &Frame,
-    ) -> Vec<(String, Val)> {
-        let last_returns = body
-            .kids()
-            .last()
-            .is_some_and(|s| s.node_kind() == "return_statement");
-        let straight = frame.returns.is_empty() || (frame.returns.len() == 1 && last_returns);
-        if !straight {
-            return Vec::new();
-        }
-        outs.into_iter()
-            .filter_map(|(i, caller)| {
-                let v = self.lookup(pnames.get(i)?)?.val.clone();
-                Some((caller, v))
-            })
-            .collect()
     }
 }

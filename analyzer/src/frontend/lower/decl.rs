@@ -52,6 +52,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             "template_type" => {
                 let name = n.field("name").map(|x| src.text(x)).unwrap_or_default();
                 self.library_instance(n, &name, &text, src)
+                    .or_else(|| self.struct_template_instance(n, &name, src))
                     .unwrap_or(Ty::Unknown(text))
             }
             "qualified_identifier" => self.qualified_type(n, src).unwrap_or(Ty::Unknown(text)),
@@ -304,6 +305,17 @@ impl<'a, 't> Lowerer<'a, 't> {
                 // `dim3 block(BX, BY);` with macro arguments parses as a
                 // function declaration (C++'s most vexing parse); inside a
                 // function body it is a constructor call.
+                let var = d
+                    .field("declarator")
+                    .map(|x| src.text(x))
+                    .unwrap_or_default();
+                if let Some(s) = self.struct_named(tn, src) {
+                    let key = (var.clone(), self.scopes.len().saturating_sub(1));
+                    self.struct_vars.insert(key, s.clone());
+                    if self.construct_vexing(&var, s, d, src) {
+                        continue;
+                    }
+                }
                 self.vexing_parse(d, &base, src);
                 continue;
             }
@@ -322,10 +334,22 @@ impl<'a, 't> Lowerer<'a, 't> {
                 self.opaque_vars.remove(&name);
             }
             let key = (name.clone(), self.scopes.len().saturating_sub(1));
-            match self.struct_named(tn, src) {
-                Some(s) if d.node_kind() == "identifier" => self.struct_vars.insert(key, s),
-                _ => self.struct_vars.remove(&key),
+            // A plain variable (not a pointer, reference or array).
+            let plain = d.node_kind() == "identifier"
+                || (d.node_kind() == "init_declarator"
+                    && d.field("declarator")
+                        .is_some_and(|x| x.node_kind() == "identifier"));
+            let strukt = self.struct_named(tn, src).filter(|_| plain && !shared);
+            match &strukt {
+                Some(s) => self.struct_vars.insert(key, s.clone()),
+                None => self.struct_vars.remove(&key),
             };
+            // An object held in registers (`objects.rs`).
+            if let Some(s) = strukt {
+                if self.construct(&name, s, init, d, src) {
+                    continue;
+                }
+            }
             if let Some(i) = init {
                 self.note_kernel_var(&name, i, src);
             }

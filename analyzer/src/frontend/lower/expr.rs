@@ -555,6 +555,18 @@ impl<'a, 't> Lowerer<'a, 't> {
                 }
             }
         }
+        // A member of an object held in registers (`objects.rs`).
+        if arg.node_kind() == "this" && arrow {
+            if let Some(v) = self.this_member(&fname) {
+                return v;
+            }
+        }
+        if arg.node_kind() == "identifier" && !arrow {
+            let key = super::objects::member_name(&src.text(arg), &fname);
+            if let Some(b) = self.lookup(&key) {
+                return b.val.clone();
+            }
+        }
         let base = self.expr(arg, src);
         self.on_each(base, &mut |s, side| {
             s.field_of(side, arrow, &fname, arg, src)

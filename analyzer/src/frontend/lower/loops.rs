@@ -142,7 +142,9 @@ impl<'a, 't> Lowerer<'a, 't> {
         let update = n.field("update");
         let mut assigned = Vec::new();
         for part in [body, cond_node, update].into_iter().flatten() {
-            if !collect_assigned(part, src, &mut assigned) {
+            if !collect_assigned(part, src, &mut assigned)
+                || !self.objects_written(part, src, &mut assigned)
+            {
                 self.budget_note(part, src, budget::SCAN_NODES, Cut::LoopScan);
             }
         }
@@ -305,6 +307,18 @@ impl<'a, 't> Lowerer<'a, 't> {
     /// it cannot); else unknown.
     fn exit_values(&mut self, carried: Vec<Carried>, id: usize, simulable: bool, line: u32) {
         let vars = self.k.loops[id].vars.clone();
+        // Each carried variable's loop variables, in order.
+        let mut vars_of = {
+            let mut all = vars.iter().copied();
+            carried
+                .iter()
+                .map(|c| {
+                    let n = c.objects.as_ref().map_or(1, Vec::len);
+                    all.by_ref().take(n).collect::<Vec<u32>>()
+                })
+                .collect::<Vec<_>>()
+                .into_iter()
+        };
         let mut vars = vars.into_iter();
         for Carried {
             name,
@@ -347,6 +361,26 @@ impl<'a, 't> Lowerer<'a, 't> {
                     b.val = Val::Int(u);
                 }
                 continue;
+            }
+            // A variable the body never changes (its next value is its
+            // loop variable: a member carried because a method was called)
+            // leaves the loop as it entered.
+            let own: Vec<u32> = vars_of.next().unwrap_or_default();
+            let unchanged = !own.is_empty()
+                && own.iter().all(|&v| {
+                    let i = self.k.loops[id].vars.iter().position(|x| *x == v);
+                    i.and_then(|i| self.k.loops[id].next.get(i))
+                        .is_some_and(|e| e.same(&Expr::atom(Atom::LoopVar(v))))
+                });
+            if unchanged {
+                let inits: Vec<Expr> = own
+                    .iter()
+                    .filter_map(|&v| {
+                        let i = self.k.loops[id].vars.iter().position(|x| *x == v)?;
+                        self.k.loops[id].init.get(i).cloned()
+                    })
+                    .collect();
+                exits = inits;
             }
             if let Some(b) = self.lookup_mut(&name) {
                 b.val = match (&b.val, objects.is_some()) {

@@ -13,12 +13,13 @@
 //!
 //! - `expr`: expressions (names, operators, fields, assignments);
 //! - `memory`: places in memory: loads, subscripts, the `Access` records;
-//! - `call`: calls: builtins, atomics, `__device__` functions inlined;
+//! - `call`: calls: builtins, atomics, `__device__` functions (inlined by `inline`);
 //! - `groups`: cooperative groups and their members;
 //! - `stmt`: statements: blocks, `if`, `switch`, `return`/`break`/`continue`;
 //! - `loops`: loops and their loop-carried variables;
 //! - `decl`: types, declarators and local declarations;
 //! - `templates`: template arguments and static members of struct templates;
+//! - `objects`: struct objects held in registers: members, constructors, methods;
 //! - `macros`: a macro expanded at its use by parsing its text;
 //! - `launch`: host functions walked for kernel launch sites.
 
@@ -29,11 +30,13 @@ mod expr;
 mod flags;
 mod groups;
 pub(crate) mod host_calls;
+mod inline;
 mod launch;
 mod launch_api;
 mod loops;
 mod macros;
 mod memory;
+pub(crate) mod objects;
 mod shuffle;
 mod stmt;
 mod templates;
@@ -245,6 +248,10 @@ pub(crate) struct Lowerer<'a, 't> {
     /// methods (`smem.getPointer()`). An inlined function starts without
     /// them (its parameters are not known to be structs).
     struct_vars: HashMap<(String, usize), (String, Vec<TArg>)>,
+    /// Per function being inlined, innermost last, the struct whose method
+    /// it is (`None`: not a method): its object's members are the
+    /// outermost scope (`objects.rs`).
+    methods: Vec<Option<(String, Vec<TArg>)>>,
     /// Functions being inlined (a recursive call is not followed).
     inlining: Vec<String>,
     /// Calls inlined so far in this kernel.
@@ -285,6 +292,9 @@ pub(crate) struct Lowerer<'a, 't> {
     /// Struct template instances that template parameters are bound to,
     /// by the type's text (see `instance`).
     instances: HashMap<String, (String, Vec<TArg>)>,
+    /// Struct template instances laid out in this lowering, by their
+    /// spelling (`templates.rs`, `struct_template_instance`).
+    instance_types: HashMap<String, Ty>,
     /// Names the current launching function sets to moved pointers, by
     /// the function body's byte range (see `offset_pointer`).
     moved: Option<((usize, usize), std::collections::HashSet<String>)>,
@@ -375,6 +385,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             float_vars: Default::default(),
             opaque_vars: HashMap::new(),
             struct_vars: HashMap::new(),
+            methods: Vec::new(),
             inlining: Vec::new(),
             inlined: 0,
             expanding: Vec::new(),
@@ -389,6 +400,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             launch_cfgs: HashMap::new(),
             local_aliases: vec![HashMap::new()],
             instances: HashMap::new(),
+            instance_types: HashMap::new(),
             representative: None,
             represented: Vec::new(),
             unbound_values: Vec::new(),
@@ -799,7 +811,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                         Origin::Parameter { name: name.clone() },
                         Some(Expr::konst(0)),
                     );
-                    if matches!(ty, Ty::Struct(_)) {
+                    if matches!(ty, Ty::Struct(_) | Ty::Instance(_)) {
                         self.struct_params
                             .insert(name.clone(), (ty.clone(), u.clone()));
                     }

@@ -108,6 +108,11 @@ impl<'a, 't> Lowerer<'a, 't> {
         }
         match self.scoped_type(&name) {
             Some(Ty::Struct(id)) => Some((self.structs().get(*id)?.name.clone(), Vec::new())),
+            Some(Ty::Instance(d)) => self
+                .instances
+                .get(&d.name)
+                .cloned()
+                .or(Some((name, Vec::new()))),
             Some(Ty::Unknown(text)) => self
                 .instances
                 .get(text)
@@ -149,10 +154,90 @@ impl<'a, 't> Lowerer<'a, 't> {
     /// template instance, which template and arguments its type's text
     /// stands for, for `scope_struct`.
     pub(super) fn instance(&mut self, a: &TArg) {
-        if let TArg::Instance(Ty::Unknown(text), name, args) = a {
-            self.instances
-                .insert(text.clone(), (name.clone(), args.clone()));
+        match a {
+            TArg::Instance(Ty::Unknown(text), name, args) => {
+                self.instances
+                    .insert(text.clone(), (name.clone(), args.clone()));
+            }
+            TArg::Instance(Ty::Instance(def), name, args) => {
+                self.instances
+                    .insert(def.name.clone(), (name.clone(), args.clone()));
+            }
+            _ => {}
         }
+    }
+
+    /// `Name<args>` (`tt`) of a struct template the file defines, every
+    /// argument known: laid out with the arguments bound (its data
+    /// members in order, `__align__` kept), once per lowering. `None` for
+    /// another type, an argument not known, or a member without a size.
+    pub(super) fn struct_template_instance(
+        &mut self,
+        tt: Node,
+        name: &str,
+        src: &Src,
+    ) -> Option<Ty> {
+        if !self.tu.struct_nodes.contains_key(name) || self.depth >= budget::MAX_SYNTAX_DEPTH {
+            return None;
+        }
+        self.depth += 1;
+        let found = self.template_type_args(tt, src);
+        self.depth -= 1;
+        let (name, args) = found?;
+        if !TArg::all_known(&args) {
+            return None;
+        }
+        let spelled: Vec<String> = args
+            .iter()
+            .map(|a| match a {
+                TArg::Value(v) => v.to_string(),
+                TArg::Type(t) | TArg::Instance(t, ..) => {
+                    crate::frontend::types::spell(t, self.structs())
+                }
+                TArg::Unknown(s) => s.clone(),
+            })
+            .collect();
+        let key = format!("{name}<{}>", spelled.join(", "));
+        if let Some(t) = self.instance_types.get(&key) {
+            return Some(t.clone()).filter(|t| !matches!(t, Ty::Unknown(_)));
+        }
+        // In progress: a member that names the instance (through a
+        // pointer) sees a type without a layout.
+        self.instance_types
+            .insert(key.clone(), Ty::Unknown(key.clone()));
+        let (tparams, node, ssrc) = self.struct_instance(&name, &args)?;
+        let msrc = Src::of(ssrc);
+        let body = node.field("body")?;
+        let mut tscope = HashMap::new();
+        let mut vscope = Scope::new();
+        self.bind_targs(&tparams, &args, &mut tscope, &mut vscope);
+        self.tscopes.push(tscope);
+        let saved = std::mem::replace(&mut self.scopes, vec![vscope]);
+        self.depth += 1;
+        let mut fields = Vec::new();
+        for f in body.kids() {
+            if !super::objects::is_data_member(f, &msrc) {
+                continue;
+            }
+            let Some(tn) = f.field("type") else { continue };
+            let base = self.resolve_type(tn, &msrc);
+            let mut c = f.walk();
+            let decls: Vec<Node> = f.children_by_field_name("declarator", &mut c).collect();
+            for d in decls {
+                let (fname, ty, _, _) = self.declarator_ref(base.clone(), d, &msrc, 0);
+                fields.push((fname, ty));
+            }
+        }
+        self.depth -= 1;
+        self.scopes = saved;
+        self.tscopes.pop();
+        let force = ssrc.align_in(node.start_byte(), body.start_byte());
+        let def =
+            crate::frontend::types::layout_struct(key.clone(), fields, force, self.structs())?;
+        let ty = Ty::Instance(std::sync::Arc::new(def));
+        self.instances.insert(key.clone(), (name, args));
+        self.instance_types.insert(key, ty.clone());
+        Some(ty)
     }
 
     /// `Name<args>` with each argument resolved (a type, or an integer;

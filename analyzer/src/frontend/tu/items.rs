@@ -27,7 +27,9 @@ impl<'t> Tu<'t> {
         {
             let mut lw = Lowerer::new(self);
             for f in body.kids().into_iter() {
-                if f.node_kind() != "field_declaration" {
+                // Data members only: a method declared in the class or a
+                // static member takes no room in an object.
+                if !crate::frontend::lower::objects::is_data_member(f, &src) {
                     continue;
                 }
                 let Some(tn) = f.field("type") else {
