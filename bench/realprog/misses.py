@@ -70,7 +70,8 @@ def main():
                     diags.add((f, x["hoisted_to_line"], sp))
                 inl = x.get("inlined_at")
                 if inl:
-                    diags.add((os.path.relpath(os.path.abspath(inl["filename"]), root), inl["location"]["row"], sp))
+                    for c in [inl] + inl.get("other_calls", []):
+                        diags.add((os.path.relpath(os.path.abspath(c["filename"]), root), c["location"]["row"], sp))
         for k, (c, i, kern) in sorted(truth.items()):
             if not i:
                 continue

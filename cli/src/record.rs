@@ -83,6 +83,17 @@ pub struct InlinedRecord {
     /// The file the call is in.
     pub filename: String,
     pub location: Location,
+    /// The other calls that inline the same access into the same kernel:
+    /// the finding stands for each of them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub other_calls: Vec<CallRecord>,
+}
+
+/// A call of an inlined function.
+#[derive(Serialize, JsonSchema)]
+pub struct CallRecord {
+    pub filename: String,
+    pub location: Location,
 }
 
 /// The instruction a SASS listing shows for the access (`--nvcc`/`--sass`).
@@ -193,6 +204,15 @@ impl DiagnosticRecord {
                     callee: i.callee.clone(),
                     filename: i.path.clone()?,
                     location: loc(i.call.line, i.call.column),
+                    other_calls: i
+                        .others
+                        .iter()
+                        .zip(&i.other_paths)
+                        .map(|(c, p)| CallRecord {
+                            filename: p.clone(),
+                            location: loc(c.line, c.column),
+                        })
+                        .collect(),
                 })
             }),
             ideal_sectors: facts.ideal_sectors,

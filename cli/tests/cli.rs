@@ -672,3 +672,46 @@ fn an_access_of_an_inlined_function_names_the_call_it_came_through() {
     let called_in = d["inlined_at"]["filename"].as_str().unwrap_or_default();
     assert!(called_in.ends_with("main.cu"), "{d}");
 }
+
+/// A device function called from several places in one kernel makes one
+/// finding, which names every call: the text note lists them, and the
+/// JSON record's `inlined_at` carries the others in `other_calls`.
+#[test]
+fn a_finding_in_a_function_called_twice_names_both_calls() {
+    let dir = std::env::temp_dir().join(format!("warplint-cli-calls-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("main.cu"),
+        "__device__ void body(float *p, int k) {\n    p[threadIdx.x * 64 + k] = 1.0f;\n}\n__global__ void k(float *values) {\n    body(values, 0);\n    body(values, 1);\n}\nvoid run(float *v) { k<<<4, 128>>>(v); }\n",
+    )
+    .unwrap();
+    let out = warplint(&["check", "--isolated", dir.to_str().unwrap()]);
+    let text = stdout(&out);
+    let main = dir.join("main.cu");
+    let want = format!(
+        "in `body`, inlined into `k` by the calls at {0}:5:5 and {0}:6:5",
+        main.display()
+    );
+    assert!(text.contains(&want), "{text}");
+    let out = warplint(&[
+        "check",
+        "--isolated",
+        "--output-format",
+        "json",
+        dir.to_str().unwrap(),
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
+    let all = v.as_array().expect("array");
+    assert_eq!(all.len(), 1, "{v}");
+    let d = &all[0];
+    assert_eq!(d["inlined_at"]["location"]["row"], 5, "{d}");
+    let others = d["inlined_at"]["other_calls"]
+        .as_array()
+        .expect("other calls");
+    assert_eq!(others.len(), 1, "{d}");
+    assert_eq!(others[0]["location"]["row"], 6, "{d}");
+    assert!(others[0]["filename"]
+        .as_str()
+        .unwrap_or_default()
+        .ends_with("main.cu"));
+}

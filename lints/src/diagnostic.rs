@@ -103,6 +103,13 @@ pub struct InlinedAt {
     pub call: warplint_analyzer::ir::Span,
     /// The call's file (absolute), once the caller of the rules names it.
     pub path: Option<String>,
+    /// The other calls that inline the same access of the same kernel
+    /// (one finding for all of them), in source order.
+    #[serde(default)]
+    pub others: Vec<warplint_analyzer::ir::Span>,
+    /// Their files (absolute), as `path`.
+    #[serde(default)]
+    pub other_paths: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]

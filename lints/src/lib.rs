@@ -396,9 +396,34 @@ pub fn facts(ctx: &Context, r: &AccessReport) -> Facts {
             callee: i.callee.clone(),
             call: i.call,
             path: None,
+            others: other_calls(ctx, r, i.call),
+            other_paths: Vec::new(),
         }),
         ..Facts::default()
     }
+}
+
+/// The calls other than `call` that inline the access `r` reports on
+/// into the same kernel definition (the reports one finding stands for),
+/// in source order.
+fn other_calls(
+    ctx: &Context,
+    r: &AccessReport,
+    call: warplint_analyzer::ir::Span,
+) -> Vec<warplint_analyzer::ir::Span> {
+    let kernels = &ctx.analysis.program.kernels;
+    let definition = |x: &AccessReport| kernels.get(x.kernel).map(|k| k.span);
+    let mut out: Vec<warplint_analyzer::ir::Span> = ctx
+        .analysis
+        .reports
+        .iter()
+        .filter(|x| x.span == r.span && x.array == r.array && definition(x) == definition(r))
+        .filter_map(|x| x.inlined_at.as_ref().map(|i| i.call))
+        .filter(|c| *c != call)
+        .collect();
+    out.sort_by_key(|c| (c.file, c.line, c.column));
+    out.dedup_by_key(|c| (c.file, c.line, c.column));
+    out
 }
 
 /// What the instruction that runs `r` is, as notes: the source accesses

@@ -484,11 +484,23 @@ fn related_elsewhere_as_notes(diagnostics: &mut [Diagnostic], path: &str, header
         if let Some(i) = d.facts.inlined.as_mut() {
             let file = paths.get(i.call.file as usize).copied().unwrap_or("?");
             i.path = Some(absolute(Path::new(file)));
+            let mut calls = vec![format!("{file}:{}:{}", i.call.line, i.call.column)];
+            for o in &i.others {
+                let f = paths.get(o.file as usize).copied().unwrap_or("?");
+                i.other_paths.push(absolute(Path::new(f)));
+                calls.push(format!("{f}:{}:{}", o.line, o.column));
+            }
+            let calls = match calls.split_last() {
+                Some((last, rest)) if !rest.is_empty() => {
+                    format!("the calls at {} and {last}", rest.join(", "))
+                }
+                _ => format!("the call at {}", calls.join("")),
+            };
             d.notes.insert(
                 0,
                 format!(
-                    "in `{}`, inlined into `{}` by the call at {file}:{}:{}",
-                    i.callee, d.facts.kernel, i.call.line, i.call.column
+                    "in `{}`, inlined into `{}` by {calls}",
+                    i.callee, d.facts.kernel
                 ),
             );
         }
