@@ -245,6 +245,12 @@ pub const MAX_ACCESS_PIECES: u32 = 16;
 /// more is not held: its members read as unknown, and a note says so.
 pub const MAX_OBJECT_MEMBERS: usize = 64;
 
+/// Draws of the loaded integers a shared address is computed from
+/// (`symbolic/data.rs`): the cost reported is their mean. Fewer are run
+/// when the access's execution or work budget runs out first (at least
+/// one whole draw, else the access is costed as any other that ran out).
+pub const MAX_DATA_DRAWS: u32 = 16;
+
 /// Type aliases followed (`using A = typename B::x;`, `B` an alias too ...)
 /// to find the template parameter a type depends on. Past it the value is
 /// `unknown`, naming this budget.

@@ -319,6 +319,17 @@ pub enum Assumption {
     /// memory), points to the start of an allocation, as a pointer
     /// parameter is taken to ([`crate::ir::MemObject::pointee_of`]).
     AllocationStart { pointer: String },
+    /// The address is computed from integers loaded from `arrays`, which
+    /// the expression bounds to the array: the cost is the mean over
+    /// `draws` draws of those values, each lane's uniform over the
+    /// integer's width and independent (`symbolic/data.rs`); one draw's
+    /// cost per ideal (n-way) ranges from `low` to `high` hundredths.
+    UniformData {
+        arrays: Vec<String>,
+        draws: u32,
+        low: u32,
+        high: u32,
+    },
     /// Lanes kept active where a condition could not be evaluated.
     LanesActive { origin: Origin },
     /// A loop whose trip count could not be evaluated, run once.
@@ -504,6 +515,7 @@ impl Assumption {
             Assumption::DefaultBlock { .. } => "default-block",
             Assumption::LaunchBoundsBlock { .. } => "launch-bounds-block",
             Assumption::LocalMemory { .. } => "local-memory",
+            Assumption::UniformData { .. } => "uniform-data",
             Assumption::AllocationStart { .. } => "allocation-start",
             Assumption::LanesActive { .. } => "lanes-active",
             Assumption::LoopTrips { .. } => "loop-trips",

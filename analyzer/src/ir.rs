@@ -613,6 +613,10 @@ pub struct Unknown {
     /// The value depends on a template argument that no instantiation in
     /// the file gives: understood, just not instantiated (no note).
     pub dependent: bool,
+    /// An integer loaded from memory, this many bits wide: the engine may
+    /// draw values for it, uniformly over `0 .. 2^bits`, where the data
+    /// decides a shared access's cost (`symbolic/data.rs`).
+    pub loaded_bits: Option<u32>,
 }
 
 #[derive(Clone, Debug)]
@@ -755,6 +759,7 @@ impl Kernel {
             origin,
             witness,
             dependent: false,
+            loaded_bits: None,
         });
         Expr::atom(Atom::Unknown((self.unknowns.len() - 1) as u32))
     }

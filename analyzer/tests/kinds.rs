@@ -107,6 +107,12 @@ fn assumptions() -> Vec<Assumption> {
         },
         Assumption::LaunchBoundsBlock { threads: 1 },
         Assumption::LocalMemory { array: s() },
+        Assumption::UniformData {
+            arrays: vec![s()],
+            draws: 1,
+            low: 100,
+            high: 200,
+        },
         Assumption::AllocationStart { pointer: s() },
         Assumption::LanesActive {
             origin: Origin::Arithmetic,

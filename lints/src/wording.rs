@@ -228,6 +228,25 @@ pub fn assumption(a: &Assumption) -> String {
             "`{array}` lives in local memory (arrays whose indices are all known once \
              loops unroll are kept in registers)"
         ),
+        Assumption::UniformData {
+            arrays,
+            draws,
+            low,
+            high,
+        } => {
+            let names: Vec<String> = arrays.iter().map(|a| format!("`{a}`")).collect();
+            let range = if low == high {
+                format!("{}-way in each", hundredths(*low))
+            } else {
+                format!("from {}-way to {}-way", hundredths(*low), hundredths(*high))
+            };
+            format!(
+                "the values loaded from {} are uniformly distributed, each lane's its own (the \
+                 cost is the mean of {draws} draws, {range}; the address keeps them inside the \
+                 array, so the data decides only how often lanes collide)",
+                names.join(" and "),
+            )
+        }
         Assumption::LanesActive { origin: o } => {
             format!("lanes active where a condition depends on {}", origin(o))
         }
@@ -676,6 +695,16 @@ fn cut(what: &Cut, b: &Budget) -> String {
             "variables of `{ty}` are not followed member by member: it has more data members \
              than the {b}, so its members are unknown"
         ),
+    }
+}
+
+/// A number of hundredths, as a reader reads it (`2`, `1.5`, `3.47`).
+fn hundredths(x: u32) -> String {
+    let (whole, frac) = (x / 100, x % 100);
+    match frac {
+        0 => format!("{whole}"),
+        f if f % 10 == 0 => format!("{whole}.{}", f / 10),
+        f => format!("{whole}.{f:02}"),
     }
 }
 

@@ -4,11 +4,12 @@
 //! report carries no cost and no worst warp.
 
 use super::assume::Said;
+use super::data::DataDraw;
 use super::run::{Compiled, Run};
 use super::setup::Setup;
 use super::{AccessReport, ConstantStats, Cost, EngineOptions, GlobalStats, SharedStats, Status};
 use crate::budget;
-use crate::finding::{Assumption, UnknownReason};
+use crate::finding::{Assumption, Origin, UnknownReason};
 use crate::hardware::MemoryModel;
 use crate::ir::{Access, Kernel, Space};
 
@@ -29,17 +30,93 @@ pub(super) fn run_access(
 ) -> (AccessReport, bool, Vec<u32>) {
     let a = &k.accesses[ai];
     let unknown = unknown_up_front(a, opts, *kernel_work);
+    let up_front = unknown.is_some();
     let mut run = Run::new((k, a), setup, model, opts, unknown, compiled);
     let nblocks = run.all_warps();
     let unknown_reason = run.unknown_reason();
     let stopped = run.stopped;
     let matters = std::mem::take(&mut run.matters);
     *kernel_work = kernel_work.saturating_add(run.work);
-    (
-        report(run, (ki, ai, li), nblocks, unknown_reason),
+    let loaded = matches!(
+        unknown_reason,
+        Some(UnknownReason::DependsOn {
+            origin: Origin::Loaded { .. },
+            ..
+        })
+    );
+    let first = report(run, (ki, ai, li), nblocks, unknown_reason);
+    if loaded && !up_front && opts.stop_above_ways.is_none() {
+        let ids = (ki, ai, li);
+        if let Some(drawn) = drawn_run(k, ids, setup, model, opts, kernel_work, compiled) {
+            return drawn;
+        }
+    }
+    (first, stopped, matters)
+}
+
+/// The run of access `ai` over draws of the loaded integers its address
+/// is computed from (`data.rs`); `None` when it has none to draw, or a
+/// drawn address falls outside the array (the data's own range decides:
+/// the access stays as the plain run left it).
+fn drawn_run(
+    k: &Kernel,
+    (ki, ai, li): (usize, usize, usize),
+    setup: &Setup,
+    model: &dyn MemoryModel,
+    opts: &EngineOptions,
+    kernel_work: &mut u64,
+    compiled: &mut Compiled,
+) -> Option<(AccessReport, bool, Vec<u32>)> {
+    let a = &k.accesses[ai];
+    let data = DataDraw::of(k, a)?;
+    let arrays = data.arrays.clone();
+    let mut run = Run::new((k, a), setup, model, opts, None, compiled);
+    run.data = Some(data);
+    let mut nblocks = 0.0;
+    let mut per_draw: Vec<f64> = Vec::new();
+    for draw in 0..budget::MAX_DATA_DRAWS {
+        run.draw = u64::from(draw);
+        let before = run.totals;
+        let n = run.all_warps();
+        if run.unknown.is_some() {
+            *kernel_work = kernel_work.saturating_add(run.work);
+            return None;
+        }
+        if run.budget_hit && draw > 0 {
+            // A draw cut short: the whole ones stand.
+            run.totals = before;
+            run.budget_hit = false;
+            break;
+        }
+        nblocks += n;
+        let t = run.totals.since(before);
+        if t.ideal > 0 {
+            per_draw.push(t.cost as f64 / t.ideal as f64);
+        }
+        if run.budget_hit {
+            break;
+        }
+    }
+    *kernel_work = kernel_work.saturating_add(run.work);
+    let hundredths = |x: f64| (x * 100.0).round().clamp(0.0, f64::from(u32::MAX)) as u32;
+    let low = per_draw.iter().copied().fold(f64::INFINITY, f64::min);
+    let high = per_draw.iter().copied().fold(0.0, f64::max);
+    if !per_draw.is_empty() {
+        run.assume(Assumption::UniformData {
+            arrays,
+            draws: per_draw.len() as u32,
+            low: hundredths(low),
+            high: hundredths(high),
+        });
+    }
+    let unknown_reason = run.unknown_reason();
+    let stopped = run.stopped;
+    let matters = std::mem::take(&mut run.matters);
+    Some((
+        report(run, (ki, ai, li), nblocks.max(1.0), unknown_reason),
         stopped,
         matters,
-    )
+    ))
 }
 
 /// Unknown up front: the access's own reason, or the kernel's work budget

@@ -1,6 +1,7 @@
 //! Evaluation of symbolic expressions for one lane, and the linear view of
 //! an address in the values the engine has to assume.
 
+use super::data::DataDraw;
 use crate::hardware::WARP;
 use crate::ir::{eval_bin, eval_un, Atom, BinOp, Builtin, Expr, ExprKind, UnOp};
 
@@ -38,6 +39,9 @@ pub struct LaneEnv<'a> {
     /// Whether the grid is assumed.
     pub grid_assumed: bool,
     pub loop_vals: &'a [Result<i64, Fail>],
+    /// Values drawn for loaded integers, and this lane's index
+    /// (`data.rs`).
+    pub data: Option<(&'a DataDraw, usize)>,
 }
 
 /// Collects which assumed values an evaluation read: a set, kept as bits
@@ -144,7 +148,10 @@ fn atom(a: Atom, env: &LaneEnv, reads: &mut Reads) -> Result<i64, Fail> {
             Some(r) => *r,
             None => Err(Fail::LoopVar(v)),
         },
-        Atom::Unknown(u) => Err(Fail::Unknown(u)),
+        Atom::Unknown(u) => env
+            .data
+            .and_then(|(d, lane)| d.value(u, lane))
+            .ok_or(Fail::Unknown(u)),
         Atom::TooComplex => Err(Fail::TooComplex),
     }
 }
@@ -310,6 +317,8 @@ pub struct WarpEnv<'a> {
     pub params_assumed: &'a [bool],
     pub grid_assumed: bool,
     pub loop_vals: &'a [Vals],
+    /// Values drawn for loaded integers (`data.rs`).
+    pub data: Option<&'a DataDraw>,
 }
 
 fn merge_fail(a: &Vals, b: &Vals) -> Fail {
@@ -422,6 +431,7 @@ fn atom_vals(a: Atom, env: &WarpEnv, reads: &mut Reads) -> Vals {
                 params_assumed: env.params_assumed,
                 grid_assumed: env.grid_assumed,
                 loop_vals: &[],
+                data: None,
             };
             match atom(Atom::Builtin(b), &one, reads) {
                 Ok(v) => Vals::splat(v),
@@ -442,7 +452,16 @@ fn atom_vals(a: Atom, env: &WarpEnv, reads: &mut Reads) -> Vals {
             Some(x) => *x,
             None => Vals::failed(Fail::LoopVar(v)),
         },
-        Atom::Unknown(u) => Vals::failed(Fail::Unknown(u)),
+        Atom::Unknown(u) => match env.data {
+            Some(d) if d.value(u, 0).is_some() => {
+                let mut v = Vals::splat(0);
+                for (l, x) in v.v.iter_mut().enumerate() {
+                    *x = d.value(u, l).unwrap_or(0);
+                }
+                v
+            }
+            _ => Vals::failed(Fail::Unknown(u)),
+        },
         Atom::TooComplex => Vals::failed(Fail::TooComplex),
     }
 }
@@ -726,6 +745,7 @@ mod tests {
                     params_assumed: &[true],
                     grid_assumed: true,
                     loop_vals: &loop_vals,
+                    data: None,
                 };
                 let e = roots[root];
                 let id = g.root(e).expect("a root");
@@ -762,6 +782,7 @@ mod tests {
                 params_assumed: &[],
                 grid_assumed: false,
                 loop_vals: std::slice::from_ref(&lv),
+                data: None,
             };
             let all = eval32(&e, &warp, &mut Reads::default(), &mut 0);
             for (l, t) in tids.iter().enumerate() {
@@ -775,6 +796,7 @@ mod tests {
                     params_assumed: &[],
                     grid_assumed: false,
                     loop_vals: &lane_vals,
+                    data: None,
                 };
                 let want = eval(&e, &one, &mut Reads::default());
                 prop_assert_eq!(all.get(l).ok(), want.ok(), "lane {}", l);

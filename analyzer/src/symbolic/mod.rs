@@ -23,6 +23,8 @@
 //! - `loops.rs`: loop iterations, and which loops cost the same every time;
 //! - `assume.rs`: assumptions, keyed and worded once per access;
 //! - `unknowns.rs`: unknown values that only shift the warp;
+//! - `data.rs`: values drawn for loaded integers a shared address is
+//!   computed from, where the expression bounds them to the array;
 //! - `collapse.rs`: warps and blocks proved to cost what an earlier one did;
 //! - `stride.rs`: runs of the innermost loop's iterations proved to cost
 //!   what the first run did;
@@ -34,6 +36,7 @@
 mod access;
 mod assume;
 mod collapse;
+pub mod data;
 pub mod eval;
 mod graph;
 pub mod linear;

@@ -5,6 +5,7 @@
 //! the hardware model's cost, the worst warp so far).
 
 use super::assume::{fail_origin, Said};
+use super::data::DataDraw;
 use super::eval::{eval32, Assumed, Fail, LaneEnv, Reads, Vals, WarpEnv};
 use super::graph::{self, compile};
 use super::loops::{invariant_loops, levels};
@@ -72,6 +73,10 @@ pub(super) struct Run<'a> {
     stop_above: Option<f64>,
     /// Stopped by that limit.
     pub(super) stopped: bool,
+    /// Values drawn for the loaded integers the address is computed from,
+    /// and which draw runs (`data.rs`); `None`: none drawn.
+    pub(super) data: Option<DataDraw>,
+    pub(super) draw: u64,
     /// The address's coefficient of each atom asked so far, and whether
     /// it reads no loop variable (a few atoms: a list beats hashing).
     pub(super) coeff_cache: Vec<(Atom, Option<Expr>, bool)>,
@@ -181,6 +186,7 @@ fn warp_env<'e>(
     bid: [i64; 3],
     setup: &'e Setup,
     loop_vals: &'e [Vals],
+    data: Option<&'e DataDraw>,
 ) -> WarpEnv<'e> {
     WarpEnv {
         tid,
@@ -191,6 +197,7 @@ fn warp_env<'e>(
         params_assumed: &setup.params_assumed,
         grid_assumed: setup.grid_assumed,
         loop_vals,
+        data,
     }
 }
 
@@ -199,7 +206,13 @@ impl Run<'_> {
     /// returned, not recorded.
     pub(super) fn eval_raw(&mut self, e: &Expr) -> (Vals, Reads) {
         let mut reads = Reads::default();
-        let env = warp_env(&self.tid, self.bid, self.setup, &self.loop_vals);
+        let env = warp_env(
+            &self.tid,
+            self.bid,
+            self.setup,
+            &self.loop_vals,
+            self.data.as_ref(),
+        );
         let v = match self.graph.root(e) {
             Some(id) => self
                 .memo
@@ -215,7 +228,13 @@ impl Run<'_> {
     /// `e`'s value for the whole warp, neither recorded nor counted as
     /// work (a look at values the run reads anyway, to plan its work).
     pub(super) fn probe(&self, e: &Expr) -> Vals {
-        let env = warp_env(&self.tid, self.bid, self.setup, &self.loop_vals);
+        let env = warp_env(
+            &self.tid,
+            self.bid,
+            self.setup,
+            &self.loop_vals,
+            self.data.as_ref(),
+        );
         eval32(e, &env, &mut Reads::default(), &mut 0)
     }
 
@@ -243,6 +262,7 @@ impl Run<'_> {
             params_assumed: &self.setup.params_assumed,
             grid_assumed: self.setup.grid_assumed,
             loop_vals: &loop_vals,
+            data: self.data.as_ref().map(|d| (d, l)),
         };
         f(&env, reads)
     }
@@ -304,6 +324,19 @@ impl Run<'_> {
         }
         if v.err & active != 0 && !self.resolve_unknowns(active, &mut addrs) {
             return;
+        }
+        // A drawn address outside the array: the data's own range decides.
+        if let Some(d) = &self.data {
+            let extent = d.extent;
+            let width = i64::from(self.a.width);
+            if addrs.iter().flatten().any(|x| *x < 0 || x + width > extent) {
+                let array = d.arrays.first().cloned().unwrap_or_default();
+                self.unknown = Some(UnknownReason::DependsOn {
+                    origin: crate::finding::Origin::Loaded { array },
+                    differs: true,
+                });
+                return;
+            }
         }
         for r in reads.iter() {
             if self.stated.contains(r) {
@@ -428,6 +461,8 @@ impl<'a> Run<'a> {
                 .filter(|(array, _)| space == Space::Shared && obj.name == *array)
                 .map(|(_, limit)| *limit),
             stopped: false,
+            data: None,
+            draw: 0,
             coeff_cache: Vec::new(),
             relevance: Vec::new(),
             linear_form: None,
@@ -479,21 +514,22 @@ impl<'a> Run<'a> {
             block_list
         };
         // One warp in all: nothing could stand for another.
-        let mut collapse = if self.opts.collapse && block_list.len() as i64 * nwarps > 1 {
-            let (k, a) = (self.k, self.a);
-            let levels = &self.levels;
-            let st = self
-                .collapse
-                .get_or_insert_with(|| collapse::Static::of(k, a, levels))
-                .take();
-            let c = st
-                .as_ref()
-                .map(|st| collapse::Collapse::of(self, st, nwarps as usize));
-            *self.collapse = Some(st);
-            c
-        } else {
-            None
-        };
+        let mut collapse =
+            if self.opts.collapse && self.data.is_none() && block_list.len() as i64 * nwarps > 1 {
+                let (k, a) = (self.k, self.a);
+                let levels = &self.levels;
+                let st = self
+                    .collapse
+                    .get_or_insert_with(|| collapse::Static::of(k, a, levels))
+                    .take();
+                let c = st
+                    .as_ref()
+                    .map(|st| collapse::Collapse::of(self, st, nwarps as usize));
+                *self.collapse = Some(st);
+                c
+            } else {
+                None
+            };
         // Each sampled block's cost per ideal, when the grid has more
         // blocks than are run: where they differ, the mean rests on the
         // sample, and the result says so.
@@ -574,6 +610,9 @@ impl<'a> Run<'a> {
     fn enter_warp(&mut self, w: i64, threads: i64) -> u32 {
         let b = self.setup.block;
         self.warp = w as u32;
+        if let Some(d) = self.data.as_mut() {
+            d.enter(self.draw, self.bid, self.warp);
+        }
         let mut mask = 0u32;
         for l in 0..WARP {
             let t = w * WARP as i64 + l as i64;

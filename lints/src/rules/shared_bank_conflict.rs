@@ -2,9 +2,10 @@
 
 use std::collections::HashMap;
 
+use warplint_analyzer::finding::Assumption;
 use warplint_analyzer::hardware::WARP;
 use warplint_analyzer::ir::{MemObject, Space};
-use warplint_analyzer::symbolic::Cost;
+use warplint_analyzer::symbolic::{Cost, SharedStats};
 use warplint_analyzer::AccessReport;
 
 use crate::padding::{self, NamedConstant, PaddingPlan};
@@ -79,8 +80,22 @@ impl Lint for SharedBankConflict {
         );
         let mut plans: HashMap<(usize, usize), Plans> = HashMap::new();
         let mut budget = padding::FixBudget::default();
+        // A cost drawn from data is said by its mean: its worst warp is
+        // the rarest draw, not something the program does.
+        let drawn = |r: &AccessReport| {
+            r.assumptions
+                .iter()
+                .any(|a| matches!(a, Assumption::UniformData { .. }))
+        };
+        let headline = |r: &AccessReport, s: &SharedStats| {
+            if drawn(r) {
+                s.ways
+            } else {
+                s.max_ways
+            }
+        };
         let ways = |r: &AccessReport| match &r.cost {
-            Some(Cost::Shared(s)) => s.max_ways,
+            Some(Cost::Shared(s)) => headline(r, s),
             _ => 0.0,
         };
         let shared = ctx.known_reports().filter(|r| r.space == Space::Shared);
@@ -89,17 +104,25 @@ impl Lint for SharedBankConflict {
             let Some(Cost::Shared(s)) = &r.cost else {
                 continue;
             };
-            if s.max_ways < t.shared_ways_warning - 1e-9 {
+            let top = headline(r, s);
+            if top < t.shared_ways_warning - 1e-9 {
                 continue;
             }
-            let severity = if s.max_ways >= t.shared_ways_error - 1e-9 {
+            let severity = if top >= t.shared_ways_error - 1e-9 {
                 Severity::Error
             } else {
                 Severity::Warning
             };
             let (k, access, obj) = ctx.site_of(r);
-            let ways = fmt_num(s.max_ways);
-            let mean = if (s.ways - s.max_ways).abs() > 1e-9 {
+            let ways = fmt_num(top);
+            let mean = if drawn(r) && (s.ways - s.max_ways).abs() > 1e-9 {
+                format!(
+                    ", on average over the data drawn, worst warp {}-way",
+                    fmt_num(s.max_ways)
+                )
+            } else if drawn(r) {
+                ", over the data drawn".to_string()
+            } else if (s.ways - s.max_ways).abs() > 1e-9 {
                 format!(", mean {}-way", fmt_num(s.ways))
             } else {
                 String::new()
@@ -161,10 +184,21 @@ impl Lint for SharedBankConflict {
                     wording::budget(&warplint_analyzer::budget::FIX_REANALYSES_PER_FILE)
                 ));
             }
-            let computed = r
-                .worst
-                .as_ref()
-                .and_then(|w| crate::advice::bank_conflict(ctx.model, w, r.width, r.block[0]));
+            let computed = if drawn(r) {
+                // Which banks collide changes with the data: a layout is
+                // conflict-free for any data only where every entry a lane
+                // may touch stays in a bank of its own.
+                Some(
+                    "the lanes' banks depend on the values loaded: lay out each lane's entries \
+                     a multiple of 32 words (128 bytes) apart, with the lanes in different banks, \
+                     so that whatever the values each lane stays in its own bank"
+                        .to_string(),
+                )
+            } else {
+                r.worst
+                    .as_ref()
+                    .and_then(|w| crate::advice::bank_conflict(ctx.model, w, r.width, r.block[0]))
+            };
             let (help, fix) = help_and_fix(&plan, &pitch, obj, &k.display_name, r.width, computed);
             let mut facts = facts(ctx, r);
             facts.ways = Some(s.ways);

@@ -617,7 +617,22 @@ impl<'a, 't> Lowerer<'a, 't> {
                 // A field of a struct or vector loaded from memory (`uint4
                 // data = in[pos]; data.x`): loaded too.
                 if let Some(origin) = self.loaded_origin(&other) {
-                    return self.unknown_val(origin);
+                    let bits = match &other {
+                        Val::Int(e) => match e.atoms().first() {
+                            Some(crate::ir::Atom::Unknown(u)) => {
+                                self.k.unknowns.get(*u as usize).and_then(|x| x.loaded_bits)
+                            }
+                            _ => None,
+                        },
+                        _ => None,
+                    };
+                    let v = self.unknown(origin, None);
+                    if let Some(crate::ir::Atom::Unknown(u)) = v.atoms().first() {
+                        if let Some(x) = self.k.unknowns.get_mut(*u as usize) {
+                            x.loaded_bits = bits;
+                        }
+                    }
+                    return Val::Int(v);
                 }
                 // A pointer field of a by-value struct parameter of the
                 // kernel (not of a function it calls: its parameter of the

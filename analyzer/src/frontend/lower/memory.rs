@@ -45,7 +45,24 @@ impl<'a, 't> Lowerer<'a, 't> {
                         let u = self.unknown(Origin::LoadedPointer { array: name }, Some(witness));
                         return self.generic_pointer(&src.text(n), (**pointee).clone(), u, n, src);
                     }
-                    Val::Int(self.unknown(Origin::Loaded { array: name }, Some(witness)))
+                    let u = self.unknown(Origin::Loaded { array: name }, Some(witness));
+                    // An integer's width (a vector's component's): the
+                    // values the engine may draw.
+                    let int = match &p.ty {
+                        Ty::Int { size } => Some(*size),
+                        Ty::Vector { comp, .. } => match **comp {
+                            Ty::Int { size } => Some(size),
+                            _ => None,
+                        },
+                        _ => None,
+                    };
+                    if let (Some(size), Some(Atom::Unknown(i))) = (int, u.atoms().first().copied())
+                    {
+                        if let Some(x) = self.k.unknowns.get_mut(i as usize) {
+                            x.loaded_bits = Some((size as u32 * 8).min(62));
+                        }
+                    }
+                    Val::Int(u)
                 }
             },
             other => other,
