@@ -243,7 +243,8 @@ pub fn assumption(a: &Assumption) -> String {
             format!(
                 "the values loaded from {} are uniformly distributed, each lane's its own (the \
                  cost is the mean of {draws} draws, {range}; the address keeps them inside the \
-                 array, so the data decides only how often lanes collide)",
+                 array, so the data decides only how often lanes collide: skewed data, where \
+                 lanes share values, collides less, and values that meet in one bank more)",
                 names.join(" and "),
             )
         }

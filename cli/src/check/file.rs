@@ -484,12 +484,21 @@ fn related_elsewhere_as_notes(diagnostics: &mut [Diagnostic], path: &str, header
         if let Some(i) = d.facts.inlined.as_mut() {
             let file = paths.get(i.call.file as usize).copied().unwrap_or("?");
             i.path = Some(absolute(Path::new(file)));
-            let mut calls = vec![format!("{file}:{}:{}", i.call.line, i.call.column)];
+            let mut spans = vec![i.call];
             for o in &i.others {
                 let f = paths.get(o.file as usize).copied().unwrap_or("?");
                 i.other_paths.push(absolute(Path::new(f)));
-                calls.push(format!("{f}:{}:{}", o.line, o.column));
+                spans.push(*o);
             }
+            // In source order.
+            spans.sort_by_key(|c| (c.file, c.line, c.column));
+            let calls: Vec<String> = spans
+                .iter()
+                .map(|c| {
+                    let f = paths.get(c.file as usize).copied().unwrap_or("?");
+                    format!("{f}:{}:{}", c.line, c.column)
+                })
+                .collect();
             let calls = match calls.split_last() {
                 Some((last, rest)) if !rest.is_empty() => {
                     format!("the calls at {} and {last}", rest.join(", "))

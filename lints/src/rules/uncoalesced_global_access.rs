@@ -150,11 +150,7 @@ impl Lint for UncoalescedGlobalAccess {
             let aos = obj.elem_size > r.width as u64
                 && (obj.elem_type.contains("struct") || !obj.elem_type.ends_with(char::is_numeric));
             let help = if aos {
-                format!(
-                    "each lane reads {} of a {}-byte element: store the fields as separate arrays \
-                     (structure of arrays)",
-                    r.width, obj.elem_size
-                )
+                aos_help(k, access, obj, site.ops.as_str(), r.width)
             } else if let Some((bx, _)) = rows {
                 format!(
                     "with rows of {bx} lanes, every misaligned row pays a sector more: make the \
@@ -231,4 +227,54 @@ fn rows_misaligned(
         .collect();
     let first = *starts.first()?;
     (starts.len() > 1 && first != 0 && starts.iter().all(|m| *m == first)).then_some((bx, first))
+}
+
+/// The help for a lane that moves part of a wider element: align a whole
+/// element moved in pieces (for want of alignment), else split the fields
+/// into arrays.
+fn aos_help(
+    k: &warplint_analyzer::ir::Kernel,
+    access: &warplint_analyzer::ir::Access,
+    obj: &warplint_analyzer::ir::MemObject,
+    ops: &str,
+    width: u32,
+) -> String {
+    let verb = match ops {
+        "load" => "reads",
+        "store" => "writes",
+        _ => "reads and writes",
+    };
+    // A whole element moved in pieces narrower than it, for
+    // want of alignment (`struct { double lo, hi; }` is two
+    // 8-byte accesses): aligned to its size, it is one.
+    let pieces = k
+        .accesses
+        .iter()
+        .filter(|x| {
+            x.obj == access.obj
+                && x.span == access.span
+                && x.op == access.op
+                && x.inlined_at.as_ref().map(|i| i.call)
+                    == access.inlined_at.as_ref().map(|i| i.call)
+        })
+        .map(|x| u64::from(x.width))
+        .sum::<u64>();
+    let whole = pieces == obj.elem_size
+        && matches!(obj.elem_size, 8 | 16)
+        && obj.elem_align < obj.elem_size;
+    if whole {
+        format!(
+            "each lane {verb} its {}-byte element in {}-byte pieces, as its alignment \
+             is {} bytes: declare the type `__align__({})` so that nvcc moves each \
+             element in one {}-byte access, or store the fields as separate arrays \
+             (structure of arrays)",
+            obj.elem_size, width, obj.elem_align, obj.elem_size, obj.elem_size
+        )
+    } else {
+        format!(
+            "each lane {verb} {} of a {}-byte element: store the fields as separate \
+             arrays (structure of arrays)",
+            width, obj.elem_size
+        )
+    }
 }
