@@ -102,7 +102,7 @@ pub const MAX_PRESCAN_BYTES: usize = 16 << 10;
 pub const MAX_INCLUDE_DEPTH: u32 = 64;
 
 /// Template instantiations analysed per kernel.
-pub const MAX_INSTANTIATIONS: usize = 64;
+pub const MAX_INSTANTIATIONS: usize = 128;
 
 /// Distinct launch configurations analysed per kernel instantiation.
 pub const MAX_LAUNCHES_PER_KERNEL: usize = 16;
