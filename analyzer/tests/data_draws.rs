@@ -103,3 +103,64 @@ int main() { k<<<1, 32>>>(0, 0, 0); }
     assert_eq!(find(&a, "s", Op::Load).status, Status::Unknown);
     assert_eq!(find(&a, "g", Op::Load).status, Status::Unknown);
 }
+
+/// The brute-force oracle: `samples` warps of uniformly random 32-bit
+/// values, each lane's word `lane * a + (d & m) * b`, costed by counting
+/// the distinct words of the fullest bank (32 banks of 4 bytes, one word
+/// broadcast), averaged. Its own generator, not the engine's.
+fn oracle(a: u64, m: u64, b: u64, samples: u32) -> f64 {
+    let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut total = 0u64;
+    for _ in 0..samples {
+        let mut banks: Vec<Vec<u64>> = vec![Vec::new(); 32];
+        for lane in 0..32u64 {
+            let d = next() & 0xFFFF_FFFF;
+            let w = lane * a + (d & m) * b;
+            let bank = &mut banks[(w % 32) as usize];
+            if !bank.contains(&w) {
+                bank.push(w);
+            }
+        }
+        total += banks.iter().map(Vec::len).max().unwrap_or(1) as u64;
+    }
+    total as f64 / f64::from(samples)
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+
+    /// The drawn mean of `s[lane * a + (d & m) * b]` matches the
+    /// oracle's, within what 16 draws of 8 warps can vary.
+    #[test]
+    fn drawn_bank_conflicts_match_a_brute_force_oracle(
+        a in 0u64..4,
+        bits in 1u32..7,
+        b in 1u64..40,
+    ) {
+        let m = (1u64 << bits) - 1;
+        let size = 32 * a + m * b + 1;
+        let src = format!(r#"
+__global__ void k(const unsigned *in, float *out) {{
+    __shared__ float s[{size}];
+    unsigned d = in[blockIdx.x * 256 + threadIdx.x];
+    out[threadIdx.x] = s[threadIdx.x % 32 * {a} + (d & {m}) * {b}];
+}}
+int main() {{ k<<<1, 256>>>(0, 0); }}
+"#);
+        let r = run(&src);
+        let got = find(&r, "s", Op::Load);
+        proptest::prop_assert_eq!(got.status, Status::Assumed);
+        let want = oracle(a, m, b, 20_000);
+        let ours = ways(got);
+        proptest::prop_assert!(
+            (ours - want).abs() <= 0.3 + 0.1 * want,
+            "a {} m {} b {}: drawn {} oracle {}", a, m, b, ours, want
+        );
+    }
+}

@@ -237,3 +237,44 @@ int main() { k<<<1, 32>>>(0, 0); }
     assert_eq!(l.status, Status::Exact, "{:?}", l.unknown_reason);
     assert_eq!(sectors(l), 8.0);
 }
+
+/// What could loop or blow up ends, said: a struct template naming
+/// itself through a pointer, one that instantiates itself with ever other
+/// arguments (`R<K - 1>`, no specialisation to stop it), a constructor
+/// that constructs its own type, and a struct with more data members than
+/// `MAX_OBJECT_MEMBERS` (a note names the budget).
+#[test]
+fn self_reference_and_budgets_end() {
+    let members: String = (0..warplint_analyzer::budget::MAX_OBJECT_MEMBERS + 1)
+        .map(|i| format!("int m{i}; "))
+        .collect();
+    let src = format!(
+        r#"
+template <class T> struct node {{ node<T> *next; T v; }};
+template <int K> struct R {{ R<K - 1> r; int x; }};
+struct Again {{
+    int i;
+    __device__ Again(int j) : i(j) {{ Again other(j + 1); i = other.i; }}
+}};
+struct Wide {{ {members} __device__ int first() const {{ return m0; }} }};
+__global__ void k(node<float> *p, R<8> *q, float *out) {{
+    out[threadIdx.x] = p[threadIdx.x].v;
+    out[threadIdx.x + 32] = (float)q[threadIdx.x].x;
+    Again a(threadIdx.x);
+    out[a.i] = 1.0f;
+    Wide w;
+    out[w.first()] = 2.0f;
+}}
+int main() {{ k<<<1, 32>>>(0, 0, 0); }}
+"#
+    );
+    let a = run(&src);
+    // node<float> is laid out (a pointer and a float: 16 bytes).
+    let p = find(&a, "p", Op::Load);
+    assert_eq!(p.status, Status::Exact, "{:?}", p.unknown_reason);
+    assert!(a
+        .program
+        .notes
+        .iter()
+        .any(|n| n.kind.kind() == "object-not-held"));
+}
