@@ -60,6 +60,23 @@ hardware model shows removes the conflict in that warp (SobelFilter's rows
 384 bytes apart, 0 mod 128, get a pitch of 64 mod 128); else an XOR
 swizzle.
 
+## Addresses computed from data
+When the address is computed from integers loaded from memory (a
+histogram's bin, a table's index) and the expression keeps every value
+inside the array (a mask, a byte), the degree depends on the data. It is
+then the mean over draws of uniformly distributed values, each lane's its
+own, and the finding says so ("on average for uniformly distributed data",
+the `uniform-data` assumption, with the range over the draws). It is an
+estimate, reported as a warning at most: skewed data, where lanes share
+values, collides less; values chosen to meet in one bank collide more.
+Where the expression does not keep the values inside the array, the access
+is unknown.
+
+```cuda
+__shared__ unsigned char s_Hist[64 * 64];     // laid out for 16 banks
+s_Hist[threadPos + ((data >> 2) & 63) * 64]++; // 2-way on 32 banks
+```
+
 ## Options
 `[lint.thresholds] shared-ways-warning` (default 2) and `shared-ways-error`
 (default 8) set the severity from the worst warp's n-way degree."#,
