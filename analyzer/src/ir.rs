@@ -534,6 +534,11 @@ pub struct Access {
     /// The loop nvcc hoists this load out of (`nvcc/hoist.rs`): it runs
     /// once per entry of that loop, no longer in its `loops`.
     pub hoisted: Option<Hoisted>,
+    /// A store that is the whole body of an `if` without `else` (`if (c)
+    /// x[i] = 0;`): where the thread has just stored the same bytes, nvcc
+    /// stores a select of the two values instead, unconditionally, counted
+    /// on the `if`'s line, this span (`nvcc/overwrite.rs`).
+    pub select_at: Option<Span>,
 }
 
 /// A load nvcc hoists out of a loop: the loop, and the line Nsight Compute

@@ -78,8 +78,9 @@ __global__ void k(float *out) {
     by32[block.thread_rank() * 32] = 0.0f;
     // size() / 32 == 8: words 8t, banks 0, 8, 16, 24: 8-way.
     by_size[threadIdx.x * (block.size() / 32)] = 0.0f;
-    // num_threads() is size(): the same 8-way.
-    by_size[threadIdx.x * (block.num_threads() / 32)] = 1.0f;
+    // num_threads() is size(): the same 8-way (one word further, or nvcc
+    // would not emit the store above, which this one overwrites).
+    by_size[threadIdx.x * (block.num_threads() / 32) + 1] = 1.0f;
     __syncthreads();
     // One float per thread, blocks one after another through
     // group_index(): 128 bytes of a warp are 4 sectors.

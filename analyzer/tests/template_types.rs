@@ -183,6 +183,7 @@ __global__ void k() {
   __shared__ short h[256];
   put(f);
   put(h);
+  __syncthreads(); // else nvcc drops the first store, overwritten below
   put_arr(f);
 }
 void run() { k<<<1, 128>>>(); }

@@ -436,13 +436,30 @@ pub fn instruction_notes(k: &warplint_analyzer::ir::Kernel, r: &AccessReport) ->
         .filter(|x| matches!(x.why, warplint_analyzer::ir::RemovedWhy::Merged { into } if into == r.span))
         .map(|x| format!("`{}` (line {})", x.text, x.span.line))
         .collect();
-    let merged = (!covered.is_empty()).then(|| {
-        format!(
+    // A conditional overwrite nvcc stores as a select (`nvcc/overwrite.rs`).
+    let select = k
+        .accesses
+        .get(r.access)
+        .filter(|a| a.select_at == Some(r.span))
+        .map(|a| a.text.clone());
+    let merged = match (covered.is_empty(), select) {
+        (true, Some(text)) => Some(format!(
+            "nvcc stores the `if`'s result as a select, for every lane: `{text}` runs \
+             unconditionally, counted on the `if`'s line"
+        )),
+        (false, Some(text)) => Some(format!(
+            "nvcc stores the `if`'s result as a select, for every lane: {} and `{text}` are one \
+             {}-byte store, counted on the `if`'s line",
+            covered.join(", "),
+            r.width
+        )),
+        (false, None) => Some(format!(
             "nvcc merges {} into this {}-byte access: one instruction runs for them",
             covered.join(", "),
             r.width
-        )
-    });
+        )),
+        (true, None) => None,
+    };
     let verified = r.sass.as_ref().map(|c| {
         let by = c
             .compiler

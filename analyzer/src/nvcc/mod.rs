@@ -3,13 +3,15 @@
 //! and the code it generates for neighbouring field accesses, which it
 //! merges into one wider access (`fuse`), for neighbouring shared elements
 //! (`neighbours`), for loops it unrolls over
-//! consecutive shared-memory elements (`unroll`), and the loads it does
-//! not emit again (`reload`). Every fact here is nvcc's, for
+//! consecutive shared-memory elements (`unroll`), the loads it does
+//! not emit again (`reload`), and the stores it turns into one store of a
+//! select (`overwrite`). Every fact here is nvcc's, for
 //! the CUDA release warplint stands in for (see [`predefined::CUDA_VERSION`]).
 
 pub(crate) mod fuse;
 pub(crate) mod hoist;
 pub(crate) mod neighbours;
+pub(crate) mod overwrite;
 pub mod predefined;
 pub(crate) mod reload;
 pub mod sass;

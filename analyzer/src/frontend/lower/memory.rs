@@ -197,6 +197,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 undecided: self.undecided,
                 unknown: unknown.clone(),
                 unrolled: 1,
+                select_at: None,
                 inlined_at: self.call_site.clone(),
                 hoisted: None,
             });

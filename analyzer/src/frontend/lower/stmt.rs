@@ -59,6 +59,38 @@ fn if_converts(n: Node, src: &Src) -> bool {
     true
 }
 
+/// Whether `s` is one plain assignment to memory (`x[i] = v;`, in braces
+/// or not): no compound operator, the target a subscript, a dereference
+/// or a field.
+fn is_plain_store(s: Node) -> bool {
+    let mut s = s;
+    if s.node_kind() == "compound_statement" {
+        let kids: Vec<Node> = s
+            .kids()
+            .into_iter()
+            .filter(|k| k.node_kind() != "comment")
+            .collect();
+        match kids[..] {
+            [one] => s = one,
+            _ => return false,
+        }
+    }
+    let Some(e) = (s.node_kind() == "expression_statement")
+        .then(|| s.named(0))
+        .flatten()
+    else {
+        return false;
+    };
+    e.node_kind() == "assignment_expression"
+        && e.field("operator").is_some_and(|o| o.node_kind() == "=")
+        && e.field("left").is_some_and(|l| {
+            matches!(
+                l.node_kind(),
+                "subscript_expression" | "pointer_expression" | "field_expression"
+            )
+        })
+}
+
 impl<'a, 't> Lowerer<'a, 't> {
     pub(crate) fn stmt(&mut self, n: Node, src: &Src) {
         if self.frame().terminated {
@@ -330,10 +362,20 @@ impl<'a, 't> Lowerer<'a, 't> {
             cond: cond.clone(),
             expect: true,
         });
+        let accesses_before = self.k.accesses.len();
         if let Some(s) = cons {
             self.stmt(s, src);
         }
         self.guards.pop();
+        // A store alone in an `if` without `else` (`nvcc/overwrite.rs`).
+        let lone_store = alt.is_none()
+            && cons.is_some_and(is_plain_store)
+            && self.k.accesses.len() == accesses_before + 1
+            && self.k.accesses[accesses_before].op == crate::ir::Op::Store;
+        if lone_store && src.at.is_none() {
+            let at = self.span(c, src);
+            self.k.accesses[accesses_before].select_at = Some(at);
+        }
         let then_scopes = std::mem::replace(&mut self.scopes, before);
         self.frame().terminated = false;
         if let Some(s) = alt {

@@ -697,6 +697,7 @@ impl<'t> Tu<'t> {
                 None => lw.lower_kernel(def, targs),
             };
             crate::nvcc::reload::drop_reloads(&mut k);
+            crate::nvcc::overwrite::merge_overwrites(&mut k);
             crate::nvcc::fuse::fuse_fields(&mut k);
             crate::nvcc::neighbours::merge_neighbours(&mut k);
             crate::nvcc::unroll::vectorise_unrolled(&mut k);
