@@ -430,12 +430,22 @@ fn other_calls(
 /// nvcc merged into it (`k`'s removed accesses merged into its span), and
 /// the SASS it was verified against.
 pub fn instruction_notes(k: &warplint_analyzer::ir::Kernel, r: &AccessReport) -> Vec<String> {
+    // Of the same array: two arrays' accesses on one line merge each into
+    // its own instruction.
+    let obj = k.accesses.get(r.access).map(|a| a.obj);
     let covered: Vec<String> = k
         .removed
         .iter()
+        .filter(|x| Some(x.obj) == obj)
         .filter(|x| matches!(x.why, warplint_analyzer::ir::RemovedWhy::Merged { into } if into == r.span))
         .map(|x| format!("`{}` (line {})", x.text, x.span.line))
-        .collect();
+        .fold(Vec::new(), |mut v: Vec<String>, x| {
+            // The pieces of one struct copy say it once.
+            if !v.contains(&x) {
+                v.push(x);
+            }
+            v
+        });
     // A conditional overwrite nvcc stores as a select (`nvcc/overwrite.rs`).
     let select = k
         .accesses
