@@ -329,7 +329,11 @@ impl Run<'_> {
         if let Some(d) = &self.data {
             let extent = d.extent;
             let width = i64::from(self.a.width);
-            if addrs.iter().flatten().any(|x| *x < 0 || x + width > extent) {
+            if addrs
+                .iter()
+                .flatten()
+                .any(|x| *x < 0 || x.saturating_add(width) > extent)
+            {
                 let array = d.arrays.first().cloned().unwrap_or_default();
                 self.unknown = Some(UnknownReason::DependsOn {
                     origin: crate::finding::Origin::Loaded { array },
