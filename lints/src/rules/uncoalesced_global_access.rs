@@ -174,6 +174,7 @@ impl Lint for UncoalescedGlobalAccess {
                 ctx.arch, r.block[0], r.block[1], r.block[2]
             )];
             notes.extend(crate::instruction_notes(k, r));
+            notes.extend(sibling_note(k, access, r));
             notes.extend(assumption_notes(r));
             notes.extend(site.also_note());
             let mut facts = facts(ctx, r);
@@ -277,4 +278,94 @@ fn aos_help(
             width, obj.elem_size
         )
     }
+}
+
+/// The constant byte distance `b - a` between two offsets of kernel `k`
+/// (`x[2 i + 1]` against `x[2 i]`: 4): the same at eight draws of every
+/// value they read (thread, block, launch, parameters, loop variables);
+/// `None` where it differs, or reads something unknown.
+fn constant_distance(
+    k: &warplint_analyzer::ir::Kernel,
+    a: &warplint_analyzer::ir::Expr,
+    b: &warplint_analyzer::ir::Expr,
+) -> Option<i64> {
+    use warplint_analyzer::symbolic::eval::{eval, LaneEnv, Reads};
+    let diff = warplint_analyzer::ir::Expr::minus(b.clone(), a.clone());
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = |m: i64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x % m as u64) as i64
+    };
+    let mut seen = None;
+    for _ in 0..8 {
+        let params: Vec<i64> = k.params.iter().map(|_| next(4096) + 1).collect();
+        let assumed = vec![false; params.len()];
+        let loops: Vec<Result<i64, _>> = k.loop_vars.iter().map(|_| Ok(next(512))).collect();
+        let env = LaneEnv {
+            tid: [next(1024), next(64), next(64)],
+            bid: [next(4096), next(64), next(64)],
+            block: [next(1024) + 1, next(64) + 1, next(64) + 1],
+            grid: [next(4096) + 1, next(64) + 1, next(64) + 1],
+            params: &params,
+            params_assumed: &assumed,
+            grid_assumed: false,
+            loop_vals: &loops,
+            data: None,
+        };
+        let d = eval(&diff, &env, &mut Reads::default()).ok()?;
+        if seen.is_some_and(|s| s != d) {
+            return None;
+        }
+        seen = Some(d);
+    }
+    seen
+}
+
+/// Where the same thread's access of the same kind, in the same iteration
+/// and under the same conditions, moves bytes of the sectors this one
+/// spreads over (`x[2 i]` and `x[2 i + 1]`, each a request of 8 sectors
+/// for 4 of data): L1 and L2 serve both from those sectors, so the waste
+/// is in requests, not in the bytes moved from DRAM. A note naming it.
+fn sibling_note(
+    k: &warplint_analyzer::ir::Kernel,
+    access: &warplint_analyzer::ir::Access,
+    r: &warplint_analyzer::AccessReport,
+) -> Option<String> {
+    let lanes: Vec<i64> = r.worst.as_ref()?.lanes.iter().flatten().copied().collect();
+    let stride = match lanes.as_slice() {
+        [a, b, ..] => (b - a).abs(),
+        _ => return None,
+    };
+    let same_guards = |x: &warplint_analyzer::ir::Access| {
+        x.guards.len() == access.guards.len()
+            && x.guards
+                .iter()
+                .zip(&access.guards)
+                .all(|(g, h)| g.expect == h.expect && g.cond.same(&h.cond))
+    };
+    let sibling = k.accesses.iter().find(|x| {
+        // Another access, not another piece of this one (the element
+        // help says those).
+        x.span != access.span
+            && x.obj == access.obj
+            && x.op == access.op
+            && x.loops == access.loops
+            && x.region == access.region
+            && x.unknown.is_none()
+            && same_guards(x)
+            && constant_distance(k, &access.offset, &x.offset)
+                .is_some_and(|d| d != 0 && d.abs() < stride)
+    })?;
+    let verb = if access.op == warplint_analyzer::ir::Op::Store {
+        "writes"
+    } else {
+        "reads"
+    };
+    Some(format!(
+        "the same thread's `{}` (line {}) {verb} the bytes beside these, in the same sectors: L1 \
+         and L2 serve both, so the waste is in requests to them, not in the data moved from DRAM",
+        sibling.text, sibling.span.line
+    ))
 }
