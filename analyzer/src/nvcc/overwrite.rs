@@ -31,16 +31,17 @@
 use super::reload::may_write;
 use crate::ir::{Access, Kernel, Op, RemovedWhy, Space};
 
-/// Whether `b` stores the bytes `a` stored, under `a`'s guards and one
-/// more (the `if`'s).
-fn overwrites(a: &Access, b: &Access) -> bool {
+/// Whether `b` stores the bytes store `a` stored, in the same loop
+/// iteration, under `a`'s guards and `extra` more (0: in every case `a`
+/// did, so `a`'s value is never read from memory; 1: an `if`'s).
+fn stores_over(a: &Access, b: &Access, extra: usize) -> bool {
     a.op == Op::Store
         && a.obj == b.obj
         && a.width == b.width
         && a.loops == b.loops
         && a.unknown.is_none()
         && a.offset.same(&b.offset)
-        && b.guards.len() == a.guards.len() + 1
+        && b.guards.len() == a.guards.len() + extra
         && a.guards
             .iter()
             .zip(&b.guards)
@@ -65,22 +66,6 @@ fn may_touch(k: &Kernel, store: &Access, x: &Access) -> bool {
         return same || aliasing;
     }
     may_write(k, store, x)
-}
-
-/// Whether `b` stores the bytes `a` stored, in every case `a` did (the
-/// same guards): `a`'s value is never read from memory.
-fn replaces(a: &Access, b: &Access) -> bool {
-    a.op == Op::Store
-        && a.obj == b.obj
-        && a.width == b.width
-        && a.loops == b.loops
-        && a.unknown.is_none()
-        && a.offset.same(&b.offset)
-        && a.guards.len() == b.guards.len()
-        && a.guards
-            .iter()
-            .zip(&b.guards)
-            .all(|(x, y)| x.expect == y.expect && x.cond.same(&y.cond))
 }
 
 /// Drops each store the thread overwrites before anything may read it,
@@ -125,7 +110,7 @@ pub fn merge_overwrites(k: &mut Kernel) {
             if drop[i].is_some() {
                 continue;
             }
-            if overwrites(a, b) {
+            if stores_over(a, b, 1) {
                 first = Some(i);
                 break;
             }
@@ -168,7 +153,7 @@ fn replaced(k: &Kernel, drop: &[Option<RemovedWhy>], j: usize) -> Option<usize> 
         if drop[i].is_some() {
             continue;
         }
-        if replaces(a, b) {
+        if stores_over(a, b, 0) {
             return Some(i);
         }
         if may_touch(k, b, a) {
