@@ -33,25 +33,35 @@ pub(super) fn run_access(
     let up_front = unknown.is_some();
     let mut run = Run::new((k, a), setup, model, opts, unknown, compiled);
     let nblocks = run.all_warps();
-    let unknown_reason = run.unknown_reason();
-    let stopped = run.stopped;
-    let matters = std::mem::take(&mut run.matters);
     *kernel_work = kernel_work.saturating_add(run.work);
+    let first = finish(run, (ki, ai, li), nblocks);
     let loaded = matches!(
-        unknown_reason,
+        first.0.unknown_reason,
         Some(UnknownReason::DependsOn {
             origin: Origin::Loaded { .. },
             ..
         })
     );
-    let first = report(run, (ki, ai, li), nblocks, unknown_reason);
     if loaded && !up_front && opts.stop_above_ways.is_none() {
         let ids = (ki, ai, li);
         if let Some(drawn) = drawn_run(k, ids, setup, model, opts, kernel_work, compiled) {
             return drawn;
         }
     }
-    (first, stopped, matters)
+    first
+}
+
+/// A finished run's report over `nblocks` blocks, whether the fix
+/// search's limit stopped it, and the parameters its cost depends on.
+fn finish(
+    mut run: Run,
+    ids: (usize, usize, usize),
+    nblocks: f64,
+) -> (AccessReport, bool, Vec<u32>) {
+    let unknown_reason = run.unknown_reason();
+    let stopped = run.stopped;
+    let matters = std::mem::take(&mut run.matters);
+    (report(run, ids, nblocks, unknown_reason), stopped, matters)
 }
 
 /// The run of access `ai` over draws of the loaded integers its address
@@ -109,14 +119,7 @@ fn drawn_run(
             high: hundredths(high),
         });
     }
-    let unknown_reason = run.unknown_reason();
-    let stopped = run.stopped;
-    let matters = std::mem::take(&mut run.matters);
-    Some((
-        report(run, (ki, ai, li), nblocks.max(1.0), unknown_reason),
-        stopped,
-        matters,
-    ))
+    Some(finish(run, (ki, ai, li), nblocks.max(1.0)))
 }
 
 /// Unknown up front: the access's own reason, or the kernel's work budget

@@ -7,12 +7,9 @@
 //! their template arguments bound (bounded by `budget::MAX_INLINE_DEPTH`
 //! and `budget::MAX_INLINED_CALLS`). Anything else is an unknown result.
 
-use std::collections::HashMap;
-
 use tree_sitter::Node;
 
-use super::objects::This;
-use super::{Lowerer, Place, Scope, Src, Val};
+use super::{Lowerer, Place, Src, Val};
 use crate::finding::Origin;
 use crate::frontend::fields::Fields;
 use crate::frontend::fuse;
@@ -180,21 +177,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         let var = src.text(var);
         let strukt = self.object_struct(&var)?;
         let def = self.method_def(&strukt, &method, args.len())?;
-        let this = match self.this_of(&var, &strukt, f, src) {
-            Some(t) => t,
-            // A struct without data members: its template parameters only.
-            None => {
-                let (tparams, _, _) = self.struct_instance(&strukt.0, &strukt.1)?;
-                let mut tscope = HashMap::new();
-                let mut names = Scope::new();
-                self.bind_targs(&tparams, &strukt.1, &mut tscope, &mut names);
-                This {
-                    strukt: strukt.clone(),
-                    names,
-                    members: Vec::new(),
-                }
-            }
-        };
+        let this = self.this_of(&var, &strukt, f, src)?;
         let members = this.members.clone();
         let vals: Vec<Val> = args.iter().map(|a| self.expr(*a, src)).collect();
         let (v, after) = self.inline_with(&def, vals, args.to_vec(), f, src, Some(this));

@@ -305,18 +305,9 @@ impl<'a, 't> Lowerer<'a, 't> {
                 // `dim3 block(BX, BY);` with macro arguments parses as a
                 // function declaration (C++'s most vexing parse); inside a
                 // function body it is a constructor call.
-                let var = d
-                    .field("declarator")
-                    .map(|x| src.text(x))
-                    .unwrap_or_default();
-                if let Some(s) = self.struct_named(tn, src) {
-                    let key = (var.clone(), self.scopes.len().saturating_sub(1));
-                    self.struct_vars.insert(key, s.clone());
-                    if self.construct_vexing(&var, s, d, src) {
-                        continue;
-                    }
+                if !self.declare_vexing_object(tn, d, src) {
+                    self.vexing_parse(d, &base, src);
                 }
-                self.vexing_parse(d, &base, src);
                 continue;
             }
             let (name, ty, init, is_ref) = self.declarator_ref(base.clone(), d, src, 0);
@@ -333,22 +324,8 @@ impl<'a, 't> Lowerer<'a, 't> {
             } else {
                 self.opaque_vars.remove(&name);
             }
-            let key = (name.clone(), self.scopes.len().saturating_sub(1));
-            // A plain variable (not a pointer, reference or array).
-            let plain = d.node_kind() == "identifier"
-                || (d.node_kind() == "init_declarator"
-                    && d.field("declarator")
-                        .is_some_and(|x| x.node_kind() == "identifier"));
-            let strukt = self.struct_named(tn, src).filter(|_| plain && !shared);
-            match &strukt {
-                Some(s) => self.struct_vars.insert(key, s.clone()),
-                None => self.struct_vars.remove(&key),
-            };
-            // An object held in registers (`objects.rs`).
-            if let Some(s) = strukt {
-                if self.construct(&name, s, init, d, src) {
-                    continue;
-                }
+            if self.declare_object(&name, (tn, d), init, shared, src) {
+                continue;
             }
             if let Some(i) = init {
                 self.note_kernel_var(&name, i, src);

@@ -17,7 +17,7 @@ use super::{Binding, Frame, Lowerer, Scope, Src, Val};
 use crate::budget;
 use crate::finding::Origin;
 use crate::frontend::fields::Fields;
-use crate::frontend::tu::{FuncDef, TParam};
+use crate::frontend::tu::{FuncDef, TArg, TParam};
 use crate::frontend::types::Ty;
 use crate::ir::Expr;
 
@@ -30,6 +30,21 @@ fn straight(body: Node, frame: &Frame) -> bool {
         .last()
         .is_some_and(|s| s.node_kind() == "return_statement");
     frame.returns.is_empty() || (frame.returns.len() == 1 && last_returns)
+}
+
+/// The arguments of an inlined call as its parameters take them
+/// ([`Lowerer::pass_args`]).
+struct Passed<'t> {
+    /// Each parameter with the value it takes.
+    converted: Vec<(Node<'t>, Val)>,
+    /// Reference parameters whose argument names a caller's variable: the
+    /// parameter's index and the variable.
+    outs: Vec<(usize, String)>,
+    /// Arguments that are objects held in registers: index, variable,
+    /// struct.
+    objects: Vec<(usize, String, (String, Vec<TArg>))>,
+    /// Whether each parameter is a reference.
+    refs: Vec<bool>,
 }
 
 impl<'a, 't> Lowerer<'a, 't> {
@@ -85,58 +100,12 @@ impl<'a, 't> Lowerer<'a, 't> {
             .unwrap_or_default();
         self.bind_targs(&def.tparams, &explicit, &mut tscope, &mut scope);
         self.value_defaults(def, explicit.len(), &mut scope, &main);
-        let tnames: Vec<String> = def
-            .tparams
-            .iter()
-            .filter_map(|p| match p {
-                TParam::Type(n) => Some(n.clone()),
-                TParam::Value(_) => None,
-            })
-            .collect();
-        // Arguments are evaluated in the caller's scope.
-        let mut converted = Vec::new();
-        let mut outs = Vec::new();
-        let mut objects = Vec::new();
-        let mut refs = Vec::new();
-        for (i, (p, v)) in params.iter().zip(vals).enumerate() {
-            let tn = p.field("type");
-            let is_ref = p
-                .field("declarator")
-                .map(|d| d.node_kind() == "reference_declarator")
-                .unwrap_or(false);
-            // An object held in registers: the callee's parameter holds
-            // its members (the caller's, by reference).
-            let object = arg_nodes
-                .get(i)
-                .filter(|a| a.node_kind() == "identifier")
-                .map(|a| src.text(*a))
-                .and_then(|a| self.object_struct(&a).map(|s| (a, s)));
-            if let Some((a, s)) = object {
-                objects.push((i, a, s));
-            }
-            refs.push(is_ref);
-            let v = if is_ref {
-                if let Some(name) = self.out_arg(arg_nodes.get(i).copied(), src) {
-                    outs.push((i, name));
-                }
-                v
-            } else {
-                let an = arg_nodes.get(i).copied().unwrap_or(n);
-                self.rvalue_of(v, an, src)
-            };
-            // Deduce `T` from `T *` arguments (an array argument as the
-            // pointer it decays to).
-            let pointer_param = p.field("declarator").is_some_and(|d| {
-                matches!(d.node_kind(), "pointer_declarator" | "array_declarator")
-            });
-            if let (Some(tn), Val::Ptr(ptr), true) = (tn, &v, pointer_param) {
-                let tname = main.text(tn);
-                if tnames.contains(&tname) && !tscope.contains_key(&tname) {
-                    tscope.insert(tname, ptr.pointee.clone());
-                }
-            }
-            converted.push((*p, v));
-        }
+        let Passed {
+            converted,
+            outs,
+            objects,
+            refs,
+        } = self.pass_args(def, &params, vals, (&arg_nodes, n, src), &mut tscope);
         self.tscopes.push(tscope);
         // The callee's names of opaque types are its own (a fragment
         // parameter `c` is not the caller's `c`).
@@ -357,5 +326,75 @@ impl<'a, 't> Lowerer<'a, 't> {
             return Some(self.budget_unknown(n, src, b, what));
         }
         None
+    }
+
+    /// The arguments `vals` (written `arg_nodes` at call `n`) as `def`'s
+    /// parameters `params` take them, evaluated in the caller's scope: by
+    /// value (loaded) or by reference (the caller's variable noted to
+    /// receive what the callee leaves), objects held in registers noted,
+    /// and `T` deduced from a `T *` parameter's argument into `tscope`.
+    fn pass_args(
+        &mut self,
+        def: &FuncDef<'t>,
+        params: &[Node<'t>],
+        vals: Vec<Val>,
+        (arg_nodes, n, src): (&[Node], Node, &Src),
+        tscope: &mut HashMap<String, Ty>,
+    ) -> Passed<'t> {
+        let main = Src::of(def.src);
+        let tnames: Vec<String> = def
+            .tparams
+            .iter()
+            .filter_map(|p| match p {
+                TParam::Type(n) => Some(n.clone()),
+                TParam::Value(_) => None,
+            })
+            .collect();
+        let mut out = Passed {
+            converted: Vec::new(),
+            outs: Vec::new(),
+            objects: Vec::new(),
+            refs: Vec::new(),
+        };
+        for (i, (p, v)) in params.iter().zip(vals).enumerate() {
+            let tn = p.field("type");
+            let is_ref = p
+                .field("declarator")
+                .map(|d| d.node_kind() == "reference_declarator")
+                .unwrap_or(false);
+            // An object held in registers: the callee's parameter holds
+            // its members (the caller's, by reference).
+            let object = arg_nodes
+                .get(i)
+                .filter(|a| a.node_kind() == "identifier")
+                .map(|a| src.text(*a))
+                .and_then(|a| self.object_struct(&a).map(|s| (a, s)));
+            if let Some((a, s)) = object {
+                out.objects.push((i, a, s));
+            }
+            out.refs.push(is_ref);
+            let v = if is_ref {
+                if let Some(name) = self.out_arg(arg_nodes.get(i).copied(), src) {
+                    out.outs.push((i, name));
+                }
+                v
+            } else {
+                let an = arg_nodes.get(i).copied().unwrap_or(n);
+                self.rvalue_of(v, an, src)
+            };
+            // Deduce `T` from `T *` arguments (an array argument as the
+            // pointer it decays to).
+            let pointer_param = p.field("declarator").is_some_and(|d| {
+                matches!(d.node_kind(), "pointer_declarator" | "array_declarator")
+            });
+            if let (Some(tn), Val::Ptr(ptr), true) = (tn, &v, pointer_param) {
+                let tname = main.text(tn);
+                if tnames.contains(&tname) && !tscope.contains_key(&tname) {
+                    tscope.insert(tname, ptr.pointee.clone());
+                }
+            }
+            out.converted.push((*p, v));
+        }
+        out
     }
 }

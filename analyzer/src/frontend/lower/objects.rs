@@ -89,8 +89,10 @@ pub(crate) fn is_data_member(f: Node, src: &Src) -> bool {
 impl<'a, 't> Lowerer<'a, 't> {
     /// The data members of struct `name` under template arguments `targs`,
     /// with the struct's value template parameters (bound to the
-    /// arguments). `None`: not a struct the file defines, or one with more
-    /// members than `budget::MAX_OBJECT_MEMBERS` (noted at `at`).
+    /// arguments). No members for a struct without data members, or with
+    /// more than `budget::MAX_OBJECT_MEMBERS` (noted at `at`): it is not
+    /// held.
+    /// `None`: not a struct the file defines.
     pub(super) fn members(
         &mut self,
         name: &str,
@@ -112,6 +114,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         self.tscopes.push(tscope);
         let saved = std::mem::replace(&mut self.scopes, vec![vscope.clone()]);
         let mut out = Vec::new();
+        let mut over = false;
         'fields: for f in fields {
             let Some(tn) = f.field("type") else { continue };
             let base = self.resolve_type(tn, &msrc);
@@ -120,6 +123,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             for d in decls {
                 if out.len() >= budget::MAX_OBJECT_MEMBERS {
                     out.clear();
+                    over = true;
                     break 'fields;
                 }
                 let (m, ty, _, _) = self.declarator_ref(base.clone(), d, &msrc, 0);
@@ -136,21 +140,11 @@ impl<'a, 't> Lowerer<'a, 't> {
         }
         self.scopes = saved;
         self.tscopes.pop();
-        if out.is_empty() {
-            let many = node.field("body").is_some_and(|b| {
-                b.kids()
-                    .into_iter()
-                    .filter(|f| is_data_member(*f, &msrc))
-                    .count()
-                    > 0
-            });
-            if many {
-                let cut = Cut::ObjectMembers {
-                    ty: name.to_string(),
-                };
-                self.budget_note(at, src, budget::OBJECT_MEMBERS, cut);
-            }
-            return None;
+        if over {
+            let cut = Cut::ObjectMembers {
+                ty: name.to_string(),
+            };
+            self.budget_note(at, src, budget::OBJECT_MEMBERS, cut);
         }
         Some((out, vscope))
     }
@@ -183,11 +177,54 @@ impl<'a, 't> Lowerer<'a, 't> {
         })
     }
 
+    /// `var` declared with type `tn` and declarator `d` (initializer
+    /// `init`): a plain variable of a struct the file defines (not a
+    /// pointer, reference, array or `__shared__`) is remembered for its
+    /// method calls and, where the struct has data members, held in
+    /// registers. `true` when it was declared so (the caller declares it
+    /// as any other variable otherwise).
+    pub(super) fn declare_object(
+        &mut self,
+        var: &str,
+        (tn, d): (Node, Node),
+        init: Option<Node>,
+        shared: bool,
+        src: &Src,
+    ) -> bool {
+        let key = (var.to_string(), self.scopes.len().saturating_sub(1));
+        let plain = d.node_kind() == "identifier"
+            || (d.node_kind() == "init_declarator"
+                && d.field("declarator")
+                    .is_some_and(|x| x.node_kind() == "identifier"));
+        let strukt = self.struct_named(tn, src).filter(|_| plain && !shared);
+        match &strukt {
+            Some(s) => self.struct_vars.insert(key, s.clone()),
+            None => self.struct_vars.remove(&key),
+        };
+        strukt.is_some_and(|s| self.construct(var, s, init, d, src))
+    }
+
+    /// `S v(a, b);` of a struct the file defines, read as a function
+    /// declaration `d` (C++'s most vexing parse): the object constructed.
+    /// `false` for another type, or a struct not held.
+    pub(super) fn declare_vexing_object(&mut self, tn: Node, d: Node, src: &Src) -> bool {
+        let var = d
+            .field("declarator")
+            .map(|x| src.text(x))
+            .unwrap_or_default();
+        let Some(s) = self.struct_named(tn, src) else {
+            return false;
+        };
+        let key = (var.clone(), self.scopes.len().saturating_sub(1));
+        self.struct_vars.insert(key, s.clone());
+        self.construct_vexing(&var, s, d, src)
+    }
+
     /// Declares `var`, of struct `strukt`, as an object held in registers
     /// (declarator `d`, initializer `init` as written): its members bound,
     /// its constructor run. `false`: not held (the caller declares it as
     /// any other variable).
-    pub(super) fn construct(
+    fn construct(
         &mut self,
         var: &str,
         strukt: (String, Vec<TArg>),
@@ -201,7 +238,7 @@ impl<'a, 't> Lowerer<'a, 't> {
     /// `S v(a, b);` read as a function declaration (C++'s most vexing
     /// parse): the object `v` constructed from the parameters' texts,
     /// each evaluated as an expression.
-    pub(super) fn construct_vexing(
+    fn construct_vexing(
         &mut self,
         var: &str,
         strukt: (String, Vec<TArg>),
@@ -212,7 +249,10 @@ impl<'a, 't> Lowerer<'a, 't> {
             return false;
         };
         let params = pl.kids();
-        if self.members(&strukt.0, &strukt.1, d, src).is_none() {
+        if self
+            .members(&strukt.0, &strukt.1, d, src)
+            .is_none_or(|(m, _)| m.is_empty())
+        {
             return false;
         }
         let vals: Vec<Val> = params
@@ -237,6 +277,9 @@ impl<'a, 't> Lowerer<'a, 't> {
         let Some((members, vscope)) = self.members(&strukt.0, &strukt.1, d, src) else {
             return false;
         };
+        if members.is_empty() {
+            return false;
+        }
         let short = strukt
             .0
             .rsplit("::")
@@ -449,6 +492,9 @@ impl<'a, 't> Lowerer<'a, 't> {
         let strukt = self.methods.last().cloned().flatten()?;
         let def = self.method_def(&strukt, m, args.len())?;
         let (members, mut names) = self.members(&strukt.0, &strukt.1, n, src)?;
+        if members.is_empty() {
+            return None;
+        }
         let outer = self.scopes.first().cloned().unwrap_or_default();
         let mut member_names = Vec::new();
         for mm in members {
@@ -562,7 +608,9 @@ impl<'a, 't> Lowerer<'a, 't> {
                 }
                 _ => {}
             }
-            for o in objects {
+            // Only names of objects held (any other argument is a plain
+            // value: no scan of every binding for it).
+            for o in objects.iter().filter(|o| self.object_struct(o).is_some()) {
                 let prefix = format!("{o}.");
                 for s in &self.scopes {
                     for k in s.keys() {
