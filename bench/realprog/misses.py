@@ -66,8 +66,9 @@ def main():
                 # where Nsight Compute counts it, as compare.py matches:
                 # its line, the line nvcc hoists it to, its inlined call
                 diags.add((f, x["location"]["row"], sp))
-                if x.get("hoisted_to_line"):
-                    diags.add((f, x["hoisted_to_line"], sp))
+                for moved in ("hoisted_to_line", "counted_on_line"):
+                    if x.get(moved):
+                        diags.add((f, x[moved], sp))
                 inl = x.get("inlined_at")
                 if inl:
                     for c in [inl] + inl.get("other_calls", []):

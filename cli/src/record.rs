@@ -128,6 +128,10 @@ pub struct DiagnosticRecord {
     pub help: Option<String>,
     /// Where nvcc hoists the load (its loop's line), when it does.
     pub hoisted_to_line: Option<u32>,
+    /// Where the compiled code puts the instruction, when the SASS read
+    /// (`--nvcc`, `--sass`) gives it the line of an access merged into it
+    /// rather than this one: Nsight Compute counts it there.
+    pub counted_on_line: Option<u32>,
     /// The call the access's `__device__` function was inlined through,
     /// when it was (nvcc counts part of an inlined function's
     /// instructions on the call's line).
@@ -199,6 +203,7 @@ impl DiagnosticRecord {
             fix,
             help: d.help.clone(),
             hoisted_to_line: facts.hoisted_to_line,
+            counted_on_line: facts.counted_on_line,
             inlined_at: facts.inlined.as_ref().and_then(|i| {
                 Some(InlinedRecord {
                     callee: i.callee.clone(),

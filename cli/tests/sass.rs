@@ -342,3 +342,56 @@ fn volatile_accesses_are_emitted_as_written() {
     }
     assert!(doc["kernels"][0]["removed"].as_array().unwrap().is_empty());
 }
+
+/// `x = v; if (c) x = w;` is one select store; the model puts it on the
+/// `if`'s line, and nvcc 13.0 put the `STG.E.64` of `dbl` on the first
+/// store's line (7), where Nsight Compute counted it
+/// (`fixtures/groundtruth/sm_90/overwrite2.cu`). With the listing, the
+/// finding names that line, and `report` gives a second record there.
+#[test]
+fn an_instruction_on_a_merged_access_line_is_counted_there() {
+    let file = "fixtures/groundtruth/sm_90/overwrite2.cu";
+    let listing = "fixtures/sass/groundtruth/overwrite2.gi.sass";
+    let doc = report(&["--sass", listing, file]);
+    let own = find(&doc, "dbl", 8, "store").expect("the select store");
+    assert_eq!(own["counted_at"]["line"], 7, "{own}");
+    let there = find(&doc, "dbl", 7, "store").expect("its record on line 7");
+    assert_eq!(there["attribution"], "sass");
+    assert_eq!(there["counted_from"]["line"], 8);
+    assert_eq!(there["global"], own["global"]);
+    // Without the listing: one record, on the `if`'s line.
+    let plain = report(&[file]);
+    assert!(find(&plain, "dbl", 7, "store").is_none());
+    assert!(find(&plain, "dbl", 8, "store")
+        .unwrap()
+        .get("counted_at")
+        .is_none());
+    // `sqrt_float`'s store is on its own line in the listing: not moved.
+    let f = find(&doc, "sqrt_float", 16, "store").expect("sqrt_float's store");
+    assert!(f.get("counted_at").is_none(), "{f}");
+
+    let out = warplint(&[
+        "check",
+        "--isolated",
+        "--output-format",
+        "json",
+        "--exit-zero",
+        "--sass",
+        listing,
+        file,
+    ]);
+    let diags: Value = serde_json::from_str(&stdout(&out)).expect("json");
+    let d = diags
+        .as_array()
+        .expect("diagnostics")
+        .iter()
+        .find(|d| d["kernel"] == "dbl")
+        .expect("dbl's finding");
+    assert_eq!(d["location"]["row"], 8);
+    assert_eq!(d["counted_on_line"], 7, "{d}");
+    let notes = d["notes"].to_string();
+    assert!(
+        notes.contains("`STG.E.64` runs it, on line 7 (the line of an access merged into it)"),
+        "{notes}"
+    );
+}

@@ -88,6 +88,10 @@ pub struct Facts {
     pub instruction: Option<(String, Option<String>)>,
     /// The line of the loop nvcc hoists the load out of.
     pub hoisted_to_line: Option<u32>,
+    /// The line the compiled code puts the instruction on, where it is not
+    /// the access's own (read from the SASS: a merged access's line).
+    #[serde(default)]
+    pub counted_on_line: Option<u32>,
     /// The access is in a `__device__` function inlined into the kernel:
     /// the call it came through.
     #[serde(default)]

@@ -392,6 +392,7 @@ pub fn facts(ctx: &Context, r: &AccessReport) -> Facts {
             .as_ref()
             .map(|c| (c.opcode.clone(), c.compiler.clone())),
         hoisted_to_line: r.hoisted.map(|h| h.counted.line),
+        counted_on_line: r.sass.as_ref().and_then(|c| c.counted_at).map(|s| s.line),
         inlined: r.inlined_at.as_ref().map(|i| diagnostic::InlinedAt {
             callee: i.callee.clone(),
             call: i.call,
@@ -481,7 +482,14 @@ pub fn instruction_notes(k: &warplint_analyzer::ir::Kernel, r: &AccessReport) ->
                  costed as that instruction",
                 c.opcode, c.width
             ),
-            None => format!("verified against {by}: `{}` runs it on this line", c.opcode),
+            None => match c.counted_at {
+                Some(at) => format!(
+                    "verified against {by}: `{}` runs it, on line {} (the line of an access \
+                     merged into it), where Nsight Compute counts it",
+                    c.opcode, at.line
+                ),
+                None => format!("verified against {by}: `{}` runs it on this line", c.opcode),
+            },
         }
     });
     let hoisted = r.hoisted.map(|h| {

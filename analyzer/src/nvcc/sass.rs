@@ -15,7 +15,8 @@
 //! lines of the accesses merged into it, an inlined access's call and a
 //! hoisted load's loop:
 //! - the instructions of its space and operation there have its width:
-//!   it is verified ([`SassCheck`]);
+//!   it is verified ([`SassCheck`]); found only on the line of an access
+//!   merged into it, it is counted there ([`SassCheck::counted_at`]);
 //! - they have another width (nvcc merged or split what the model did
 //!   not): it is costed again as that instruction
 //!   ([`SassCheck::modelled`]), or, in a kernel lowered with a
@@ -100,6 +101,11 @@ pub struct SassCheck {
     /// is then that of the instruction (the model's lane addresses, each
     /// aligned down to its width), not of the model's access.
     pub modelled: Option<u32>,
+    /// Where the listing has the instruction, when not on the access's
+    /// own line: the access merged into it whose line nvcc gave the
+    /// instruction (a conditional overwrite's select store on the first
+    /// store's line, `overwrite2.cu`). Nsight Compute counts it there.
+    pub counted_at: Option<Span>,
 }
 
 /// The memory instructions of a listing. Lines it does not understand are
@@ -370,11 +376,13 @@ fn verdict(
     if insns.is_empty() {
         return r.hoisted.is_none().then_some(Verdict::Absent);
     }
+    let counted_at = counted_elsewhere(sass, &insns, r, merged);
     let check = |i: &Insn| SassCheck {
         compiler: sass.compiler.clone(),
         opcode: i.opcode.clone(),
         width: i.width.unwrap_or(r.width),
         modelled: None,
+        counted_at,
     };
     if let Some(i) = insns.iter().find(|i| i.width == Some(r.width)) {
         return Some(Verdict::Agrees(check(i)));
@@ -385,6 +393,30 @@ fn verdict(
         .filter(|i| i.width.is_some())
         .max_by_key(|i| i.width)?;
     Some(Verdict::Width(check(widest)))
+}
+
+/// The merged access whose line holds the instructions `insns` found for
+/// `r`, when none is on `r`'s own line (nor, for an inlined or hoisted
+/// access, on the line it is counted on already).
+fn counted_elsewhere(
+    sass: &Sass,
+    insns: &[&Insn],
+    r: &AccessReport,
+    merged: &[Span],
+) -> Option<Span> {
+    if r.inlined_at.is_some() || r.hoisted.is_some() {
+        return None;
+    }
+    let on = |i: &Insn, s: &Span| {
+        i.at.line == s.line && sass.file_ids.get(i.at.file).copied().flatten() == Some(s.file)
+    };
+    if insns.iter().any(|i| on(i, &r.span)) {
+        return None;
+    }
+    insns
+        .iter()
+        .find_map(|i| merged.iter().find(|s| on(i, s)))
+        .copied()
 }
 
 /// Checks `program`'s `reports` against the listing (see the module doc),

@@ -249,12 +249,17 @@ fn access_items(f: &FileResult) -> Vec<(String, usize, warplint_analyzer::Status
         let at_loop = r
             .hoisted
             .map(|h| hoisted_json(&mut v, f.path_of(h.counted.file), h.counted));
+        let at_sass = r
+            .sass
+            .as_ref()
+            .and_then(|c| c.counted_at)
+            .map(|s| sass_line_json(&mut v, f.path_of(s.file), s));
         out.push((item(&v), r.kernel, r.status));
-        if let Some((_, c)) = at_call {
-            out.push((item(&c), r.kernel, r.status));
-        }
-        if let Some(h) = at_loop {
-            out.push((item(&h), r.kernel, r.status));
+        for moved in [at_call.map(|(_, c)| c), at_loop, at_sass]
+            .into_iter()
+            .flatten()
+        {
+            out.push((item(&moved), r.kernel, r.status));
         }
     }
     out
@@ -310,6 +315,22 @@ fn hoisted_json(v: &mut Value, loop_file: &str, l: Span) -> Value {
         to_key: "hoisted_to",
         attribution: "hoisted",
         from_key: "hoisted_from",
+    };
+    to.record(v)
+}
+
+/// An access whose instruction the SASS read puts on the line of an
+/// access merged into it (`counted_at` on its record), and, returned, its
+/// record on that line (`"attribution": "sass"`, `counted_from`), where
+/// Nsight Compute counts it (`fixtures/groundtruth/sm_90/overwrite2.cu`).
+fn sass_line_json(v: &mut Value, file: &str, s: Span) -> Value {
+    let to = Moved {
+        file,
+        at: s,
+        end: (s.end_line, s.end_column),
+        to_key: "counted_at",
+        attribution: "sass",
+        from_key: "counted_from",
     };
     to.record(v)
 }
