@@ -141,17 +141,74 @@ pub enum ExprKind {
     Select(Expr, Expr, Expr),
 }
 
-#[derive(Debug)]
 struct Node {
     kind: ExprKind,
     size: u32,
     depth: u32,
+    /// A structural hash of the tree (equal trees, equal hashes), made from
+    /// the children's when the node is: [`Expr::digest`].
+    hash: u64,
+}
+
+impl std::fmt::Debug for Node {
+    // The derived form, without the hash.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Node")
+            .field("kind", &self.kind)
+            .field("size", &self.size)
+            .field("depth", &self.depth)
+            .finish()
+    }
 }
 
 /// An immutable, shared symbolic integer expression (C semantics on i64:
 /// truncating division, comparisons yield 0 or 1).
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Expr(Rc<Node>);
+
+thread_local! {
+    /// Set while [`with_expr_digests`] runs.
+    static DIGESTS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` with every [`Expr`] printed by `Debug` as its digest: a
+/// kernel's `Debug` text then stands for it (the kernel memo's key)
+/// without writing out each expression tree, shared subtrees again and
+/// again.
+pub(crate) fn with_expr_digests<R>(f: impl FnOnce() -> R) -> R {
+    struct Reset(bool);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            DIGESTS.with(|d| d.set(self.0));
+        }
+    }
+    let _reset = Reset(DIGESTS.with(|d| d.replace(true)));
+    f()
+}
+
+impl std::fmt::Debug for Expr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if DIGESTS.with(std::cell::Cell::get) {
+            write!(f, "#{:016x}", self.0.hash)
+        } else {
+            f.debug_tuple("Expr").field(&self.0).finish()
+        }
+    }
+}
+
+/// The structural hash of a node of `kind` (see [`Node::hash`]).
+fn node_hash(kind: &ExprKind) -> u64 {
+    use std::hash::{BuildHasher, Hash, Hasher};
+    let mut h = foldhash::quality::FixedState::with_seed(0x51_7cc1_b727_220a).build_hasher();
+    match kind {
+        ExprKind::Const(v) => (0u8, v).hash(&mut h),
+        ExprKind::Atom(a) => (1u8, a).hash(&mut h),
+        ExprKind::Un(op, a) => (2u8, op, a.0.hash).hash(&mut h),
+        ExprKind::Bin(op, a, b) => (3u8, op, a.0.hash, b.0.hash).hash(&mut h),
+        ExprKind::Select(c, a, b) => (4u8, c.0.hash, a.0.hash, b.0.hash).hash(&mut h),
+    }
+    h.finish()
+}
 
 impl Expr {
     fn mk(kind: ExprKind) -> Expr {
@@ -173,17 +230,26 @@ impl Expr {
         if size > budget::MAX_EXPR_NODES || depth > budget::MAX_EXPR_DEPTH {
             return Expr::atom(Atom::TooComplex);
         }
-        Expr(Rc::new(Node { kind, size, depth }))
+        let hash = node_hash(&kind);
+        Expr(Rc::new(Node {
+            kind,
+            size,
+            depth,
+            hash,
+        }))
     }
 
     pub fn konst(v: i64) -> Expr {
         Expr::mk(ExprKind::Const(v))
     }
     pub fn atom(a: Atom) -> Expr {
+        let kind = ExprKind::Atom(a);
+        let hash = node_hash(&kind);
         Expr(Rc::new(Node {
-            kind: ExprKind::Atom(a),
+            kind,
             size: 1,
             depth: 1,
+            hash,
         }))
     }
     pub fn builtin(b: Builtin) -> Expr {
@@ -841,5 +907,50 @@ mod tests {
         for (op, v, want) in cases {
             assert_eq!(eval_un(op, v), want, "{op:?}({v})");
         }
+    }
+
+    /// Equal trees built apart print the same digest, different ones
+    /// differ, and outside `with_expr_digests` an expression prints as
+    /// the derived form did.
+    #[test]
+    fn expression_digests_stand_for_the_tree() {
+        use super::{with_expr_digests, Atom, BinOp, Builtin, Dim, Expr};
+        let t = || Expr::builtin(Builtin::ThreadIdx(Dim::X));
+        let a = Expr::bin(
+            BinOp::Add,
+            Expr::bin(BinOp::Mul, t(), Expr::konst(2)),
+            Expr::konst(1),
+        );
+        let b = Expr::bin(
+            BinOp::Add,
+            Expr::bin(BinOp::Mul, t(), Expr::konst(2)),
+            Expr::konst(1),
+        );
+        let c = Expr::bin(
+            BinOp::Add,
+            Expr::bin(BinOp::Mul, t(), Expr::konst(1)),
+            Expr::konst(2),
+        );
+        let d = Expr::bin(
+            BinOp::Sub,
+            Expr::bin(BinOp::Mul, t(), Expr::konst(2)),
+            Expr::konst(1),
+        );
+        let e = Expr::bin(BinOp::Add, Expr::atom(Atom::Param(0)), Expr::konst(1));
+        let (da, db, dc, dd, de) = with_expr_digests(|| {
+            let f = |x: &Expr| format!("{x:?}");
+            (f(&a), f(&b), f(&c), f(&d), f(&e))
+        });
+        assert!(da.starts_with('#') && da.len() == 17, "{da}");
+        assert_eq!(da, db);
+        for other in [&dc, &dd, &de] {
+            assert_ne!(&da, other);
+        }
+        assert_eq!(
+            format!("{:?}", Expr::konst(3)),
+            "Expr(Node { kind: Const(3), size: 1, depth: 1 })"
+        );
+        assert_eq!(format!("{a:?}"), format!("{b:?}"));
+        assert!(format!("{a:?}").contains("Bin(Add"));
     }
 }

@@ -71,7 +71,13 @@ pub fn analyze_program(
         .as_ref()
         .filter(|_| opts.only_array.is_none() && opts.stop_above_ways.is_none());
     for (ki, k) in p.kernels.iter().enumerate() {
-        let key = memo.map(|_| reuse::key(k, model, opts));
+        // A kernel of the file analysed (file 0) is lowered once per run
+        // and configuration: only a header's kernels can be met again, so
+        // only theirs are keyed (the key is the kernel's whole `Debug`
+        // text: 5% of a ggml run when every kernel paid it).
+        let key = memo
+            .filter(|_| k.span.file != 0)
+            .map(|_| reuse::key(k, model, opts));
         if let (Some(m), Some(key)) = (memo, key) {
             if let Some(reports) = m.get(key) {
                 out.extend(reports.iter().cloned().map(|mut r| {
