@@ -86,10 +86,12 @@ impl UnitSites {
     }
 }
 
-/// Whether `text` may hold a launch: a `<<<`, or the runtime's launch
-/// API by name.
+/// Whether `text` may hold a launch: a `<<<` (Rust-CUDA's `launch!` too),
+/// the runtime's launch API by name, or CubeCL's `k::launch…`.
 fn may_launch(text: &[u8]) -> bool {
-    text.windows(3).any(|w| w == b"<<<") || text.windows(10).any(|w| w == b"cudaLaunch")
+    text.windows(3).any(|w| w == b"<<<")
+        || text.windows(10).any(|w| w == b"cudaLaunch")
+        || text.windows(8).any(|w| w == b"::launch")
 }
 
 impl LaunchIndex {

@@ -251,3 +251,42 @@ fn rust_fixture_predictions_agree_with_the_h200_measurements_of_their_twins() {
     }
     assert_eq!(misses, KNOWN_MISSES);
 }
+
+/// CubeCL's host launches (`fixtures/rust/cubecl_host`): `launch_unchecked
+/// ::<R>` with `CubeCount::Static` and a `CubeDim` bound to a variable
+/// gives `transpose_tile` its grid, block and `#[comptime] n` (so its
+/// column read is a proven 32-way conflict), and `launch::<f32, R>` binds
+/// `scale`'s element type.
+#[test]
+fn a_cubecl_host_launch_gives_the_kernel_its_shape_types_and_arguments() {
+    let j = report_json("fixtures/rust/cubecl_kernels/src/lib.rs");
+    let accesses = j["accesses"].as_array().expect("accesses");
+    let of = |k: &'static str| accesses.iter().filter(move |a| a["kernel"] == k);
+    let t: Vec<_> = of("transpose_tile").collect();
+    assert_eq!(t.len(), 4);
+    for a in &t {
+        assert_eq!(a["block"], serde_json::json!([32, 32, 1]), "{a}");
+        assert_eq!(a["grid"], serde_json::json!([128, 128, 1]), "{a}");
+        assert_eq!(a["status"], "exact", "{a}");
+        assert_eq!(
+            a["launch"]["at"],
+            "fixtures/rust/cubecl_host/src/main.rs:10"
+        );
+    }
+    assert!(t
+        .iter()
+        .any(|a| a["line"] == 11 && a["array"] == "tile" && a["shared"]["ways"] == 32));
+    let s: Vec<_> = of("scale<float>").collect();
+    assert_eq!(s.len(), 2, "{j}");
+    for a in &s {
+        assert_eq!(a["block"], serde_json::json!([256, 1, 1]), "{a}");
+        assert_eq!(a["access_bytes"], 4);
+        assert_eq!(
+            a["launch"]["at"],
+            "fixtures/rust/cubecl_host/src/main.rs:23"
+        );
+    }
+    // A kernel no launch reaches keeps the default shapes, assumed.
+    assert!(of("strided_read").all(|a| a["status"] == "assumed"));
+    assert_eq!(of("strided_read").count(), 2);
+}

@@ -7,6 +7,12 @@
 //! 16`, `let (gx, gy) = (n.div_ceil(TILE) as u32, 4)` with `n` unknown
 //! leaves gx unknown). Slices are passed as a pointer and a length, as the
 //! kernel's translation declares them.
+//!
+//! CubeCL's host launches, `k::launch::<f32, R>(&client, CubeCount::Static(x,
+//! y, z), CubeDim::new(x, y, z), args…)` (and `launch_unchecked`), are
+//! sites too ([`cubecl`]): the generic arguments but the last (the runtime)
+//! are the kernel's element types; an `ArrayArg`/`TensorArg` is its pointer
+//! and length, a `ScalarArg::new(v)` or a constant one value.
 
 use std::collections::HashMap;
 
@@ -16,6 +22,8 @@ use syn::visit::Visit;
 
 use crate::frontend::source::Source;
 use crate::ir::SiteRecord;
+
+mod cubecl;
 
 /// Every `launch!` of the file's functions, as sites.
 pub(super) fn sites(file: &syn::File, lines: &Source) -> Vec<SiteRecord> {
@@ -31,6 +39,7 @@ pub(super) fn sites(file: &syn::File, lines: &Source) -> Vec<SiteRecord> {
         consts: consts.clone(),
         file_consts: consts,
         kernels: HashMap::new(),
+        cube: cubecl::Bound::default(),
         out: Vec::new(),
         lines,
     };
@@ -45,6 +54,8 @@ struct Scan<'l> {
     file_consts: HashMap<String, i64>,
     /// Variables bound to a kernel (`get_function("NAME")`), by name.
     kernels: HashMap<String, String>,
+    /// CubeCL values bound to variables: shapes and buffer arguments.
+    cube: cubecl::Bound,
     out: Vec<SiteRecord>,
     lines: &'l Source,
 }
@@ -80,6 +91,7 @@ impl<'ast> Visit<'ast> for Scan<'_> {
                 let name = id.ident.to_string();
                 self.consts.remove(&name);
                 self.kernels.remove(&name);
+                self.cube.bind(&name, x, &self.consts);
                 if let Some(v) = eval(x, &self.consts) {
                     self.consts.insert(name.clone(), v);
                 }
@@ -106,6 +118,13 @@ impl<'ast> Visit<'ast> for Scan<'_> {
                     self.consts.remove(&n);
                 }
             }
+        }
+    }
+
+    fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+        syn::visit::visit_expr_call(self, c);
+        if let Some(site) = cubecl::site(c, &self.consts, &self.cube, self.lines) {
+            self.out.push(site);
         }
     }
 
@@ -164,6 +183,7 @@ impl Scan<'_> {
     fn enter_function(&mut self) {
         self.consts = self.file_consts.clone();
         self.kernels.clear();
+        self.cube = cubecl::Bound::default();
     }
 
     fn kernel_in(&self, x: &syn::Expr) -> Option<String> {
@@ -258,7 +278,7 @@ fn split(tokens: &[TokenTree]) -> Vec<TokenStream> {
 
 /// The value of a constant expression: literals, constants in scope,
 /// casts, arithmetic, `div_ceil`.
-fn eval(x: &syn::Expr, consts: &HashMap<String, i64>) -> Option<i64> {
+pub(super) fn eval(x: &syn::Expr, consts: &HashMap<String, i64>) -> Option<i64> {
     use syn::BinOp as B;
     match x {
         syn::Expr::Lit(syn::ExprLit {
@@ -300,6 +320,67 @@ fn eval(x: &syn::Expr, consts: &HashMap<String, i64>) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cubecl_launch_gives_grid_block_types_and_arguments() {
+        let s = sites_of(
+            r#"
+const N: usize = 4096;
+fn run<R: Runtime>(client: &ComputeClient<R::Server>, a: &Handle, b: &Handle, f: f32) {
+    let dim = CubeDim::new(32, 8, 1);
+    let input = unsafe { ArrayArg::from_raw_parts::<f32>(a, N, 1) };
+    unsafe {
+        transpose_tile::launch_unchecked::<f32, R>(
+            client,
+            CubeCount::Static(N as u32 / 32, N as u32 / 32, 1),
+            dim,
+            input,
+            b.as_array_arg(1),
+            ScalarArg::new(2),
+            64,
+        );
+    }
+    scale::launch::<R>(client, CubeCount::Static(4, 1, 1), CubeDim::new_1d(256), unknown, 3);
+    kernels::copy::launch::<f32, R>(client, count, CubeDim::new_2d(16, 16), ArrayArg::from_raw_parts::<f32>(a, 1024, 4));
+}
+"#,
+        );
+        let got: Vec<_> = s
+            .iter()
+            .map(|s| {
+                (
+                    s.kernel.as_str(),
+                    s.targs.clone(),
+                    s.grid,
+                    s.block,
+                    s.args.clone(),
+                )
+            })
+            .collect();
+        use crate::ir::TemplateArg::Type;
+        assert_eq!(
+            got,
+            [
+                (
+                    "transpose_tile",
+                    vec![Type("float".into())],
+                    Some([128, 128, 1]),
+                    Some([32, 8, 1]),
+                    vec![None, Some(4096), None, None, Some(2), Some(64)],
+                ),
+                // `unknown` could be a buffer (two values) or one value:
+                // no argument is placed.
+                ("scale", vec![], Some([4, 1, 1]), Some([256, 1, 1]), vec![]),
+                (
+                    "copy",
+                    vec![Type("float".into())],
+                    None,
+                    Some([16, 16, 1]),
+                    vec![None, Some(1024)]
+                ),
+            ]
+        );
+    }
 
     fn sites_of(text: &str) -> Vec<SiteRecord> {
         let file = syn::parse_file(text).expect("parses");

@@ -25,10 +25,10 @@ use crate::frontend::Options;
 use crate::ir::{Note, Program};
 
 /// Whether `text` may hold a Rust kernel or a launch: a `#[kernel]` or
-/// `#[cube…]` attribute or a `launch!` (cheap: ordinary Rust is skipped without a
-/// parse).
+/// `#[cube…]` attribute, a `launch!` or a CubeCL `k::launch…` call (cheap:
+/// ordinary Rust is skipped without a parse).
 pub fn may_hold_kernels(text: &[u8]) -> bool {
-    ["kernel]".as_bytes(), b"launch!", b"#[cube"]
+    ["kernel]".as_bytes(), b"launch!", b"#[cube", b"::launch"]
         .iter()
         .any(|m| memchr::memmem::find(text, m).is_some())
 }

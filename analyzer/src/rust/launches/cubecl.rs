@@ -1,0 +1,214 @@
+//! CubeCL's host launches as sites (see the parent module's doc):
+//! `k::launch::<f32, R>(&client, CubeCount::Static(x, y, z), CubeDim::new(x,
+//! y, z), args…)`, `launch_unchecked` alike.
+
+use std::collections::HashMap;
+
+use syn::spanned::Spanned;
+
+use super::eval;
+use crate::frontend::source::Source;
+use crate::ir::{SiteRecord, TemplateArg};
+use crate::rust::types::{self, Ty};
+
+/// A launch argument: a buffer (the kernel's pointer and length, the
+/// length where known) or one value (where known).
+#[derive(Clone, Copy, Debug)]
+enum Arg {
+    Buffer(Option<i64>),
+    Value(Option<i64>),
+}
+
+/// CubeCL values a function binds to variables (`let dim =
+/// CubeDim::new(..)`, `let input = ArrayArg::from_raw_parts(..)`).
+#[derive(Default)]
+pub(in crate::rust) struct Bound {
+    shapes: HashMap<String, [u64; 3]>,
+    args: HashMap<String, Arg>,
+}
+
+impl Bound {
+    /// `let name = x;`: what it binds, forgetting what the name held.
+    pub(in crate::rust) fn bind(
+        &mut self,
+        name: &str,
+        x: &syn::Expr,
+        consts: &HashMap<String, i64>,
+    ) {
+        let shape = shape(x, consts, self);
+        let buffer = buffer(x, consts);
+        self.shapes.remove(name);
+        self.args.remove(name);
+        if let Some(s) = shape {
+            self.shapes.insert(name.to_string(), s);
+        }
+        if let Some(a) = buffer {
+            self.args.insert(name.to_string(), a);
+        }
+    }
+}
+
+/// `x` without what does not change its value: `&`, parentheses, an
+/// `unsafe { x }` block.
+fn strip(x: &syn::Expr) -> &syn::Expr {
+    match x {
+        syn::Expr::Reference(r) => strip(&r.expr),
+        syn::Expr::Paren(p) => strip(&p.expr),
+        syn::Expr::Group(g) => strip(&g.expr),
+        syn::Expr::Unsafe(u) => match u.block.stmts.as_slice() {
+            [syn::Stmt::Expr(e, None)] => strip(e),
+            _ => x,
+        },
+        _ => x,
+    }
+}
+
+/// The last two segments of a call's path (`CubeDim`, `new`).
+fn callee(c: &syn::ExprCall) -> Option<(String, String)> {
+    let syn::Expr::Path(p) = &*c.func else {
+        return None;
+    };
+    let mut segs = p.path.segments.iter().rev();
+    let last = segs.next()?.ident.to_string();
+    let owner = segs.next().map(|s| s.ident.to_string()).unwrap_or_default();
+    Some((owner, last))
+}
+
+/// `CubeCount::Static(x, y, z)`, `CubeDim::new(x, y, z)`,
+/// `CubeDim::new_2d(x, y)`, `CubeDim::new_1d(x)`, or a variable bound to
+/// one; every size a constant.
+fn shape(x: &syn::Expr, consts: &HashMap<String, i64>, bound: &Bound) -> Option<[u64; 3]> {
+    match strip(x) {
+        syn::Expr::Path(p) => bound.shapes.get(&p.path.get_ident()?.to_string()).copied(),
+        syn::Expr::Call(c) => {
+            let (owner, f) = callee(c)?;
+            let n = match (owner.as_str(), f.as_str()) {
+                ("CubeCount", "Static") | ("CubeDim", "new" | "new_3d") => 3,
+                ("CubeDim", "new_2d") => 2,
+                ("CubeDim", "new_1d") => 1,
+                _ => return None,
+            };
+            if c.args.len() != n {
+                return None;
+            }
+            let mut d = [1u64; 3];
+            for (o, a) in d.iter_mut().zip(&c.args) {
+                *o = u64::try_from(eval(a, consts)?).ok()?;
+            }
+            Some(d)
+        }
+        _ => None,
+    }
+}
+
+/// A buffer or scalar argument by how it is made: `ArrayArg::
+/// from_raw_parts::<T>(&h, len, vectorisation)`, `TensorArg::…`,
+/// `h.as_array_arg(v)`, `h.as_tensor_arg(v)`, `ScalarArg::new(v)`.
+fn buffer(x: &syn::Expr, consts: &HashMap<String, i64>) -> Option<Arg> {
+    match strip(x) {
+        syn::Expr::Call(c) => match callee(c)? {
+            (o, f) if o == "ArrayArg" && f == "from_raw_parts" => Some(Arg::Buffer(
+                c.args.iter().nth(1).and_then(|l| eval(l, consts)),
+            )),
+            (o, _) if o == "ArrayArg" || o == "TensorArg" => Some(Arg::Buffer(None)),
+            (o, f) if o == "ScalarArg" && f == "new" => {
+                Some(Arg::Value(c.args.first().and_then(|v| eval(v, consts))))
+            }
+            _ => None,
+        },
+        syn::Expr::MethodCall(m) if m.method == "as_array_arg" || m.method == "as_tensor_arg" => {
+            Some(Arg::Buffer(None))
+        }
+        _ => None,
+    }
+}
+
+/// What argument `x` is, or `None` when that is not known (a variable
+/// of unknown kind could be a buffer, two of the kernel's values, or one).
+fn arg(x: &syn::Expr, consts: &HashMap<String, i64>, bound: &Bound) -> Option<Arg> {
+    if let Some(a) = buffer(x, consts) {
+        return Some(a);
+    }
+    if let syn::Expr::Path(p) = strip(x) {
+        let name = p.path.get_ident()?.to_string();
+        if let Some(a) = bound.args.get(&name) {
+            return Some(*a);
+        }
+    }
+    eval(strip(x), consts).map(|v| Arg::Value(Some(v)))
+}
+
+/// A CubeCL launch as a site, or `None` when `c` is not one.
+pub(in crate::rust) fn site(
+    c: &syn::ExprCall,
+    consts: &HashMap<String, i64>,
+    bound: &Bound,
+    lines: &Source,
+) -> Option<SiteRecord> {
+    let syn::Expr::Path(p) = &*c.func else {
+        return None;
+    };
+    let mut segs = p.path.segments.iter().rev();
+    let last = segs.next()?;
+    if last.ident != "launch" && last.ident != "launch_unchecked" {
+        return None;
+    }
+    let kernel = segs.next()?.ident.to_string();
+    if c.args.len() < 3 {
+        return None;
+    }
+    // The generic arguments but the last, the runtime: the kernel's
+    // element types, in order.
+    let mut targs: Vec<TemplateArg> = match &last.arguments {
+        syn::PathArguments::AngleBracketed(a) => a
+            .args
+            .iter()
+            .filter_map(|g| match g {
+                syn::GenericArgument::Type(t) => Some(match types::of(t) {
+                    Ty::Scalar(s) => TemplateArg::Type(s.to_string()),
+                    _ => TemplateArg::Unknown(quote_of(t)),
+                }),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    targs.pop();
+    let rest: Vec<&syn::Expr> = c.args.iter().skip(3).collect();
+    let kinds: Option<Vec<Arg>> = rest.iter().map(|x| arg(x, consts, bound)).collect();
+    let args: Vec<Option<i64>> = kinds
+        .unwrap_or_default()
+        .into_iter()
+        .flat_map(|a| match a {
+            Arg::Buffer(len) => vec![None, len],
+            Arg::Value(v) => vec![v],
+        })
+        .collect();
+    let r = c.span().byte_range();
+    let n = args.len();
+    Some(SiteRecord {
+        kernel,
+        targs,
+        grid: shape(&c.args[1], consts, bound),
+        block: shape(&c.args[2], consts, bound),
+        offset_args: vec![false; n],
+        args,
+        span: lines.span(r.start, r.end),
+        kernel_file: None,
+        host: None,
+    })
+}
+
+/// A type's name as written (its path's last segment), for saying which
+/// argument is not known.
+fn quote_of(t: &syn::Type) -> String {
+    match t {
+        syn::Type::Path(p) => p
+            .path
+            .segments
+            .last()
+            .map(|s| s.ident.to_string())
+            .unwrap_or_default(),
+        _ => "_".to_string(),
+    }
+}
