@@ -290,3 +290,28 @@ fn a_cubecl_host_launch_gives_the_kernel_its_shape_types_and_arguments() {
     assert!(of("strided_read").all(|a| a["status"] == "assumed"));
     assert_eq!(of("strided_read").count(), 2);
 }
+
+/// Help and labels on Rust kernels name what their author writes: the
+/// thread index as Rust-CUDA's `thread::thread_idx_x()` and CubeCL's
+/// `UNIT_POS_X`, never CUDA C++'s `threadIdx.x`.
+#[test]
+fn rust_findings_are_worded_in_the_kernels_own_terms() {
+    let check = |path: &str| {
+        let out = warplint(&["check", "--isolated", "--exit-zero", path]);
+        stdout(&out)
+    };
+    let rust = check(&format!("{FIXTURE}/src/strided_copy.rs"));
+    assert!(
+        rust.contains("thread::thread_idx_x() is multiplied by 4"),
+        "{rust}"
+    );
+    assert!(
+        rust.contains("make thread::thread_idx_x() the fastest-varying index"),
+        "{rust}"
+    );
+    let cube = check("fixtures/rust/cubecl_kernels/src/lib.rs");
+    assert!(cube.contains("UNIT_POS_X is multiplied by 8"), "{cube}");
+    for text in [&rust, &cube] {
+        assert!(!text.contains("threadIdx"), "{text}");
+    }
+}

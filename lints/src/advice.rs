@@ -101,6 +101,7 @@ pub fn vector_chunk(
     a: &Access,
     sample: &WarpSample,
     width: u32,
+    dialect: crate::wording::dialect::Dialect,
 ) -> Option<String> {
     let verb = match a.op {
         Op::Load => "reads",
@@ -164,14 +165,10 @@ pub fn vector_chunk(
             let fewer = per(now.sectors, w) / per(wide.sectors, vector);
             return Some(format!(
                 "each lane {verb} its own {chunk}-byte run {w} bytes at a time: move it in \
-                 {vector}-byte vectors (`{}`): {} sectors per request for {vector} bytes a lane, \
+                 {vector}-byte vectors ({}): {} sectors per request for {vector} bytes a lane, \
                  {}x fewer sectors for the run than now ({} per request for {w}); or let \
                  neighbouring lanes take neighbouring elements",
-                if vector == 16 {
-                    "float4`, `int4"
-                } else {
-                    "float2`, `int2"
-                },
+                dialect.vectors(vector),
                 wide.sectors,
                 fmt_num(fewer),
                 now.sectors

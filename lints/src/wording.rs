@@ -8,6 +8,7 @@
 
 use std::fmt::Write;
 
+pub mod dialect;
 pub mod unknowns;
 
 use warplint_analyzer::finding::{

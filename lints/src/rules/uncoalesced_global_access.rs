@@ -66,6 +66,8 @@ impl Lint for UncoalescedGlobalAccess {
 
     fn check(&self, ctx: &Context, out: &mut Vec<Diagnostic>) {
         let t = ctx.thresholds;
+        let dialect =
+            crate::wording::dialect::Dialect::of(ctx.options.frontend.language, ctx.source);
         // Local arrays are left out: most are registers once loops unroll.
         let global = ctx.known_reports().filter(|r| r.space == Space::Global);
         for site in sites(ctx, global, waste) {
@@ -106,7 +108,8 @@ impl Lint for UncoalescedGlobalAccess {
             let rows = rows_misaligned(ctx.model, r);
             let cause = match step {
                 Some(d) if d % elem == 0 && d / elem != 1 && d != 0 => format!(
-                    "threadIdx.x is multiplied by {} ({} bytes between neighbouring lanes)",
+                    "{} is multiplied by {} ({} bytes between neighbouring lanes)",
+                    dialect.thread_x(),
                     d / elem,
                     d
                 ),
@@ -150,7 +153,7 @@ impl Lint for UncoalescedGlobalAccess {
             let aos = obj.elem_size > r.width as u64
                 && (obj.elem_type.contains("struct") || !obj.elem_type.ends_with(char::is_numeric));
             let help = if aos {
-                aos_help(k, access, obj, site.ops.as_str(), r.width)
+                aos_help(k, access, obj, site.ops.as_str(), r.width, dialect)
             } else if let Some((bx, _)) = rows {
                 format!(
                     "with rows of {bx} lanes, every misaligned row pays a sector more: make the \
@@ -158,16 +161,16 @@ impl Lint for UncoalescedGlobalAccess {
                      each row on a {}-byte boundary",
                     ctx.model.sector_bytes()
                 )
-            } else if let Some(v) = r
-                .worst
-                .as_ref()
-                .and_then(|s| crate::advice::vector_chunk(ctx.model, k, access, s, r.width))
-            {
+            } else if let Some(v) = r.worst.as_ref().and_then(|s| {
+                crate::advice::vector_chunk(ctx.model, k, access, s, r.width, dialect)
+            }) {
                 v
             } else {
-                "make threadIdx.x the fastest-varying index, or stage the data through shared \
-                 memory and write it out row by row"
-                    .to_string()
+                format!(
+                    "make {} the fastest-varying index, or stage the data through shared \
+                     memory and write it out row by row",
+                    dialect.thread_x()
+                )
             };
             let mut notes = vec![format!(
                 "{}, block {}x{}x{}; allocations are assumed 256-byte aligned",
@@ -239,6 +242,7 @@ fn aos_help(
     obj: &warplint_analyzer::ir::MemObject,
     ops: &str,
     width: u32,
+    dialect: crate::wording::dialect::Dialect,
 ) -> String {
     let verb = match ops {
         "load" => "reads",
@@ -266,10 +270,15 @@ fn aos_help(
     if whole {
         format!(
             "each lane {verb} its {}-byte element in {}-byte pieces, as its alignment \
-             is {} bytes: declare the type `__align__({})` so that nvcc moves each \
+             is {} bytes: declare the type {} so that {} moves each \
              element in one {}-byte access, or store the fields as separate arrays \
              (structure of arrays)",
-            obj.elem_size, width, obj.elem_align, obj.elem_size, obj.elem_size
+            obj.elem_size,
+            width,
+            obj.elem_align,
+            dialect.align(obj.elem_size),
+            dialect.compiler(),
+            obj.elem_size
         )
     } else {
         format!(
