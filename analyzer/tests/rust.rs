@@ -168,12 +168,60 @@ __global__ void k(float* out) {
     twins(rust, cuda, &[7]);
 }
 
+/// `match` as a statement (a binding arm with a guard, an or-pattern, a
+/// range, a constant) and as a value: as the `if` chain and `?:` nvcc
+/// would read.
+#[test]
+fn match_costs_what_its_if_chain_does() {
+    let rust = r#"
+const W: usize = 8;
+#[kernel]
+pub unsafe fn k(out: *mut f32, n: usize) {
+    let t = thread::thread_idx_x() as usize;
+    match t % 4 {
+        0 => *out.add(t * 2) = 1.0,
+        1 | 2 => { *out.add(t) = 2.0; }
+        W => {}
+        r if r < n => *out.add(r * 32 + t) = 3.0,
+        _ => {}
+    }
+    let s = match t { 0..=15 => t * 4, W => 0, _ => t };
+    *out.add(s) = 4.0;
+}
+"#;
+    let cuda = r#"
+const unsigned long long W = 8;
+__global__ void k(float* out, unsigned long long n) {
+    unsigned long long t = (unsigned long long)threadIdx.x;
+    {
+    unsigned long long m = t % 4;
+    if ((m == 0)) { *(out + (t * 2)) = 1.0f; }
+    else if (((m == 1) || (m == 2))) { *(out + t) = 2.0f; }
+    else if ((m == W)) {}
+    else if (1 && (m < n)) { unsigned long long r = m; *(out + (r * 32 + t)) = 3.0f; }
+    else if (1) {}
+    }
+    unsigned long long s = ((t >= 0 && t <= 15) ? t * 4 : ((t == W) ? 0 : t));
+    *(out + s) = 4.0f;
+}
+"#;
+    let r = twins(rust, cuda, &[7, 8, 10, 14]);
+    assert!(
+        !r.program
+            .notes
+            .iter()
+            .any(|n| matches!(n.kind, NoteKind::RustUnread { .. })),
+        "{:?}",
+        r.program.notes
+    );
+}
+
 #[test]
 fn what_the_translation_does_not_read_is_a_note_and_unknown() {
     let rust = r#"
 #[kernel]
 pub unsafe fn k(out: *mut f32, n: usize) {
-    let i = match n { 0 => 1, _ => 2 };
+    let i = match (n, 1) { (0, _) => 1, _ => 2 };
     *out.add(i * cuda_std::thread::thread_idx_x() as usize) = 0.0;
     for x in some_iterator() {
         *out.add(x) = 1.0;
@@ -264,6 +312,8 @@ mod garbage {
         "let v = if i > 2 { i } else { helper(i) };",
         "let i = helper(i);",
         "match i { 0 => {}, _ => {} }",
+        "match i { 0 => { *o.add(i) = 1.0; } 1 | 2 => *o.add(i + 1) = 2.0, k if k < n => { *o.add(k) = 0.0; } _ => {} }",
+        "let v = match i { 0 => 1, 1..=4 => i * 2, T => n, _ => i }; *o.add(v) = 0.0;",
         "let (p, q) = (1, 2);",
         "o.add(i).write(o.add(i).read() + 1.0);",
         "let w = (!i) & 7; *o.add(w) = 0.0;",

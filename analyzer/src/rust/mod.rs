@@ -9,8 +9,8 @@
 //! NVVM, the optimiser nvcc uses, so what `crate::nvcc` models of nvcc's
 //! code applies to it as well.
 //!
-//! What the translation does not read (`match`, iterators other than
-//! counted ranges, closures, …) is a [`NoteKind::RustUnread`] at its span,
+//! What the translation does not read (`match` on tuples or enums,
+//! iterators other than counted ranges, closures, …) is a [`NoteKind::RustUnread`] at its span,
 //! and any value it stands for is unknown.
 
 mod emit;

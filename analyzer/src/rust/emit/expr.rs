@@ -74,7 +74,7 @@ impl Emitter {
             E::Unsafe(u) => self.block_value(&u.block, x),
             E::If(i) => self.if_value(i, x),
             E::Macro(m) => self.skip(&m.mac, "macro", true),
-            E::Match(_) => self.skip(x, "match", true),
+            E::Match(m) => self.match_value(m, x),
             E::Tuple(_) => self.skip(x, "tuple", true),
             E::Closure(_) => self.skip(x, "closure", true),
             E::Range(_) => self.skip(x, "range", true),
@@ -82,7 +82,7 @@ impl Emitter {
         }
     }
 
-    fn literal(&mut self, l: &syn::Lit) -> Ty {
+    pub(super) fn literal(&mut self, l: &syn::Lit) -> Ty {
         match l {
             syn::Lit::Int(i) => {
                 let digits = i.base10_digits();

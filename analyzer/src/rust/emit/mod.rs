@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use syn::spanned::Spanned;
 
 mod expr;
+mod matches;
 
 use super::spans::Seg;
 use super::types::{self, Ty};
@@ -624,9 +625,7 @@ impl Emitter {
                 e.w(";\n");
             }),
             syn::Expr::Macro(m) => self.statement_macro(&m.mac),
-            syn::Expr::Match(m) => {
-                self.skip(m, "match", false);
-            }
+            syn::Expr::Match(m) => self.match_stmt(m),
             other => {
                 if tail {
                     self.w("return ");
