@@ -40,6 +40,7 @@ pub(super) fn sites(file: &syn::File, lines: &Source) -> Vec<SiteRecord> {
         file_consts: consts,
         kernels: HashMap::new(),
         cube: cubecl::Bound::default(),
+        layouts: cubecl::layouts(file),
         out: Vec::new(),
         lines,
     };
@@ -56,6 +57,8 @@ struct Scan<'l> {
     kernels: HashMap<String, String>,
     /// CubeCL values bound to variables: shapes and buffer arguments.
     cube: cubecl::Bound,
+    /// The buffer parameters of the file's functions ([`cubecl::layouts`]).
+    layouts: HashMap<String, Vec<bool>>,
     out: Vec<SiteRecord>,
     lines: &'l Source,
 }
@@ -123,7 +126,7 @@ impl<'ast> Visit<'ast> for Scan<'_> {
 
     fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
         syn::visit::visit_expr_call(self, c);
-        if let Some(site) = cubecl::site(c, &self.consts, &self.cube, self.lines) {
+        if let Some(site) = cubecl::site(c, &self.consts, &self.cube, &self.layouts, self.lines) {
             self.out.push(site);
         }
     }
@@ -326,6 +329,9 @@ mod tests {
         let s = sites_of(
             r#"
 const N: usize = 4096;
+fn copy(a: u32) {}
+#[cube(launch)]
+fn local(a: &Array<f32>, b: &mut [f32], n: u32) {}
 fn run<R: Runtime>(client: &ComputeClient<R::Server>, a: &Handle, b: &Handle, f: f32) {
     let dim = CubeDim::new(32, 8, 1);
     let input = unsafe { ArrayArg::from_raw_parts::<f32>(a, N, 1) };
@@ -341,6 +347,8 @@ fn run<R: Runtime>(client: &ComputeClient<R::Server>, a: &Handle, b: &Handle, f:
         );
     }
     scale::launch::<R>(client, CubeCount::Static(4, 1, 1), CubeDim::new_1d(256), unknown, 3);
+    local::launch::<R>(client, CubeCount::Static(1, 1, 1), CubeDim::new_1d(32), h.unknown(), BufferArg::from_raw_parts(h, 64), 5);
+    // A host function named as the kernel does not place its arguments.
     kernels::copy::launch::<f32, R>(client, count, CubeDim::new_2d(16, 16), ArrayArg::from_raw_parts::<f32>(a, 1024, 4));
 }
 "#,
@@ -371,6 +379,15 @@ fn run<R: Runtime>(client: &ComputeClient<R::Server>, a: &Handle, b: &Handle, f:
                 // `unknown` could be a buffer (two values) or one value:
                 // no argument is placed.
                 ("scale", vec![], Some([4, 1, 1]), Some([256, 1, 1]), vec![]),
+                // Defined in the file: its parameters place the arguments
+                // (`h.unknown()` is the first buffer, of unknown length).
+                (
+                    "local",
+                    vec![],
+                    Some([1, 1, 1]),
+                    Some([32, 1, 1]),
+                    vec![None, None, None, Some(64), Some(5)]
+                ),
                 (
                     "copy",
                     vec![Type("float".into())],

@@ -107,16 +107,21 @@ fn shape(x: &syn::Expr, consts: &HashMap<String, i64>, bound: &Bound) -> Option<
 fn buffer(x: &syn::Expr, consts: &HashMap<String, i64>) -> Option<Arg> {
     match strip(x) {
         syn::Expr::Call(c) => match callee(c)? {
-            (o, f) if o == "ArrayArg" && f == "from_raw_parts" => Some(Arg::Buffer(
-                c.args.iter().nth(1).and_then(|l| eval(l, consts)),
-            )),
+            (o, f) if (o == "ArrayArg" || o == "BufferArg") && f == "from_raw_parts" => Some(
+                Arg::Buffer(c.args.iter().nth(1).and_then(|l| eval(l, consts))),
+            ),
             (o, _) if o == "ArrayArg" || o == "TensorArg" => Some(Arg::Buffer(None)),
             (o, f) if o == "ScalarArg" && f == "new" => {
                 Some(Arg::Value(c.args.first().and_then(|v| eval(v, consts))))
             }
             _ => None,
         },
-        syn::Expr::MethodCall(m) if m.method == "as_array_arg" || m.method == "as_tensor_arg" => {
+        syn::Expr::MethodCall(m)
+            if matches!(
+                m.method.to_string().as_str(),
+                "as_array_arg" | "as_tensor_arg" | "into_array_arg" | "into_tensor_arg"
+            ) =>
+        {
             Some(Arg::Buffer(None))
         }
         _ => None,
@@ -138,11 +143,77 @@ fn arg(x: &syn::Expr, consts: &HashMap<String, i64>, bound: &Bound) -> Option<Ar
     eval(strip(x), consts).map(|v| Arg::Value(Some(v)))
 }
 
-/// A CubeCL launch as a site, or `None` when `c` is not one.
+/// Which parameters of each CubeCL kernel of the file (a `#[cube(...)]`
+/// function; a host function of the same name is not one) are buffers (a
+/// pointer and a length in the kernel's translation), by name.
+pub(in crate::rust) fn layouts(file: &syn::File) -> HashMap<String, Vec<bool>> {
+    file.items
+        .iter()
+        .filter_map(|i| match i {
+            syn::Item::Fn(f)
+                if f.attrs
+                    .iter()
+                    .any(|a| a.path().segments.last().is_some_and(|s| s.ident == "cube")) =>
+            {
+                Some(f)
+            }
+            _ => None,
+        })
+        .map(|f| {
+            let buffers = f
+                .sig
+                .inputs
+                .iter()
+                .filter_map(|a| match a {
+                    syn::FnArg::Typed(p) => Some(matches!(types::of(&p.ty), Ty::Slice(_))),
+                    syn::FnArg::Receiver(_) => None,
+                })
+                .collect();
+            (f.sig.ident.to_string(), buffers)
+        })
+        .collect()
+}
+
+/// The launch's arguments as the kernel's translation takes them: by the
+/// kernel's own parameters where the file defines it (`buffers`), each
+/// argument of a buffer its pointer and length, else by how each argument
+/// is made; empty where neither tells.
+fn placed(
+    rest: &[&syn::Expr],
+    buffers: Option<&Vec<bool>>,
+    consts: &HashMap<String, i64>,
+    bound: &Bound,
+) -> Vec<Option<i64>> {
+    if let Some(b) = buffers.filter(|b| b.len() == rest.len()) {
+        return rest
+            .iter()
+            .zip(b)
+            .flat_map(|(x, &buffer)| match (arg(x, consts, bound), buffer) {
+                (Some(Arg::Buffer(len)), true) => vec![None, len],
+                (_, true) => vec![None, None],
+                (Some(Arg::Value(v)), false) => vec![v],
+                (_, false) => vec![None],
+            })
+            .collect();
+    }
+    let kinds: Option<Vec<Arg>> = rest.iter().map(|x| arg(x, consts, bound)).collect();
+    kinds
+        .unwrap_or_default()
+        .into_iter()
+        .flat_map(|a| match a {
+            Arg::Buffer(len) => vec![None, len],
+            Arg::Value(v) => vec![v],
+        })
+        .collect()
+}
+
+/// A CubeCL launch as a site, or `None` when `c` is not one; `layouts`:
+/// the file's functions' buffer parameters ([`layouts`]).
 pub(in crate::rust) fn site(
     c: &syn::ExprCall,
     consts: &HashMap<String, i64>,
     bound: &Bound,
+    layouts: &HashMap<String, Vec<bool>>,
     lines: &Source,
 ) -> Option<SiteRecord> {
     let syn::Expr::Path(p) = &*c.func else {
@@ -175,15 +246,7 @@ pub(in crate::rust) fn site(
     };
     targs.pop();
     let rest: Vec<&syn::Expr> = c.args.iter().skip(3).collect();
-    let kinds: Option<Vec<Arg>> = rest.iter().map(|x| arg(x, consts, bound)).collect();
-    let args: Vec<Option<i64>> = kinds
-        .unwrap_or_default()
-        .into_iter()
-        .flat_map(|a| match a {
-            Arg::Buffer(len) => vec![None, len],
-            Arg::Value(v) => vec![v],
-        })
-        .collect();
+    let args = placed(&rest, layouts.get(&kernel), consts, bound);
     let r = c.span().byte_range();
     let n = args.len();
     Some(SiteRecord {
