@@ -171,7 +171,7 @@ fn sarif_is_valid_2_1_0() {
         .iter()
         .map(|r| r["id"].as_str().unwrap())
         .collect();
-    assert_eq!(rules, vec!["GM001", "GM002", "SM001"]);
+    assert_eq!(rules, vec!["GM001", "GM002", "SM001", "RL001"]);
     for r in run["results"].as_array().unwrap() {
         let uri = r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
             .as_str()
@@ -423,7 +423,7 @@ fn the_example_config_parses_and_drives_settings() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(text.contains("arch: sm_90"), "{text}");
-    assert!(text.contains("select: GM001, GM002, SM001"), "{text}");
+    assert!(text.contains("select: GM001, GM002, RL001, SM001"), "{text}");
 }
 
 #[test]
@@ -567,8 +567,13 @@ fn several_archs_are_merged_where_they_agree() {
     ]);
     let text = stdout(&out);
     assert_eq!(
-        text.lines().filter(|l| l.contains("SM001")).count(),
+        text.lines().filter(|l| l.contains(": SM001")).count(),
         1,
+        "{text}"
+    );
+    // A 32x32 block is 1024 threads: over 1.x's 512 only.
+    assert!(
+        text.contains("RL001 launch of `transpose` with 1024 threads per block, over the 512 a block may have on sm_13 — clean on"),
         "{text}"
     );
     assert!(text.contains("16-way bank conflict on `tile` (load of 4 bytes; sm_35 (4-byte banks), sm_13, block 32x32x1) — 32-way on sm_90"), "{text}");

@@ -1,6 +1,7 @@
 //! The rules, one per file, and the registry.
 
 mod misaligned_global_access;
+mod resource_limit;
 mod shared_bank_conflict;
 mod uncoalesced_global_access;
 
@@ -11,6 +12,7 @@ pub static LINTS: &[&dyn Lint] = &[
     &uncoalesced_global_access::UncoalescedGlobalAccess,
     &misaligned_global_access::MisalignedGlobalAccess,
     &shared_bank_conflict::SharedBankConflict,
+    &resource_limit::ResourceLimit,
 ];
 
 /// A warp whose active lanes touch consecutive elements in lane order,

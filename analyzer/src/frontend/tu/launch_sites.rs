@@ -79,11 +79,12 @@ impl<'t> Tu<'t> {
                     None => lw.host_launches(f, source),
                 });
                 calls.append(&mut lw.host_calls);
-                notes.extend(
-                    lw.notes
-                        .into_iter()
-                        .filter(|n| !n.kind.budgets().is_empty() && !host_access_note(&n.kind)),
-                );
+                // A budget run out, and a launch's block too large to run
+                // (RL001 reports it: the launch fails).
+                notes.extend(lw.notes.into_iter().filter(|n| {
+                    (!n.kind.budgets().is_empty() && !host_access_note(&n.kind))
+                        || matches!(n.kind, NoteKind::BlockTooLarge { .. })
+                }));
             }
         }
         self.follow_callers(&fns, &mut out, &mut calls, &mut notes);
