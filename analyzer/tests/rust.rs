@@ -222,6 +222,7 @@ fn what_the_translation_does_not_read_is_a_note_and_unknown() {
 #[kernel]
 pub unsafe fn k(out: *mut f32, n: usize) {
     let i = match (n, 1) { (0, _) => 1, _ => 2 };
+    match n { IMPORTED => *out.add(n) = 3.0, _ => {} }
     *out.add(i * cuda_std::thread::thread_idx_x() as usize) = 0.0;
     for x in some_iterator() {
         *out.add(x) = 1.0;
@@ -238,7 +239,12 @@ pub unsafe fn k(out: *mut f32, n: usize) {
             _ => None,
         })
         .collect();
-    assert_eq!(unread, [(4, "match"), (6, "for over an iterator")]);
+    // A name the file does not declare, spelled as a constant, is one
+    // imported: the arm compares with a value not known.
+    assert_eq!(
+        unread,
+        [(4, "match"), (5, "match"), (7, "for over an iterator")]
+    );
     assert_eq!(r.reports.len(), 1);
     assert_eq!(r.reports[0].cost, None, "{:?}", r.reports[0]);
 }

@@ -423,7 +423,10 @@ fn the_example_config_parses_and_drives_settings() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(text.contains("arch: sm_90"), "{text}");
-    assert!(text.contains("select: GM001, GM002, RL001, SM001"), "{text}");
+    assert!(
+        text.contains("select: GM001, GM002, RL001, SM001"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -66,6 +66,30 @@ fn shape(e: &Expr) -> Result<[u64; 3], Error> {
     Ok(out)
 }
 
+/// A block a launch may have (compute capability 2.0 and later: 1024
+/// threads, 1024 x 1024 x 64); a larger one would not run, and the
+/// analysis would run its warps for nothing.
+fn block(e: &Expr) -> Result<[u64; 3], Error> {
+    let b = shape(e)?;
+    let threads = b.iter().fold(1u64, |a, x| a.saturating_mul(*x));
+    if threads > 1024 || b[0] > 1024 || b[1] > 1024 || b[2] > 64 {
+        return err(
+            e,
+            "a block has at most 1024 threads (1024 x 1024 x 64 at most per dimension)",
+        );
+    }
+    Ok(b)
+}
+
+/// A grid a launch may have (x up to 2^31 - 1, y and z up to 65535).
+fn grid(e: &Expr) -> Result<[u64; 3], Error> {
+    let g = shape(e)?;
+    if g[0] > (1 << 31) - 1 || g[1] > 65535 || g[2] > 65535 {
+        return err(e, "a grid has at most 2^31 - 1 x 65535 x 65535 blocks");
+    }
+    Ok(g)
+}
+
 fn string(e: &Expr) -> Result<String, Error> {
     match e {
         Expr::Lit(l) => match &l.lit {
@@ -144,8 +168,8 @@ impl Args {
                 .map(ToString::to_string)
                 .unwrap_or_default();
             match (key.as_str(), &m) {
-                ("block", Meta::NameValue(nv)) => a.block = Some(shape(&nv.value)?),
-                ("grid", Meta::NameValue(nv)) => a.grid = Some(shape(&nv.value)?),
+                ("block", Meta::NameValue(nv)) => a.block = Some(block(&nv.value)?),
+                ("grid", Meta::NameValue(nv)) => a.grid = Some(grid(&nv.value)?),
                 ("arch", Meta::NameValue(nv)) => a.arch = string(&nv.value)?,
                 ("level", Meta::NameValue(nv)) => {
                     a.level = match string(&nv.value)?.as_str() {
@@ -205,5 +229,12 @@ mod tests {
         assert!(parse("blok = 32").unwrap_err().contains("unknown argument"));
         assert!(parse(r#"level = "loud""#).unwrap_err().contains("\"warn\""));
         assert!(parse("block = \"32\"").unwrap_err().contains("integer"));
+        assert!(parse("block = (65536, 65536)")
+            .unwrap_err()
+            .contains("at most 1024"));
+        assert!(parse("block = (1, 1, 128)")
+            .unwrap_err()
+            .contains("at most 1024"));
+        assert!(parse("grid = (1, 70000)").unwrap_err().contains("65535"));
     }
 }

@@ -39,6 +39,10 @@ impl Flat {
                         Delimiter::Parenthesis => ("(", ")"),
                         Delimiter::Bracket => ("[", "]"),
                         Delimiter::Brace => ("{", "}"),
+                        // A `$e:expr` a macro_rules passed in is one
+                        // operand: `i * $s` with `$s = 32 - 31` is
+                        // `i * (32 - 31)`. A single token needs nothing.
+                        Delimiter::None if g.stream().into_iter().nth(1).is_some() => ("(", ")"),
                         Delimiter::None => ("", ""),
                     };
                     // `#[kernel]` as written: the front end looks for
@@ -94,5 +98,13 @@ mod tests {
         let at = flat.text.find("len").unwrap();
         assert!(flat.span_at(at).is_some());
         assert!(flat.span_at(0).is_some());
+        // An invisible group (a macro_rules fragment) keeps its grouping.
+        let inner = proc_macro2::TokenStream::from_str("32 - 31").unwrap();
+        let mut ts = proc_macro2::TokenStream::from_str("i *").unwrap();
+        ts.extend([proc_macro2::TokenTree::Group(proc_macro2::Group::new(
+            proc_macro2::Delimiter::None,
+            inner,
+        ))]);
+        assert_eq!(Flat::new(ts).text.trim(), "i * (32 - 31)");
     }
 }

@@ -41,6 +41,7 @@ pub(super) fn sites(file: &syn::File, lines: &Source) -> Vec<SiteRecord> {
         kernels: HashMap::new(),
         cube: cubecl::Bound::default(),
         layouts: cubecl::layouts(file),
+        assigned: Vec::new(),
         out: Vec::new(),
         lines,
     };
@@ -59,6 +60,9 @@ struct Scan<'l> {
     cube: cubecl::Bound,
     /// The buffer parameters of the file's functions ([`cubecl::layouts`]).
     layouts: HashMap<String, Vec<bool>>,
+    /// Names assigned (`x = …`, `x += …`) in the block being walked: what
+    /// they held is forgotten past the block too.
+    assigned: Vec<String>,
     out: Vec<SiteRecord>,
     lines: &'l Source,
 }
@@ -72,6 +76,49 @@ impl<'ast> Visit<'ast> for Scan<'_> {
     fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
         self.enter_function();
         syn::visit::visit_impl_item_fn(self, f);
+    }
+
+    /// A block's `let`s end with it (an inner `let dim = …` leaves the
+    /// outer `dim` as it was); a name assigned inside it is forgotten.
+    fn visit_block(&mut self, b: &'ast syn::Block) {
+        let saved = (self.consts.clone(), self.kernels.clone(), self.cube.clone());
+        let outer = std::mem::take(&mut self.assigned);
+        syn::visit::visit_block(self, b);
+        let inner = std::mem::replace(&mut self.assigned, outer);
+        (self.consts, self.kernels, self.cube) = saved;
+        for n in inner {
+            self.forget(&n);
+            self.assigned.push(n);
+        }
+    }
+
+    /// A loop's body runs again after its assignments: what it assigns is
+    /// not known anywhere in it.
+    fn visit_expr_for_loop(&mut self, f: &'ast syn::ExprForLoop) {
+        self.forget_assigned_in(&f.body);
+        syn::visit::visit_expr_for_loop(self, f);
+    }
+
+    fn visit_expr_while(&mut self, w: &'ast syn::ExprWhile) {
+        self.forget_assigned_in(&w.body);
+        syn::visit::visit_expr_while(self, w);
+    }
+
+    fn visit_expr_loop(&mut self, l: &'ast syn::ExprLoop) {
+        self.forget_assigned_in(&l.body);
+        syn::visit::visit_expr_loop(self, l);
+    }
+
+    fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
+        syn::visit::visit_expr_assign(self, a);
+        self.assigned_to(&a.left);
+    }
+
+    fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
+        syn::visit::visit_expr_binary(self, b);
+        if compound_assign(&b.op) {
+            self.assigned_to(&b.left);
+        }
     }
 
     fn visit_item_const(&mut self, c: &'ast syn::ItemConst) {
@@ -103,10 +150,14 @@ impl<'ast> Visit<'ast> for Scan<'_> {
                 }
             }
             (syn::Pat::Tuple(p), syn::Expr::Tuple(t)) => {
+                let mut names = Vec::new();
+                bound(pat, &mut names);
+                for n in &names {
+                    self.forget(n);
+                }
                 for (pat, x) in p.elems.iter().zip(&t.elems) {
                     if let syn::Pat::Ident(id) = pat {
                         let name = id.ident.to_string();
-                        self.consts.remove(&name);
                         if let Some(v) = eval(x, &self.consts) {
                             self.consts.insert(name, v);
                         }
@@ -118,7 +169,7 @@ impl<'ast> Visit<'ast> for Scan<'_> {
                 let mut names = Vec::new();
                 bound(p, &mut names);
                 for n in names {
-                    self.consts.remove(&n);
+                    self.forget(&n);
                 }
             }
         }
@@ -138,6 +189,24 @@ impl<'ast> Visit<'ast> for Scan<'_> {
             }
         }
     }
+}
+
+/// Whether `op` is a compound assignment (`+=`, `<<=`, …).
+fn compound_assign(op: &syn::BinOp) -> bool {
+    use syn::BinOp as B;
+    matches!(
+        op,
+        B::AddAssign(_)
+            | B::SubAssign(_)
+            | B::MulAssign(_)
+            | B::DivAssign(_)
+            | B::RemAssign(_)
+            | B::BitXorAssign(_)
+            | B::BitAndAssign(_)
+            | B::BitOrAssign(_)
+            | B::ShlAssign(_)
+            | B::ShrAssign(_)
+    )
 }
 
 /// The names a pattern binds.
@@ -182,6 +251,52 @@ impl<'ast> Visit<'ast> for KernelIn<'_> {
 }
 
 impl Scan<'_> {
+    /// What `name` held, forgotten.
+    fn forget(&mut self, name: &str) {
+        self.consts.remove(name);
+        self.kernels.remove(name);
+        self.cube.forget(name);
+    }
+
+    /// Forgets every variable `body` assigns.
+    fn forget_assigned_in(&mut self, body: &syn::Block) {
+        struct Targets(Vec<String>);
+        impl<'ast> Visit<'ast> for Targets {
+            fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
+                syn::visit::visit_expr_assign(self, a);
+                if let syn::Expr::Path(p) = &*a.left {
+                    if let Some(id) = p.path.get_ident() {
+                        self.0.push(id.to_string());
+                    }
+                }
+            }
+            fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
+                syn::visit::visit_expr_binary(self, b);
+                if let (true, syn::Expr::Path(p)) = (compound_assign(&b.op), &*b.left) {
+                    if let Some(id) = p.path.get_ident() {
+                        self.0.push(id.to_string());
+                    }
+                }
+            }
+        }
+        let mut t = Targets(Vec::new());
+        t.visit_block(body);
+        for n in t.0 {
+            self.forget(&n);
+        }
+    }
+
+    /// `target = …`: a variable assigned holds no known value any more.
+    fn assigned_to(&mut self, target: &syn::Expr) {
+        if let syn::Expr::Path(p) = target {
+            if let Some(id) = p.path.get_ident() {
+                let n = id.to_string();
+                self.forget(&n);
+                self.assigned.push(n);
+            }
+        }
+    }
+
     /// A function's body starts with the file's constants and no kernel.
     fn enter_function(&mut self) {
         self.consts = self.file_consts.clone();
@@ -393,7 +508,9 @@ fn run<R: Runtime>(client: &ComputeClient<R::Server>, a: &Handle, b: &Handle, f:
                     vec![Type("float".into())],
                     None,
                     Some([16, 16, 1]),
-                    vec![None, Some(1024)]
+                    // Vectorised by 4: a `Line` array's `len()` counts
+                    // lines, so the length 1024 is not placed.
+                    vec![None, None]
                 ),
             ]
         );
@@ -453,6 +570,46 @@ fn other(module: &Module, bs: u32) {
                 ),
                 ("vecadd", Some([3, 1, 1]), None, vec![None, Some(16)], 16),
                 ("scale", Some([1, 1, 1]), Some([32, 2, 2]), vec![], 17),
+            ]
+        );
+    }
+
+    /// A value is known only where it holds on every path: an inner
+    /// block's `let` ends with the block, an assignment forgets, and a loop
+    /// forgets what its body assigns before the body runs.
+    #[test]
+    fn shapes_and_values_follow_scopes_and_assignments() {
+        let s = sites_of(
+            r#"
+fn run(c: &C) {
+    let mut dim = CubeDim::new(1, 1, 1);
+    dim = CubeDim::new(32, 32, 1);
+    k::launch::<R>(c, CubeCount::Static(1, 1, 1), dim, 1);
+    let d2 = CubeDim::new(8, 1, 1);
+    { let d2 = CubeDim::new(64, 1, 1); k::launch::<R>(c, CubeCount::Static(1, 1, 1), d2, 2); }
+    k::launch::<R>(c, CubeCount::Static(1, 1, 1), d2, 3);
+    let (d3, _) = (CubeDim::new(16, 1, 1), 0);
+    k::launch::<R>(c, CubeCount::Static(1, 1, 1), d3, 4);
+    let mut n = 5;
+    for i in 0..4 {
+        k::launch::<R>(c, CubeCount::Static(1, 1, 1), d2, n);
+        n += 1;
+    }
+    { n = 9; }
+    k::launch::<R>(c, CubeCount::Static(1, 1, 1), d2, n);
+}
+"#,
+        );
+        let got: Vec<_> = s.iter().map(|s| (s.block, s.args.clone())).collect();
+        assert_eq!(
+            got,
+            [
+                (None, vec![Some(1)]),
+                (Some([64, 1, 1]), vec![Some(2)]),
+                (Some([8, 1, 1]), vec![Some(3)]),
+                (None, vec![Some(4)]),
+                (Some([8, 1, 1]), vec![]),
+                (Some([8, 1, 1]), vec![]),
             ]
         );
     }

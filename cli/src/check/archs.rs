@@ -62,7 +62,9 @@ pub(super) fn across_archs(
     let outcome = |d: &Diagnostic| match (d.facts.max_ways, d.facts.sectors) {
         (Some(w), _) => format!("{}-way", warplint_lints::fmt_num(w)),
         (_, Some(s)) => format!("{} sectors", warplint_lints::fmt_num(s)),
-        _ => d.message.clone(),
+        // A finding of no cost figure (RL001) is its message, less the
+        // architecture it names: equal ones group.
+        _ => d.message.replacen(&format!(" on {}", d.facts.arch), "", 1),
     };
     let mut sites: Vec<Site> = Vec::new();
     for (_, ds) in &per_arch {

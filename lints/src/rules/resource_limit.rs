@@ -39,9 +39,12 @@ ptxas ("uses too much shared data (0x10000 bytes, 0xc000 max)"); a
 argument`, as do a 2048-thread block and a 512-thread block of a kernel
 compiled with `__launch_bounds__(256)`. Only what is proven is reported:
 sizes and blocks that are constants (a launch's block, declared array
-sizes). A local array just under 512 KB may still fail (the measured
-512 KB one did: the thread's stack holds more than its arrays); it is not
-reported.
+sizes). Each array is counted once (a `__shared__` array of a device
+function inlined at two calls is one variable), and only if an access to it
+runs (nvcc drops an array nothing touches); of the local arrays only the
+largest counts, as the compiler reuses their storage. A local array just
+under 512 KB may still fail (the measured 512 KB one did: the thread's
+stack holds more than its arrays); it is not reported.
 
 ## Example
 ```cuda
@@ -86,23 +89,66 @@ fn limits(arch: Arch) -> Limits {
     }
 }
 
-/// `n` bytes as KB where whole (`48 KB`), else KB to a tenth.
+/// `n` bytes as KB where whole (`48 KB`), else KB to a tenth, or bytes
+/// under one KB.
 fn kb(n: u64) -> String {
-    if n.is_multiple_of(1024) {
+    if n == u64::MAX {
+        "more than 2^64 bytes".into()
+    } else if n < 1024 {
+        format!("{n} bytes")
+    } else if n.is_multiple_of(1024) {
         format!("{} KB", n / 1024)
     } else {
         format!("{n} bytes ({:.1} KB)", n as f64 / 1024.0)
     }
 }
 
-/// The bytes of an array whose every dimension and element size is known.
+/// The bytes of an array whose every dimension and element size is known
+/// (saturating: a sum of them past `u64` is still over every limit).
 fn bytes(o: &MemObject) -> Option<u64> {
-    if o.elem_size == 0 || o.dims.is_empty() || o.pointee_of.is_some() {
+    if o.elem_size == 0
+        || o.dims.is_empty()
+        || o.pointee_of.is_some()
+        || o.elem_type.trim_end().ends_with('*')
+        || o.decl_text.contains('*')
+    {
         return None;
     }
     o.dims
         .iter()
-        .try_fold(o.elem_size, |acc, d| acc.checked_mul((*d)?))
+        .try_fold(o.elem_size, |acc, d| Some(acc.saturating_mul((*d)?)))
+}
+
+/// The arrays of `space` kernel `k` allocates, each declaration once (a
+/// `__shared__` array of a device function inlined at two calls is one
+/// variable; a local one's storage is reused between the calls, measured:
+/// ptxas gives one frame), and only where an access to it runs under some
+/// launch (nvcc drops an array it never touches: `k<false>`'s branch on
+/// `BIG` not taken).
+fn allocated<'k>(
+    ctx: &Context,
+    ki: usize,
+    k: &'k Kernel,
+    space: Space,
+) -> Vec<(&'k MemObject, u64)> {
+    let mut out: Vec<(&MemObject, u64)> = Vec::new();
+    for (oi, o) in k.objects.iter().enumerate() {
+        if o.space != space {
+            continue;
+        }
+        let used = ctx.analysis.reports.iter().any(|r| {
+            r.kernel == ki
+                && r.executions > 0.0
+                && k.accesses.get(r.access).is_some_and(|a| a.obj == oi)
+        });
+        let Some(b) = bytes(o).filter(|_| used) else {
+            continue;
+        };
+        if !out.iter().any(|(x, _)| x.decl == o.decl) {
+            out.push((o, b));
+        }
+    }
+    out
 }
 
 impl Lint for ResourceLimit {
@@ -113,16 +159,16 @@ impl Lint for ResourceLimit {
     fn check(&self, ctx: &Context, out: &mut Vec<Diagnostic>) {
         let lim = limits(ctx.arch);
         let mut found: Vec<Diagnostic> = Vec::new();
-        for k in &ctx.analysis.program.kernels {
-            memory(ctx, k, Space::Shared, lim.static_shared, &mut found);
-            memory(ctx, k, Space::Local, lim.local, &mut found);
+        for (ki, k) in ctx.analysis.program.kernels.iter().enumerate() {
+            memory(ctx, (ki, k), Space::Shared, lim.static_shared, &mut found);
+            memory(ctx, (ki, k), Space::Local, lim.local, &mut found);
             blocks(ctx, k, &lim, &mut found);
         }
         // A block too large for the engine to run (over 1024 threads) was
         // left as a note where it is launched.
         for n in &ctx.analysis.program.notes {
             if let NoteKind::BlockTooLarge { block, .. } = n.kind {
-                let threads = block.iter().product::<u64>();
+                let threads = threads_of(block);
                 if threads > lim.threads {
                     found.push(block_error(
                         ctx,
@@ -159,19 +205,40 @@ fn facts(ctx: &Context, kernel: &str, block: [u64; 3]) -> Facts {
     }
 }
 
-/// Static arrays of `space` over `limit` bytes in kernel `k`.
-fn memory(ctx: &Context, k: &Kernel, space: Space, limit: u64, out: &mut Vec<Diagnostic>) {
-    let mut arrays: Vec<(&MemObject, u64)> = k
-        .objects
-        .iter()
-        .filter(|o| o.space == space)
-        .filter_map(|o| Some((o, bytes(o)?)))
-        .collect();
-    let total: u64 = arrays.iter().map(|a| a.1).sum();
+/// Threads in a block (saturating).
+fn threads_of(block: [u64; 3]) -> u64 {
+    block.iter().fold(1u64, |a, x| a.saturating_mul(*x))
+}
+
+/// A count, or what it is past when saturated.
+fn count(n: u64) -> String {
+    if n == u64::MAX {
+        "more than 2^64".into()
+    } else {
+        n.to_string()
+    }
+}
+
+/// Static arrays of `space` over `limit` bytes in kernel `k` (its index
+/// and itself). Shared arrays all take room at once; of the local ones,
+/// the largest is what is proven (the compiler may reuse storage between
+/// arrays whose lives do not overlap).
+fn memory(
+    ctx: &Context,
+    (ki, k): (usize, &Kernel),
+    space: Space,
+    limit: u64,
+    out: &mut Vec<Diagnostic>,
+) {
+    let mut arrays = allocated(ctx, ki, k, space);
+    arrays.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.decl.start.cmp(&b.0.decl.start)));
+    if space != Space::Shared {
+        arrays.truncate(1);
+    }
+    let total = arrays.iter().fold(0u64, |a, x| a.saturating_add(x.1));
     if total <= limit {
         return;
     }
-    arrays.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.decl.start.cmp(&b.0.decl.start)));
     let (what, per, fix) = match space {
         Space::Shared => (
             "static shared memory",
@@ -242,7 +309,7 @@ fn blocks(ctx: &Context, k: &Kernel, lim: &Limits, out: &mut Vec<Diagnostic>) {
             .as_ref()
             .map(|s| format!(" (launched at {}:{})", s.path, s.line))
             .unwrap_or_default();
-        let threads = l.block.iter().product::<u64>();
+        let threads = threads_of(l.block);
         let over_dim = l.block.iter().zip(&lim.dims).any(|(b, m)| b > m);
         if threads > lim.threads || over_dim {
             out.push(block_error(
@@ -260,9 +327,13 @@ fn blocks(ctx: &Context, k: &Kernel, lim: &Limits, out: &mut Vec<Diagnostic>) {
                 name: RULE.name,
                 severity: Severity::Error,
                 message: format!(
-                    "launch of `{}` with {threads} threads per block ({}x{}x{}), over its \
+                    "launch of `{}` with {} threads per block ({}x{}x{}), over its \
                      `__launch_bounds__({bound})`{at}",
-                    k.display_name, l.block[0], l.block[1], l.block[2]
+                    k.display_name,
+                    count(threads),
+                    l.block[0],
+                    l.block[1],
+                    l.block[2]
                 ),
                 span,
                 label: format!("{threads} threads"),
@@ -297,7 +368,10 @@ fn block_error(
 ) -> Diagnostic {
     let lim = limits(ctx.arch);
     let which = if threads > max {
-        format!("{threads} threads per block, over the {max} a block may have")
+        format!(
+            "{} threads per block, over the {max} a block may have",
+            count(threads)
+        )
     } else {
         format!(
             "a block of {}x{}x{}, over the largest dimensions a block may have ({}x{}x{})",

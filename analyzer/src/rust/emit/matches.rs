@@ -41,11 +41,18 @@ impl Emitter {
                 })
             }
             syn::Pat::Ident(i) if i.subpat.is_none() && i.by_ref.is_none() => {
-                Some(if self.is_constant(&i.ident.to_string()) {
-                    Shape::Test
+                let name = i.ident.to_string();
+                if self.is_constant(&name) {
+                    Some(Shape::Test)
+                } else if name.starts_with(|c: char| c.is_ascii_uppercase()) {
+                    // Not declared in the file but named as Rust names
+                    // constants and unit variants (`K` imported, `Col`
+                    // from `use Mode::*`): a comparison with a value not
+                    // known, not a binding.
+                    None
                 } else {
-                    Shape::Binds
-                })
+                    Some(Shape::Binds)
+                }
             }
             _ => None,
         }

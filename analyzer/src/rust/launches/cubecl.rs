@@ -21,13 +21,19 @@ enum Arg {
 
 /// CubeCL values a function binds to variables (`let dim =
 /// CubeDim::new(..)`, `let input = ArrayArg::from_raw_parts(..)`).
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub(in crate::rust) struct Bound {
     shapes: HashMap<String, [u64; 3]>,
     args: HashMap<String, Arg>,
 }
 
 impl Bound {
+    /// What `name` held, forgotten.
+    pub(in crate::rust) fn forget(&mut self, name: &str) {
+        self.shapes.remove(name);
+        self.args.remove(name);
+    }
+
     /// `let name = x;`: what it binds, forgetting what the name held.
     pub(in crate::rust) fn bind(
         &mut self,
@@ -107,9 +113,22 @@ fn shape(x: &syn::Expr, consts: &HashMap<String, i64>, bound: &Bound) -> Option<
 fn buffer(x: &syn::Expr, consts: &HashMap<String, i64>) -> Option<Arg> {
     match strip(x) {
         syn::Expr::Call(c) => match callee(c)? {
-            (o, f) if (o == "ArrayArg" || o == "BufferArg") && f == "from_raw_parts" => Some(
-                Arg::Buffer(c.args.iter().nth(1).and_then(|l| eval(l, consts))),
-            ),
+            // The length, where no vectorisation factor other than 1
+            // follows it (a `Line` array's `len()` counts lines).
+            (o, f) if (o == "ArrayArg" || o == "BufferArg") && f == "from_raw_parts" => {
+                let scalar = c
+                    .args
+                    .iter()
+                    .nth(2)
+                    .is_none_or(|v| eval(v, consts) == Some(1));
+                Some(Arg::Buffer(
+                    c.args
+                        .iter()
+                        .nth(1)
+                        .filter(|_| scalar)
+                        .and_then(|l| eval(l, consts)),
+                ))
+            }
             (o, _) if o == "ArrayArg" || o == "TensorArg" => Some(Arg::Buffer(None)),
             (o, f) if o == "ScalarArg" && f == "new" => {
                 Some(Arg::Value(c.args.first().and_then(|v| eval(v, consts))))
