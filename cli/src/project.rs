@@ -190,20 +190,37 @@ impl LaunchIndex {
         mine.insert(own.clone());
         let text = String::from_utf8_lossy(bytes);
         let mut out = Vec::new();
+        let unit_crate = crate_root(&own);
         for list in self.by_kernel.values() {
+            // Rust sites reach a kernel by its name alone: where the
+            // unit's own crate launches it, other crates' launches of a
+            // function of that name (CubeCL's tests of each backend) are
+            // not its.
+            let mut rust: Vec<&Entry> = Vec::new();
             for e in list {
                 let take = match &e.defined_in {
                     Some(d) => mine.contains(d),
                     None => {
-                        (e.site_file.parent() == folder
-                            && text.contains(e.launch.site.kernel.as_str()))
-                            || rust_defines(&e.site_file, &own, &text, &e.launch.site.kernel)
+                        if rust_defines(&e.site_file, &own, &text, &e.launch.site.kernel) {
+                            rust.push(e);
+                            false
+                        } else {
+                            e.site_file.parent() == folder
+                                && text.contains(e.launch.site.kernel.as_str())
+                        }
                     }
                 };
                 if take {
                     out.push(e.launch.clone());
                 }
             }
+            let same = |e: &&Entry| unit_crate.is_some() && crate_root(&e.site_file) == unit_crate;
+            let own_crate = rust.iter().any(same);
+            out.extend(
+                rust.into_iter()
+                    .filter(|e| !own_crate || same(e))
+                    .map(|e| e.launch.clone()),
+            );
         }
         out.sort();
         out
@@ -284,6 +301,14 @@ impl LaunchIndex {
         }
         canonical(Path::new(path))
     }
+}
+
+/// The folder of the nearest `Cargo.toml` above `file`: its crate.
+fn crate_root(file: &Path) -> Option<PathBuf> {
+    file.ancestors()
+        .skip(1)
+        .find(|d| d.join("Cargo.toml").is_file())
+        .map(Path::to_path_buf)
 }
 
 /// Whether a Rust host file's launch (`site_file`, a `launch!` naming

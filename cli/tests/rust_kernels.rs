@@ -315,3 +315,63 @@ fn rust_findings_are_worded_in_the_kernels_own_terms() {
         assert!(!text.contains("threadIdx"), "{text}");
     }
 }
+
+/// A CubeCL kernel launched in its own crate takes that launch only; a
+/// function of the same name another crate launches (each backend's tests
+/// define their own `add_one`) is another kernel. A kernel crate without
+/// launches (Rust-CUDA's host and kernels apart) still takes the others'.
+#[test]
+fn a_crates_own_launch_is_preferred_to_another_crates() {
+    let kernel = |block: u32| {
+        format!(
+            "use cubecl::prelude::*;\n#[cube(launch)]\nfn add_one(out: &mut Array<f32>) {{\n    out[UNIT_POS * 2] = 1.0;\n}}\nfn run<R: Runtime>(c: &C) {{\n    add_one::launch::<R>(c, CubeCount::Static(1, 1, 1), CubeDim::new_1d({block}), 5);\n}}\n"
+        )
+    };
+    let manifest =
+        |n: &str| format!("[package]\nname = \"{n}\"\n\n[dependencies]\ncubecl = \"0.6\"\n");
+    let (a, b) = (kernel(64), kernel(128));
+    let (ma, mb) = (manifest("a"), manifest("b"));
+    let lone = "use cubecl::prelude::*;\n#[cube(launch)]\nfn add_one(out: &mut Array<f32>) {\n    out[UNIT_POS * 2] = 1.0;\n}\n";
+    let mc = manifest("c");
+    let d = temp_project(
+        "rust-crates",
+        &[
+            ("a/Cargo.toml", &ma),
+            ("a/src/lib.rs", &a),
+            ("b/Cargo.toml", &mb),
+            ("b/src/lib.rs", &b),
+            ("c/Cargo.toml", &mc),
+            ("c/src/lib.rs", lone),
+        ],
+    );
+    let blocks = |krate: &str| {
+        let out = warplint(&[
+            "report",
+            "--isolated",
+            "--format",
+            "json",
+            &d.display().to_string(),
+        ]);
+        let j: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
+        let mut v: Vec<u64> = j["accesses"]
+            .as_array()
+            .expect("accesses")
+            .iter()
+            .filter(|a| {
+                a["file"]
+                    .as_str()
+                    .unwrap_or("")
+                    .contains(&format!("{krate}/src"))
+            })
+            .map(|a| a["block"][0].as_u64().unwrap())
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    assert_eq!(blocks("a"), [64]);
+    assert_eq!(blocks("b"), [128]);
+    // No launch of its own: both others'.
+    assert_eq!(blocks("c"), [64, 128]);
+    let _ = std::fs::remove_dir_all(&d);
+}
