@@ -308,6 +308,14 @@ pub fn base_name(mangled: &str) -> Option<String> {
     last
 }
 
+impl Sass {
+    /// Whether the listing's location `l` is the line of span `s` (its
+    /// file mapped to the unit's numbering).
+    fn is_line(&self, l: &Loc, s: &Span) -> bool {
+        l.line == s.line && self.file_ids.get(l.file).copied().flatten() == Some(s.file)
+    }
+}
+
 /// The instructions of a kernel's `functions` of `space` and `op` on the
 /// lines of `spans` (an access and those merged into it: nvcc gives a
 /// merged instruction one of their lines, not always the model's); or,
@@ -321,9 +329,7 @@ fn at_lines<'a>(
     space: Space,
     op: Op,
 ) -> Vec<&'a Insn> {
-    let is = |l: &Loc, s: &Span| {
-        l.line == s.line && sass.file_ids.get(l.file).copied().flatten() == Some(s.file)
-    };
+    let is = |l: &Loc, s: &Span| sass.is_line(l, s);
     let insns = || {
         functions
             .iter()
@@ -407,9 +413,7 @@ fn counted_elsewhere(
     if r.inlined_at.is_some() || r.hoisted.is_some() {
         return None;
     }
-    let on = |i: &Insn, s: &Span| {
-        i.at.line == s.line && sass.file_ids.get(i.at.file).copied().flatten() == Some(s.file)
-    };
+    let on = |i: &Insn, s: &Span| sass.is_line(&i.at, s);
     if insns.iter().any(|i| on(i, &r.span)) {
         return None;
     }

@@ -109,15 +109,13 @@ impl<'ast> Visit<'ast> for Scan<'_> {
         syn::visit::visit_expr_loop(self, l);
     }
 
-    fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
-        syn::visit::visit_expr_assign(self, a);
-        self.assigned_to(&a.left);
-    }
-
-    fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
-        syn::visit::visit_expr_binary(self, b);
-        if compound_assign(&b.op) {
-            self.assigned_to(&b.left);
+    /// An assignment (`x = …`, `x += …`), after its value: what the
+    /// variable held is forgotten, past the block too.
+    fn visit_expr(&mut self, x: &'ast syn::Expr) {
+        syn::visit::visit_expr(self, x);
+        if let Some(n) = assigned_name(x) {
+            self.forget(&n);
+            self.assigned.push(n);
         }
     }
 
@@ -188,6 +186,19 @@ impl<'ast> Visit<'ast> for Scan<'_> {
                 self.out.push(site);
             }
         }
+    }
+}
+
+/// The variable `x` assigns (`x = …`, `x += …`), if it is one.
+fn assigned_name(x: &syn::Expr) -> Option<String> {
+    let target = match x {
+        syn::Expr::Assign(a) => &a.left,
+        syn::Expr::Binary(b) if compound_assign(&b.op) => &b.left,
+        _ => return None,
+    };
+    match &**target {
+        syn::Expr::Path(p) => p.path.get_ident().map(ToString::to_string),
+        _ => None,
     }
 }
 
@@ -262,38 +273,15 @@ impl Scan<'_> {
     fn forget_assigned_in(&mut self, body: &syn::Block) {
         struct Targets(Vec<String>);
         impl<'ast> Visit<'ast> for Targets {
-            fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
-                syn::visit::visit_expr_assign(self, a);
-                if let syn::Expr::Path(p) = &*a.left {
-                    if let Some(id) = p.path.get_ident() {
-                        self.0.push(id.to_string());
-                    }
-                }
-            }
-            fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
-                syn::visit::visit_expr_binary(self, b);
-                if let (true, syn::Expr::Path(p)) = (compound_assign(&b.op), &*b.left) {
-                    if let Some(id) = p.path.get_ident() {
-                        self.0.push(id.to_string());
-                    }
-                }
+            fn visit_expr(&mut self, x: &'ast syn::Expr) {
+                syn::visit::visit_expr(self, x);
+                self.0.extend(assigned_name(x));
             }
         }
         let mut t = Targets(Vec::new());
         t.visit_block(body);
         for n in t.0 {
             self.forget(&n);
-        }
-    }
-
-    /// `target = …`: a variable assigned holds no known value any more.
-    fn assigned_to(&mut self, target: &syn::Expr) {
-        if let syn::Expr::Path(p) = target {
-            if let Some(id) = p.path.get_ident() {
-                let n = id.to_string();
-                self.forget(&n);
-                self.assigned.push(n);
-            }
         }
     }
 

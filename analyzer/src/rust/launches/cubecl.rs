@@ -256,7 +256,7 @@ pub(in crate::rust) fn site(
             .filter_map(|g| match g {
                 syn::GenericArgument::Type(t) => Some(match types::of(t) {
                     Ty::Scalar(s) => TemplateArg::Type(s.to_string()),
-                    _ => TemplateArg::Unknown(quote_of(t)),
+                    _ => TemplateArg::Unknown(type_name(t)),
                 }),
                 _ => None,
             })
@@ -283,7 +283,7 @@ pub(in crate::rust) fn site(
 
 /// A type's name as written (its path's last segment), for saying which
 /// argument is not known.
-fn quote_of(t: &syn::Type) -> String {
+fn type_name(t: &syn::Type) -> String {
     match t {
         syn::Type::Path(p) => p
             .path
