@@ -256,10 +256,32 @@ fn an_invariant_load_is_hoisted_out_of_its_loop_unless_something_stops_it() {
     let every = |h: (bool, f64)| !h.0 && h.1 == 8.0 * 64.0;
     assert_eq!(hoisted_with("", "(t * 2) % 1024"), once);
     assert!(every(hoisted_with("__syncthreads();", "(t * 2) % 1024")));
+    // A store to the same array stops it only where it may write the
+    // loaded bytes (measured in `hoist2.cu`): the other parity, another
+    // residue modulo 16 or a constant distance never do; `(t + 1)` meets
+    // `2t` at `t = 1`.
+    assert_eq!(
+        hoisted_with("s[(t * 2 + 1) % 1024] = acc;", "(t * 2) % 1024"),
+        once
+    );
+    assert_eq!(
+        hoisted_with("s[(t * 2 + 1 + 2 * j) % 1024] = acc;", "(t * 2) % 1024"),
+        once
+    );
+    assert_eq!(
+        hoisted_with("s[(t * 4 + 2) % 1024] = acc;", "(t * 4) % 1024"),
+        once
+    );
+    assert_eq!(hoisted_with("s[t * 2 + 64] = acc;", "t * 2"), once);
     assert!(every(hoisted_with(
-        "s[(t * 2 + 1) % 1024] = acc;",
+        "s[(t + 1) % 1024] = acc;",
         "(t * 2) % 1024"
     )));
+    assert!(every(hoisted_with(
+        "s[(t * 2 + j) % 1024] = acc;",
+        "(t * 2) % 1024"
+    )));
+    assert!(every(hoisted_with("s[t * 2 + 1] = acc;", "t * 2 + 1")));
     assert!(every(hoisted_with("", "(t + j) % 1024")));
     // A store to another shared array or to global memory does not stop it.
     assert_eq!(hoisted_with("w[t % 64] = acc;", "(t * 2) % 1024"), once);

@@ -8,6 +8,7 @@
 //! select (`overwrite`). Every fact here is nvcc's, for
 //! the CUDA release warplint stands in for (see [`predefined::CUDA_VERSION`]).
 
+pub(crate) mod disjoint;
 pub(crate) mod fuse;
 pub(crate) mod hoist;
 pub(crate) mod neighbours;

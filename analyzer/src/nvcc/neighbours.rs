@@ -47,7 +47,7 @@ fn normal(e: &Expr) -> (Option<Expr>, i64) {
 }
 
 /// The constant `b.offset - a.offset`, when the two differ by one.
-fn distance(a: &Access, b: &Access) -> Option<i64> {
+pub(super) fn distance(a: &Access, b: &Access) -> Option<i64> {
     let ((ra, ca), (rb, cb)) = (normal(&a.offset), normal(&b.offset));
     let same = match (ra, rb) {
         (None, None) => true,
