@@ -395,3 +395,65 @@ fn an_instruction_on_a_merged_access_line_is_counted_there() {
         "{notes}"
     );
 }
+
+/// In a loop nvcc unrolls, the line table gives the copies of an
+/// instruction the loop header's line or a neighbouring statement's, not
+/// the access's (`fixtures/groundtruth/sm_90/forward_branches.cu`'s
+/// `loop_both_branches`: the merged `if`/`else` store on lines 57 and
+/// 62, measured there). With the listing, the access is counted on each
+/// such line of its loop; a line with an access of its own kind is not
+/// taken, and without the listing nothing moves.
+#[test]
+fn an_unrolled_loops_copies_are_counted_on_the_lines_nvcc_gave_them() {
+    let file = "fixtures/groundtruth/sm_90/forward_branches.cu";
+    let listing = "fixtures/sass/groundtruth/forward_branches.gi.sass";
+    let doc = report(&["--sass", listing, file]);
+    let own = find(&doc, "loop_both_branches", 61, "store").expect("the merged store");
+    assert_eq!(own["counted_at"]["line"], 57, "{own}");
+    assert_eq!(
+        own["also_counted_at_lines"],
+        serde_json::json!([62]),
+        "{own}"
+    );
+    for line in [57, 62] {
+        let there = find(&doc, "loop_both_branches", line, "store").expect("a copy's record");
+        assert_eq!(there["attribution"], "sass");
+        assert_eq!(there["counted_from"]["line"], 61);
+        assert_eq!(there["global"], own["global"]);
+    }
+    // The kernel's own store after the loop (line 64) keeps its line.
+    let after = find(&doc, "loop_both_branches", 64, "store").expect("out[tx]");
+    assert!(after.get("counted_at").is_none(), "{after}");
+    // Nothing of the loop is said to be missing from the listing.
+    let removed = doc["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|k| k["removed"].as_array().unwrap())
+        .filter(|x| x["why"] == "not-in-sass")
+        .count();
+    assert_eq!(removed, 0, "{doc}");
+    let plain = report(&[file]);
+    assert!(find(&plain, "loop_both_branches", 57, "store").is_none());
+
+    let out = warplint(&[
+        "check",
+        "--isolated",
+        "--output-format",
+        "json",
+        "--exit-zero",
+        "--sass",
+        listing,
+        file,
+    ]);
+    let diags: Value = serde_json::from_str(&stdout(&out)).expect("json");
+    let d = diags
+        .as_array()
+        .expect("diagnostics")
+        .iter()
+        .find(|d| d["kernel"] == "loop_both_branches" && d["location"]["row"] == 61)
+        .expect("the store's finding");
+    assert_eq!(d["counted_on_line"], 57, "{d}");
+    let notes = d["notes"].to_string();
+    assert!(notes.contains("on lines 57 and 62 of its loop"), "{notes}");
+}

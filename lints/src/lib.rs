@@ -483,6 +483,12 @@ pub fn instruction_notes(k: &warplint_analyzer::ir::Kernel, r: &AccessReport) ->
                 c.opcode, c.width
             ),
             None => match c.counted_at {
+                Some(_) if !c.in_loop.is_empty() => format!(
+                    "verified against {by}: `{}` runs it, on {} of its loop (nvcc unrolled \
+                     it and put the copies there), where Nsight Compute counts it",
+                    c.opcode,
+                    wording::lines_list(c.in_loop.iter().map(|s| s.line))
+                ),
                 Some(at) => format!(
                     "verified against {by}: `{}` runs it, on line {} (the line of an access \
                      merged into it), where Nsight Compute counts it",

@@ -710,6 +710,16 @@ fn hundredths(x: u32) -> String {
     }
 }
 
+/// `line 7`, `lines 57 and 62`, `lines 3, 5 and 9`.
+pub fn lines_list(lines: impl IntoIterator<Item = u32>) -> String {
+    let l: Vec<String> = lines.into_iter().map(|n| n.to_string()).collect();
+    match l.as_slice() {
+        [] => String::new(),
+        [one] => format!("line {one}"),
+        [init @ .., last] => format!("lines {} and {last}", init.join(", ")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     //! The sentences are a contract (`report` JSON keeps them): each is

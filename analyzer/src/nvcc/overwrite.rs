@@ -21,9 +21,16 @@
 //!   take it. A pair in a loop's body, the loop in an `if`, is merged
 //!   (particlefilter);
 //! - in a loop nvcc unrolls, the merged stores are counted on the `for`
-//!   line or the `if` line, copy by copy (not modelled: the `if` line);
+//!   line or the `if` line, copy by copy (not modelled: the `if` line;
+//!   with the SASS, `sass.rs` puts them where the listing has them);
 //!   two straight-line kernels count theirs on the first store's line
 //!   (not modelled either);
+//! - `if (c) x[i] = v; else x[i] = w;` is one store of a select too, run
+//!   by every lane and counted on the `else` store's line (measured in
+//!   `fixtures/groundtruth/sm_90/forward_branches.cu`, also when the `else`
+//!   branch first loads `x[i]`, which stays its own, predicated load); not
+//!   where the `then` branch may touch the bytes after its store, nor
+//!   where the `if` sits directly in another `if`'s block (as above);
 //! - a store the thread overwrites unconditionally (`x[j] /= c; x[j] =
 //!   sqrt(x[j]);`, the load between forwarded) is not emitted: only the
 //!   last store runs (dead-store elimination).
@@ -89,6 +96,12 @@ pub fn merge_overwrites(k: &mut Kernel) {
                 drop[i] = Some(RemovedWhy::Merged {
                     into: k.accesses[j].span,
                 });
+            } else if let Some(i) = other_branch(k, &drop, j) {
+                drop[i] = Some(RemovedWhy::Merged {
+                    into: k.accesses[j].span,
+                });
+                let b = &mut k.accesses[j];
+                b.guards.pop();
             }
             continue;
         }
@@ -138,7 +151,25 @@ pub fn merge_overwrites(k: &mut Kernel) {
         b.guards = keep;
         b.span = at;
     }
+    // A load forwarded from a store merged here now takes its value from
+    // the store that runs.
+    let moved: Vec<(crate::ir::Span, crate::ir::Span)> = k
+        .accesses
+        .iter()
+        .zip(&drop)
+        .filter_map(|(a, why)| match why {
+            Some(RemovedWhy::Merged { into }) => Some((a.span, *into)),
+            _ => None,
+        })
+        .collect();
     super::drop_marked(k, &drop);
+    for r in &mut k.removed {
+        if let RemovedWhy::Forwarded { from } = &mut r.why {
+            if let Some((_, into)) = moved.iter().find(|(s, _)| s == from) {
+                *from = *into;
+            }
+        }
+    }
 }
 
 /// The earlier store that store `j` replaces with nothing between that
@@ -157,6 +188,74 @@ fn replaced(k: &Kernel, drop: &[Option<RemovedWhy>], j: usize) -> Option<usize> 
             return Some(i);
         }
         if may_touch(k, b, a) {
+            return None;
+        }
+    }
+    None
+}
+
+/// The store of `j`'s bytes on the other branch of the `if` store `j` is
+/// the `else` branch of (see the module doc): the same bytes under the
+/// same guards but the last, which is the `if`'s condition with the
+/// other sense; nothing after it on its branch may touch the bytes, and
+/// the `if` is not directly in another `if`'s block.
+fn other_branch(k: &Kernel, drop: &[Option<RemovedWhy>], j: usize) -> Option<usize> {
+    let b = &k.accesses[j];
+    let (else_guard, outer) = b.guards.split_last()?;
+    if else_guard.expect {
+        return None;
+    }
+    let base = b
+        .loops
+        .last()
+        .and_then(|l| k.loops.get(*l))
+        .map_or(0, |l| l.entry_guards.len());
+    if outer.len() > base {
+        return None;
+    }
+    let on_then = |x: &Access| {
+        x.guards
+            .iter()
+            .any(|g| g.expect && g.cond.same(&else_guard.cond))
+    };
+    for i in (0..j).rev().take(crate::budget::MAX_FUSE_WINDOW) {
+        let a = &k.accesses[i];
+        if a.region != b.region {
+            return None;
+        }
+        if drop[i].is_some() {
+            continue;
+        }
+        let then_store = a.op == Op::Store
+            && a.obj == b.obj
+            && a.width == b.width
+            && a.loops == b.loops
+            && a.unknown.is_none()
+            && a.offset.same(&b.offset)
+            && a.guards.len() == b.guards.len()
+            && a.guards.split_last().is_some_and(|(g, rest)| {
+                g.expect
+                    && g.cond.same(&else_guard.cond)
+                    && rest
+                        .iter()
+                        .zip(outer)
+                        .all(|(x, y)| x.expect == y.expect && x.cond.same(&y.cond))
+            });
+        if then_store {
+            return Some(i);
+        }
+        // The `else` branch's own accesses run on the other path; one
+        // after the `then` store on its path, or before the `if`, ends
+        // the search where it may touch the bytes.
+        if on_then(a) && may_touch(k, b, a) {
+            return None;
+        }
+        if !on_then(a)
+            && !a
+                .guards
+                .iter()
+                .any(|g| !g.expect && g.cond.same(&else_guard.cond))
+        {
             return None;
         }
     }

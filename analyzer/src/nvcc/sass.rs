@@ -17,6 +17,10 @@
 //! - the instructions of its space and operation there have its width:
 //!   it is verified ([`SassCheck`]); found only on the line of an access
 //!   merged into it, it is counted there ([`SassCheck::counted_at`]);
+//!   for an access in a loop with none on its lines, the instructions of
+//!   its kind and width on the loop's lines no other access claims are
+//!   its unrolled copies, counted on each of their lines
+//!   ([`SassCheck::in_loop`]);
 //! - they have another width (nvcc merged or split what the model did
 //!   not): it is costed again as that instruction
 //!   ([`SassCheck::modelled`]), or, in a kernel lowered with a
@@ -31,7 +35,7 @@
 //! instruction whose width the opcode does not say (`LDSM`, `LDGSTS`)
 //! are left as the model says.
 
-use crate::ir::{Op, Program, Removed, RemovedWhy, Space, Span};
+use crate::ir::{Kernel, Op, Program, Removed, RemovedWhy, Space, Span};
 use crate::symbolic::{AccessReport, Status};
 
 /// A source line: a file of the listing (index into [`Listing::files`])
@@ -106,6 +110,13 @@ pub struct SassCheck {
     /// instruction (a conditional overwrite's select store on the first
     /// store's line, `overwrite2.cu`). Nsight Compute counts it there.
     pub counted_at: Option<Span>,
+    /// Where `counted_at` is not the line of a merged access but one of
+    /// the lines of the access's loop the listing has the instruction on
+    /// instead (nvcc unrolled the loop and its line table gives the
+    /// copies the loop header's or a neighbouring statement's line:
+    /// `forward_branches.cu`, `overwrite.cu`): every such line, in order,
+    /// `counted_at` the first.
+    pub in_loop: Vec<Span>,
 }
 
 /// The memory instructions of a listing. Lines it does not understand are
@@ -358,6 +369,7 @@ enum Verdict {
 fn verdict(
     sass: &Sass,
     functions: &[&Function],
+    k: &Kernel,
     r: &AccessReport,
     merged: &[Span],
 ) -> Option<Verdict> {
@@ -378,17 +390,25 @@ fn verdict(
         .chain(merged.iter().copied())
         .chain(r.hoisted.map(|h| h.counted))
         .collect();
-    let insns = at_lines(sass, functions, &spans, call, r.space, r.op);
+    let mut insns = at_lines(sass, functions, &spans, call, r.space, r.op);
+    let mut in_loop = Vec::new();
+    if insns.is_empty() && call.is_none() && r.hoisted.is_none() {
+        (insns, in_loop) = loop_copies(sass, functions, k, r);
+    }
     if insns.is_empty() {
         return r.hoisted.is_none().then_some(Verdict::Absent);
     }
-    let counted_at = counted_elsewhere(sass, &insns, r, merged);
+    let counted_at = in_loop
+        .first()
+        .copied()
+        .or_else(|| counted_elsewhere(sass, &insns, r, merged));
     let check = |i: &Insn| SassCheck {
         compiler: sass.compiler.clone(),
         opcode: i.opcode.clone(),
         width: i.width.unwrap_or(r.width),
         modelled: None,
         counted_at,
+        in_loop: in_loop.clone(),
     };
     if let Some(i) = insns.iter().find(|i| i.width == Some(r.width)) {
         return Some(Verdict::Agrees(check(i)));
@@ -399,6 +419,82 @@ fn verdict(
         .filter(|i| i.width.is_some())
         .max_by_key(|i| i.width)?;
     Some(Verdict::Width(check(widest)))
+}
+
+/// For an access in a loop with no instruction on its lines: the
+/// instructions of its space, operation and width on the loop's lines
+/// that no other access of the kernel claims (none of that space and
+/// operation is on their line), with a span on each of their lines.
+/// nvcc unrolled the loop and gave the copies the header's line or a
+/// neighbouring statement's (measured: the select store of
+/// `forward_branches.cu`'s `loop_both_branches` on the `for` line and
+/// the accumulation's, `overwrite.cu`'s `in_loop` on the `for` line).
+fn loop_copies<'a>(
+    sass: &'a Sass,
+    functions: &[&'a Function],
+    k: &Kernel,
+    r: &AccessReport,
+) -> (Vec<&'a Insn>, Vec<Span>) {
+    let none = (Vec::new(), Vec::new());
+    let Some(lp) = k
+        .accesses
+        .get(r.access)
+        .and_then(|a| a.loops.last())
+        .and_then(|l| k.loops.get(*l))
+    else {
+        return none;
+    };
+    let body = lp.span;
+    let alike =
+        |obj: usize, op: Op| op == r.op && k.objects.get(obj).is_some_and(|o| o.space == r.space);
+    // The lines of the kernel's other accesses of that kind, and of the
+    // accesses merged into them.
+    let claimed = |l: &Loc| {
+        let others = k
+            .accesses
+            .iter()
+            .enumerate()
+            .any(|(i, a)| i != r.access && alike(a.obj, a.op) && sass.is_line(l, &a.span));
+        let merged = k.removed.iter().any(|x| {
+            matches!(x.why, RemovedWhy::Merged { into } if into != r.span)
+                && alike(x.obj, x.op)
+                && sass.is_line(l, &x.span)
+        });
+        others || merged
+    };
+    let insns: Vec<&Insn> = functions
+        .iter()
+        .flat_map(|f| &f.insns)
+        .filter(|i| {
+            i.op == r.op
+                && i.space.is_none_or(|s| s == r.space)
+                && i.width == Some(r.width)
+                && sass.file_ids.get(i.at.file).copied().flatten() == Some(body.file)
+                && (body.line..=body.end_line).contains(&i.at.line)
+                && !claimed(&i.at)
+        })
+        .collect();
+    let mut lines: Vec<u32> = insns.iter().map(|i| i.at.line).collect();
+    lines.sort_unstable();
+    lines.dedup();
+    let span_on = |line: u32| {
+        let known = k
+            .accesses
+            .iter()
+            .map(|a| a.span)
+            .chain(k.removed.iter().map(|x| x.span))
+            .chain(std::iter::once(body))
+            .filter(|s| s.file == body.file && s.line == line)
+            .min_by_key(|s| s.column);
+        known.unwrap_or(Span {
+            line,
+            column: 1,
+            end_line: line,
+            end_column: 1,
+            ..body
+        })
+    };
+    (insns, lines.into_iter().map(span_on).collect())
 }
 
 /// The merged access whose line holds the instructions `insns` found for
@@ -479,7 +575,7 @@ fn apply(
             .filter(|x| matches!(x.why, RemovedWhy::Merged { into } if into == r.span))
             .map(|x| x.span)
             .collect();
-        match verdict(sass, &functions, r, &merged) {
+        match verdict(sass, &functions, k, r, &merged) {
             Some(Verdict::Agrees(c)) => r.sass = Some(c),
             Some(Verdict::Width(c)) => {
                 if k.representative.is_none()

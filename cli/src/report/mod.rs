@@ -249,15 +249,30 @@ fn access_items(f: &FileResult) -> Vec<(String, usize, warplint_analyzer::Status
         let at_loop = r
             .hoisted
             .map(|h| hoisted_json(&mut v, f.path_of(h.counted.file), h.counted));
+        // The further lines of a loop the SASS has the instruction's
+        // copies on: a record on each.
+        let also: Vec<Value> = r
+            .sass
+            .as_ref()
+            .map(|c| c.in_loop.iter().skip(1).copied().collect::<Vec<_>>())
+            .unwrap_or_default()
+            .into_iter()
+            .map(|s| sass_line_json(&mut v.clone(), f.path_of(s.file), s))
+            .collect();
         let at_sass = r
             .sass
             .as_ref()
             .and_then(|c| c.counted_at)
             .map(|s| sass_line_json(&mut v, f.path_of(s.file), s));
+        if let (Some(m), false) = (v.as_object_mut(), also.is_empty()) {
+            let lines: Vec<Value> = also.iter().map(|a| a["line"].clone()).collect();
+            m.insert("also_counted_at_lines".into(), Value::Array(lines));
+        }
         out.push((item(&v), r.kernel, r.status));
         for moved in [at_call.map(|(_, c)| c), at_loop, at_sass]
             .into_iter()
             .flatten()
+            .chain(also)
         {
             out.push((item(&moved), r.kernel, r.status));
         }
