@@ -119,7 +119,7 @@ pub struct DiagnosticRecord {
     pub assumptions: Vec<String>,
     /// The block the cost was computed for.
     pub block: [u64; 3],
-    /// `SM001`, `GM001`, `GM002`.
+    /// `SM001`, `GM001`, `GM002`, `RL001`, `CM001`.
     pub code: String,
     pub end_location: Location,
     /// The absolute path of the file the diagnostic is in.
@@ -153,6 +153,11 @@ pub struct DiagnosticRecord {
     pub noqa_row: u32,
     pub notes: Vec<String>,
     pub related: Vec<RelatedRecord>,
+    /// Constant memory: mean requests per instruction (one per distinct
+    /// address in the warp).
+    pub requests: Option<f64>,
+    /// Constant memory: the worst warp's requests.
+    pub max_requests: Option<f64>,
     /// Global memory: mean 32-byte sectors per request.
     pub sectors: Option<f64>,
     pub severity: SeverityName,
@@ -204,6 +209,8 @@ impl DiagnosticRecord {
             help: d.help.clone(),
             hoisted_to_line: facts.hoisted_to_line,
             counted_on_line: facts.counted_on_line,
+            requests: facts.requests,
+            max_requests: facts.max_requests,
             inlined_at: facts.inlined.as_ref().and_then(|i| {
                 Some(InlinedRecord {
                     callee: i.callee.clone(),

@@ -75,6 +75,12 @@ pub struct Facts {
     /// Global memory: mean sectors per request and the ideal.
     pub sectors: Option<f64>,
     pub ideal_sectors: Option<f64>,
+    /// Constant memory: mean and worst requests per instruction (one per
+    /// distinct address in the warp).
+    #[serde(default)]
+    pub requests: Option<f64>,
+    #[serde(default)]
+    pub max_requests: Option<f64>,
     /// Lanes that collide (shared) or the worst warp's lanes (global).
     pub lanes: Vec<u32>,
     pub assumptions: Vec<String>,

@@ -1,5 +1,6 @@
 //! The rules, one per file, and the registry.
 
+mod divergent_constant_read;
 mod misaligned_global_access;
 mod resource_limit;
 mod shared_bank_conflict;
@@ -13,6 +14,7 @@ pub static LINTS: &[&dyn Lint] = &[
     &misaligned_global_access::MisalignedGlobalAccess,
     &shared_bank_conflict::SharedBankConflict,
     &resource_limit::ResourceLimit,
+    &divergent_constant_read::DivergentConstantRead,
 ];
 
 /// A warp whose active lanes touch consecutive elements in lane order,
