@@ -1,6 +1,5 @@
 //! CM001 `divergent-constant-read`.
 
-use warplint_analyzer::finding::Assumption;
 use warplint_analyzer::hardware::Lanes;
 use warplint_analyzer::ir::Space;
 use warplint_analyzer::symbolic::Cost;
@@ -53,10 +52,9 @@ out[i] = in[i] * __ldg(&weights[threadIdx.x]);
 ```
 
 ## Addresses computed from data
-An index loaded from memory (a lookup table's entry) is drawn uniformly
-over the values the expression allows, each lane its own; the finding then
-gives the mean number of requests and says so. Real data that repeats
-values across a warp costs fewer.
+An index loaded from memory (a lookup table's entry) leaves the read
+unknown: which lanes share a value depends on the data, and a value the
+whole warp loads from one address is one request.
 
 ## Severity
 A warning: the cost is serialisation of one instruction, measured in
@@ -85,19 +83,17 @@ impl Lint for DivergentConstantRead {
     }
 
     fn check(&self, ctx: &Context, out: &mut Vec<Diagnostic>) {
-        let drawn = |r: &AccessReport| {
-            r.assumptions
-                .iter()
-                .any(|a| matches!(a, Assumption::UniformData { .. }))
-        };
-        // A cost drawn from data is said by its mean (its worst warp is
-        // the rarest draw); otherwise by the worst warp.
+        // The worst warp's requests. (An index from data leaves the read
+        // unknown: constant memory is never drawn, `symbolic/data.rs`.)
         let requests = |r: &AccessReport| match &r.cost {
-            Some(Cost::Constant(c)) if drawn(r) => c.requests,
             Some(Cost::Constant(c)) => f64::from(c.max_requests),
             _ => 0.0,
         };
-        let constant = ctx.known_reports().filter(|r| r.space == Space::Constant);
+        // Only the divergent ones: a uniform instantiation or launch of
+        // the same read is not among those the finding stands for.
+        let constant = ctx
+            .known_reports()
+            .filter(|r| r.space == Space::Constant && requests(r) >= 2.0 - 1e-9);
         for site in sites(ctx, constant, requests) {
             let r = site.worst;
             let Some(Cost::Constant(c)) = &r.cost else {
@@ -108,10 +104,8 @@ impl Lint for DivergentConstantRead {
                 continue;
             }
             let (k, _, obj) = ctx.site_of(r);
-            let mean = if drawn(r) {
-                ", on average for uniformly distributed data".to_string()
-            } else if (c.requests - n).abs() > 1e-9 {
-                format!(", mean {}", fmt_num(c.requests))
+            let mean = if (c.requests - n).abs() > 1e-9 {
+                format!(", mean {} requests a warp", fmt_num(c.requests))
             } else {
                 String::new()
             };
@@ -137,17 +131,26 @@ impl Lint for DivergentConstantRead {
                 let groups = addresses(&sample.lanes);
                 if let [(a0, m0), (a1, m1), ..] = groups[..] {
                     let who = |m: u32| {
-                        if m.count_ones() == 1 {
-                            format!("lane {} reads", lane_ranges(m))
-                        } else {
-                            format!("lanes {} read", lane_ranges(m))
+                        let ranges = lane_ranges(m);
+                        match m.count_ones() {
+                            1 => format!("lane {ranges} reads"),
+                            n if ranges.len() > 16 => format!("{n} lanes read"),
+                            _ => format!("lanes {ranges} read"),
                         }
+                    };
+                    // Where in `obj` (the sample's offsets are from its
+                    // start): the element, where the offset is one's.
+                    let at = |a: i64| match i64::try_from(obj.elem_size) {
+                        Ok(e) if e > 0 && a % e == 0 => format!("`{}[{}]`", obj.name, a / e),
+                        _ => format!("byte {a} of `{}`", obj.name),
                     };
                     let more = if groups.len() > 2 { ", …" } else { "" };
                     label = format!(
-                        "{} byte {a0}, {} byte {a1}{more} ({} addresses)",
+                        "{} {}, {} {}{more} ({} addresses)",
                         who(m0),
+                        at(a0),
                         who(m1),
+                        at(a1),
                         groups.len()
                     );
                 }
@@ -172,12 +175,26 @@ impl Lint for DivergentConstantRead {
                 )
             });
             let help = format!(
-                "index `{}` with a value the whole warp shares (from `blockIdx`, a loop counter), \
-                 or move it to global memory and read it through the read-only path \
-                 (`const {} *__restrict__`, `__ldg`){through_global}",
-                obj.name, obj.elem_type
+                "make the index the same for every lane of a warp (from `blockIdx`, the warp's \
+                 number `threadIdx.x / 32`, or a loop counter that does not start from the \
+                 lane), or move `{}` to global memory and read it through the read-only path \
+                 (a `const __restrict__` pointer){through_global}",
+                obj.name
             );
             let mut facts = facts(ctx, r);
+            // The other calls of an inlined function that read divergently
+            // (a uniform call is not what the finding is about).
+            if let Some(i) = facts.inlined.as_mut() {
+                let divergent_call = |call: &warplint_analyzer::ir::Span| {
+                    ctx.analysis.reports.iter().any(|x| {
+                        x.span == r.span
+                            && x.array == r.array
+                            && x.inlined_at.as_ref().map(|c| c.call) == Some(*call)
+                            && requests(x) >= 2.0 - 1e-9
+                    })
+                };
+                i.others.retain(divergent_call);
+            }
             facts.requests = Some(c.requests);
             facts.max_requests = Some(f64::from(c.max_requests));
             facts.lanes = r
