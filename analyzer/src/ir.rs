@@ -560,6 +560,13 @@ pub struct Guard {
     pub expect: bool,
 }
 
+impl Guard {
+    /// The same condition with the same sense.
+    pub fn same(&self, other: &Guard) -> bool {
+        self.expect == other.expect && self.cond.same(&other.cond)
+    }
+}
+
 /// A memory access in the source.
 #[derive(Clone, Debug)]
 pub struct Access {

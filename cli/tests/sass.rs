@@ -370,20 +370,8 @@ fn an_instruction_on_a_merged_access_line_is_counted_there() {
     let f = find(&doc, "sqrt_float", 16, "store").expect("sqrt_float's store");
     assert!(f.get("counted_at").is_none(), "{f}");
 
-    let out = warplint(&[
-        "check",
-        "--isolated",
-        "--output-format",
-        "json",
-        "--exit-zero",
-        "--sass",
-        listing,
-        file,
-    ]);
-    let diags: Value = serde_json::from_str(&stdout(&out)).expect("json");
+    let diags = check_with_listing(listing, file);
     let d = diags
-        .as_array()
-        .expect("diagnostics")
         .iter()
         .find(|d| d["kernel"] == "dbl")
         .expect("dbl's finding");
@@ -436,6 +424,18 @@ fn an_unrolled_loops_copies_are_counted_on_the_lines_nvcc_gave_them() {
     let plain = report(&[file]);
     assert!(find(&plain, "loop_both_branches", 57, "store").is_none());
 
+    let diags = check_with_listing(listing, file);
+    let d = diags
+        .iter()
+        .find(|d| d["kernel"] == "loop_both_branches" && d["location"]["row"] == 61)
+        .expect("the store's finding");
+    assert_eq!(d["counted_on_line"], 57, "{d}");
+    let notes = d["notes"].to_string();
+    assert!(notes.contains("on lines 57 and 62 of its loop"), "{notes}");
+}
+
+/// `check`'s JSON diagnostics of `file` checked against `listing`.
+fn check_with_listing(listing: &str, file: &str) -> Vec<Value> {
     let out = warplint(&[
         "check",
         "--isolated",
@@ -447,13 +447,5 @@ fn an_unrolled_loops_copies_are_counted_on_the_lines_nvcc_gave_them() {
         file,
     ]);
     let diags: Value = serde_json::from_str(&stdout(&out)).expect("json");
-    let d = diags
-        .as_array()
-        .expect("diagnostics")
-        .iter()
-        .find(|d| d["kernel"] == "loop_both_branches" && d["location"]["row"] == 61)
-        .expect("the store's finding");
-    assert_eq!(d["counted_on_line"], 57, "{d}");
-    let notes = d["notes"].to_string();
-    assert!(notes.contains("on lines 57 and 62 of its loop"), "{notes}");
+    diags.as_array().expect("diagnostics").clone()
 }

@@ -62,6 +62,16 @@ pub struct Label {
     pub message: String,
 }
 
+impl Label {
+    /// Where the array a finding is about is declared.
+    pub fn declaration(obj: &warplint_analyzer::ir::MemObject) -> Label {
+        Label {
+            span: obj.decl,
+            message: format!("`{}` declared here", obj.name),
+        }
+    }
+}
+
 /// The measured facts behind a diagnostic, for machine outputs.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Facts {

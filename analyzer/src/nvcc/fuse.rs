@@ -158,10 +158,7 @@ fn same_place(a: &Access, b: &Access) -> bool {
     a.obj == b.obj
         && a.loops == b.loops
         && a.guards.len() == b.guards.len()
-        && a.guards
-            .iter()
-            .zip(&b.guards)
-            .all(|(x, y)| x.expect == y.expect && x.cond.same(&y.cond))
+        && a.guards.iter().zip(&b.guards).all(|(x, y)| x.same(y))
 }
 
 fn restrict(o: &MemObject) -> bool {

@@ -74,9 +74,7 @@ fn varies_in(k: &Kernel, l: usize, e: &Expr) -> bool {
 /// Whether `g` is one of the guards the loop `lp` is entered under (it
 /// holds before the loop, whatever it depends on).
 fn entered_under(lp: &crate::ir::Loop, g: &crate::ir::Guard) -> bool {
-    lp.entry_guards
-        .iter()
-        .any(|e| e.expect == g.expect && e.cond.same(&g.cond))
+    lp.entry_guards.iter().any(|e| e.same(g))
 }
 
 /// Moves each hoistable load out of its innermost loop (see the module

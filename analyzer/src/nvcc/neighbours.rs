@@ -70,10 +70,7 @@ fn alike(a: &Access, b: &Access) -> bool {
         && a.unknown.is_none()
         && b.unknown.is_none()
         && a.guards.len() == b.guards.len()
-        && a.guards
-            .iter()
-            .zip(&b.guards)
-            .all(|(x, y)| x.expect == y.expect && x.cond.same(&y.cond))
+        && a.guards.iter().zip(&b.guards).all(|(x, y)| x.same(y))
 }
 
 /// Merges neighbouring shared elements (see the module doc).

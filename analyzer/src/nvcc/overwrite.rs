@@ -35,24 +35,16 @@
 //!   sqrt(x[j]);`, the load between forwarded) is not emitted: only the
 //!   last store runs (dead-store elimination).
 
-use super::reload::may_write;
+use super::reload::{may_write, stores_bytes_of};
 use crate::ir::{Access, Kernel, Op, RemovedWhy, Space};
 
 /// Whether `b` stores the bytes store `a` stored, in the same loop
 /// iteration, under `a`'s guards and `extra` more (0: in every case `a`
 /// did, so `a`'s value is never read from memory; 1: an `if`'s).
 fn stores_over(a: &Access, b: &Access, extra: usize) -> bool {
-    a.op == Op::Store
-        && a.obj == b.obj
-        && a.width == b.width
-        && a.loops == b.loops
-        && a.unknown.is_none()
-        && a.offset.same(&b.offset)
+    stores_bytes_of(a, b)
         && b.guards.len() == a.guards.len() + extra
-        && a.guards
-            .iter()
-            .zip(&b.guards)
-            .all(|(x, y)| x.expect == y.expect && x.cond.same(&y.cond))
+        && a.guards.iter().zip(&b.guards).all(|(x, y)| x.same(y))
 }
 
 /// Whether access `x`, between the two stores, may read or write their
@@ -135,12 +127,7 @@ pub fn merge_overwrites(k: &mut Kernel) {
         // Directly in another `if`'s block (in the innermost loop's body,
         // or in the kernel's when none): a branch, as measured.
         let a = &k.accesses[i];
-        let base = a
-            .loops
-            .last()
-            .and_then(|l| k.loops.get(*l))
-            .map_or(0, |l| l.entry_guards.len());
-        if a.guards.len() > base {
+        if a.guards.len() > loop_entry_guards(k, a) {
             continue;
         }
         if !between {
@@ -170,6 +157,15 @@ pub fn merge_overwrites(k: &mut Kernel) {
             }
         }
     }
+}
+
+/// How many guards `a`'s innermost loop is entered under (0 outside
+/// loops): an access with more sits in an `if` inside that body.
+fn loop_entry_guards(k: &Kernel, a: &Access) -> usize {
+    a.loops
+        .last()
+        .and_then(|l| k.loops.get(*l))
+        .map_or(0, |l| l.entry_guards.len())
 }
 
 /// The earlier store that store `j` replaces with nothing between that
@@ -205,12 +201,7 @@ fn other_branch(k: &Kernel, drop: &[Option<RemovedWhy>], j: usize) -> Option<usi
     if else_guard.expect {
         return None;
     }
-    let base = b
-        .loops
-        .last()
-        .and_then(|l| k.loops.get(*l))
-        .map_or(0, |l| l.entry_guards.len());
-    if outer.len() > base {
+    if outer.len() > loop_entry_guards(k, b) {
         return None;
     }
     let on_then = |x: &Access| {
@@ -226,20 +217,12 @@ fn other_branch(k: &Kernel, drop: &[Option<RemovedWhy>], j: usize) -> Option<usi
         if drop[i].is_some() {
             continue;
         }
-        let then_store = a.op == Op::Store
-            && a.obj == b.obj
-            && a.width == b.width
-            && a.loops == b.loops
-            && a.unknown.is_none()
-            && a.offset.same(&b.offset)
+        let then_store = stores_bytes_of(a, b)
             && a.guards.len() == b.guards.len()
             && a.guards.split_last().is_some_and(|(g, rest)| {
                 g.expect
                     && g.cond.same(&else_guard.cond)
-                    && rest
-                        .iter()
-                        .zip(outer)
-                        .all(|(x, y)| x.expect == y.expect && x.cond.same(&y.cond))
+                    && rest.iter().zip(outer).all(|(x, y)| x.same(y))
             });
         if then_store {
             return Some(i);

@@ -51,33 +51,34 @@ fn same_load(a: &Access, b: &Access) -> bool {
         && a.unknown.is_none()
         && a.offset.same(&b.offset)
         && a.guards.len() <= b.guards.len()
-        && a.guards
-            .iter()
-            .zip(&b.guards)
-            .all(|(x, y)| x.expect == y.expect && x.cond.same(&y.cond))
+        && a.guards.iter().zip(&b.guards).all(|(x, y)| x.same(y))
+}
+
+/// Whether `a` is a store of `b`'s bytes (its object, width and offset)
+/// in the same loop iteration, its address known.
+pub(super) fn stores_bytes_of(a: &Access, b: &Access) -> bool {
+    a.op == Op::Store
+        && a.obj == b.obj
+        && a.width == b.width
+        && a.loops == b.loops
+        && a.unknown.is_none()
+        && a.offset.same(&b.offset)
 }
 
 /// Where `a` stores `b`'s bytes under `b`'s guards and exactly one more
 /// (one branch of an `if` `b` is not under): that guard.
 fn branch_store<'a>(a: &'a Access, b: &Access) -> Option<&'a Guard> {
-    let same_bytes = a.op == Op::Store
-        && a.obj == b.obj
-        && a.width == b.width
-        && a.loops == b.loops
-        && a.unknown.is_none()
-        && a.offset.same(&b.offset);
-    if !same_bytes || a.guards.len() != b.guards.len() + 1 {
+    if !stores_bytes_of(a, b) || a.guards.len() != b.guards.len() + 1 {
         return None;
     }
     // `b`'s guards, in any order (a `break`'s guard may come after the
     // branch's), and one more.
-    let same = |x: &Guard, y: &Guard| x.expect == y.expect && x.cond.same(&y.cond);
     let extra: Vec<&Guard> = a
         .guards
         .iter()
-        .filter(|g| !b.guards.iter().any(|h| same(g, h)))
+        .filter(|g| !b.guards.iter().any(|h| g.same(h)))
         .collect();
-    let covered = b.guards.iter().all(|h| a.guards.iter().any(|g| same(g, h)));
+    let covered = b.guards.iter().all(|h| a.guards.iter().any(|g| g.same(h)));
     match extra[..] {
         [g] if covered => Some(g),
         _ => None,

@@ -228,11 +228,8 @@ fn pre_loop_read(
         .find(|(_, b)| !b.loops.contains(&l))?;
     let outer = &a.loops[..a.loops.len().saturating_sub(1)];
     let entry = &k.loops[l].entry_guards;
-    let same_guards = b.guards.len() == entry.len()
-        && b.guards
-            .iter()
-            .zip(entry)
-            .all(|(x, y)| x.expect == y.expect && x.cond.same(&y.cond));
+    let same_guards =
+        b.guards.len() == entry.len() && b.guards.iter().zip(entry).all(|(x, y)| x.same(y));
     if b.obj != a.obj
         || b.op != Op::Load
         || b.width != a.width

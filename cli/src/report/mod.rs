@@ -253,11 +253,9 @@ fn access_items(f: &FileResult) -> Vec<(String, usize, warplint_analyzer::Status
         // copies on: a record on each.
         let also: Vec<Value> = r
             .sass
-            .as_ref()
-            .map(|c| c.in_loop.iter().skip(1).copied().collect::<Vec<_>>())
-            .unwrap_or_default()
-            .into_iter()
-            .map(|s| sass_line_json(&mut v.clone(), f.path_of(s.file), s))
+            .iter()
+            .flat_map(|c| c.in_loop.iter().skip(1))
+            .map(|s| sass_line_json(&mut v.clone(), f.path_of(s.file), *s))
             .collect();
         let at_sass = r
             .sass

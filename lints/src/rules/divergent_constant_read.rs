@@ -91,18 +91,16 @@ impl Lint for DivergentConstantRead {
         };
         // Only the divergent ones: a uniform instantiation or launch of
         // the same read is not among those the finding stands for.
+        let divergent = |r: &AccessReport| requests(r) >= 2.0 - 1e-9;
         let constant = ctx
             .known_reports()
-            .filter(|r| r.space == Space::Constant && requests(r) >= 2.0 - 1e-9);
+            .filter(|r| r.space == Space::Constant && divergent(r));
         for site in sites(ctx, constant, requests) {
             let r = site.worst;
             let Some(Cost::Constant(c)) = &r.cost else {
                 continue;
             };
             let n = requests(r);
-            if n < 2.0 - 1e-9 {
-                continue;
-            }
             let (k, _, obj) = ctx.site_of(r);
             let mean = if (c.requests - n).abs() > 1e-9 {
                 format!(", mean {} requests a warp", fmt_num(c.requests))
@@ -190,7 +188,7 @@ impl Lint for DivergentConstantRead {
                         x.span == r.span
                             && x.array == r.array
                             && x.inlined_at.as_ref().map(|c| c.call) == Some(*call)
-                            && requests(x) >= 2.0 - 1e-9
+                            && divergent(x)
                     })
                 };
                 i.others.retain(divergent_call);
@@ -213,10 +211,7 @@ impl Lint for DivergentConstantRead {
                 message,
                 span: r.span,
                 label,
-                related: vec![Label {
-                    span: obj.decl,
-                    message: format!("`{}` declared here", obj.name),
-                }],
+                related: vec![Label::declaration(obj)],
                 notes,
                 help: Some(help),
                 fix: None,

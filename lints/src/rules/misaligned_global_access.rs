@@ -133,10 +133,7 @@ impl Lint for MisalignedGlobalAccess {
                 message,
                 span: r.span,
                 label: format!("first lane at byte {off} of its sector"),
-                related: vec![Label {
-                    span: obj.decl,
-                    message: format!("`{}` declared here", obj.name),
-                }],
+                related: vec![Label::declaration(obj)],
                 notes,
                 help: Some(format!(
                     "start each warp on a {sector}-byte boundary (shift the index or the \

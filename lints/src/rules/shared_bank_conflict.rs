@@ -226,10 +226,7 @@ impl Lint for SharedBankConflict {
                 message,
                 span: r.span,
                 label,
-                related: vec![Label {
-                    span: obj.decl,
-                    message: format!("`{}` declared here", obj.name),
-                }],
+                related: vec![Label::declaration(obj)],
                 notes,
                 help,
                 fix,

@@ -199,10 +199,7 @@ impl Lint for UncoalescedGlobalAccess {
                 message,
                 span: r.span,
                 label: cause,
-                related: vec![Label {
-                    span: obj.decl,
-                    message: format!("`{}` declared here", obj.name),
-                }],
+                related: vec![Label::declaration(obj)],
                 notes,
                 help: Some(help),
                 fix: None,
