@@ -193,7 +193,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 self.on_each(v, &mut |s, side| {
                     match side {
                         Val::Place(place) => old = s.store(&place, op, &rhs, right, t, n, src),
-                        _ => s.uniform_loads.clear(),
+                        _ => s.forget_memory(),
                     }
                     Val::Void
                 });
@@ -202,7 +202,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             _ => {
                 // A store through what the analysis does not follow may
                 // write any shared value.
-                self.uniform_loads.clear();
+                self.forget_memory();
                 return (Val::Void, Val::Void);
             }
         };
@@ -274,6 +274,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         self.access_at(place, Op::Store, n, span, src);
         if let (None, Some(v)) = (op, rhs) {
             self.note_stored(place, v);
+            self.own_store(place, v);
         }
         old
     }

@@ -477,7 +477,7 @@ impl<'a, 't> Lowerer<'a, 't> {
     pub(super) fn unseen_call(&mut self) {
         self.undecided += 1;
         self.fences += 1;
-        self.uniform_loads.clear();
+        self.forget_memory();
     }
 
     /// A call the analysis cannot see into: its arguments are evaluated

@@ -166,6 +166,9 @@ impl<'a, 't> Lowerer<'a, 't> {
         let (region, slow_paths, fences) = (self.region, self.slow_paths, self.fences);
         let carried = self.carry(assigned, id);
         self.open_loops.push(id);
+        // A value stored before the loop or in an earlier iteration's
+        // later statements is not the one a load here reads every time.
+        self.own_stores.clear();
         self.frame().loops.push(LoopCtx {
             id,
             ..LoopCtx::default()
@@ -200,6 +203,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         self.k.loops[id].splits_regions = self.region != region || self.slow_paths != slow_paths;
         self.k.loops[id].fenced = self.fences != fences;
         self.open_loops.pop();
+        self.own_stores.clear();
         let ctx = self.frame().loops.pop().unwrap_or_default();
         if ctx.returned {
             self.returned_in_loop(span.line);

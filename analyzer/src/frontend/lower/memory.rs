@@ -19,6 +19,17 @@ use crate::ir::{Access, Atom, Builtin, Expr, Loaded, MemObject, Op, Param, Space
 /// object's name).
 const MAX_INPUT_NAME: usize = 40;
 
+/// A value this thread stored, which a later load of the same place reads
+/// back (`Lowerer::own_store_value`).
+pub(super) struct OwnStore {
+    obj: usize,
+    off: Expr,
+    ty: Ty,
+    value: Expr,
+    guards: Vec<crate::ir::Guard>,
+    loops: Vec<usize>,
+}
+
 impl<'a, 't> Lowerer<'a, 't> {
     pub(super) fn rvalue_of(&mut self, v: Val, n: Node, src: &Src) -> Val {
         match v {
@@ -33,6 +44,9 @@ impl<'a, 't> Lowerer<'a, 't> {
                     let witness = p.off.clone();
                     let name = self.k.objects[p.obj].name.clone();
                     self.access(&p, Op::Load, n, src);
+                    if let Some(v) = self.own_store_value(&p) {
+                        return Val::Int(v);
+                    }
                     if let Some(v) = self.block_uniform_load(&p, n, src) {
                         return Val::Int(v);
                     }
@@ -123,6 +137,12 @@ impl<'a, 't> Lowerer<'a, 't> {
     /// object (two `extern __shared__` arrays are one), so every shared
     /// load is forgotten.
     fn stored_to(&mut self, obj: usize) {
+        // Another object may be the same memory (two pointer parameters,
+        // two `extern __shared__` arrays); a per-thread array is not.
+        let local = self.k.objects[obj].space == Space::Local;
+        let objects = &self.k.objects;
+        self.own_stores
+            .retain(|s| local && s.obj != obj && objects[s.obj].space == Space::Local);
         if self.k.objects[obj].space == Space::Generic {
             // May write any shared or global value.
             self.uniform_loads.clear();
@@ -148,6 +168,62 @@ impl<'a, 't> Lowerer<'a, 't> {
         let mut known = true;
         e.visit_atoms(&mut |a| known &= !matches!(a, Atom::Unknown(_) | Atom::TooComplex));
         self.last_store_known.insert(place.obj, known);
+    }
+
+    /// Everything known about memory's contents is forgotten: a barrier
+    /// (another thread may have written), a call or store the analysis
+    /// cannot follow.
+    pub(super) fn forget_memory(&mut self) {
+        self.uniform_loads.clear();
+        self.own_stores.clear();
+    }
+
+    /// An assignment just recorded stored `value` to `place` (after
+    /// [`Self::stored_to`] forgot what it may overwrite): a later load of
+    /// the same place by this thread reads it back ([`Self::own_store_value`]).
+    pub(super) fn own_store(&mut self, place: &Place, value: &Val) {
+        let Val::Int(e) = value else { return };
+        let obj = &self.k.objects[place.obj];
+        let wide_int = matches!(place.ty, Ty::Int { size } if size >= 4);
+        if obj.volatile || obj.space == Space::Generic || !wide_int {
+            // Another thread may write a volatile place between; a
+            // narrower integer would need the store's truncation.
+            return;
+        }
+        let mut known = true;
+        e.visit_atoms(&mut |a| known &= !matches!(a, Atom::TooComplex));
+        if !known {
+            return;
+        }
+        self.own_stores.push(OwnStore {
+            obj: place.obj,
+            off: place.off.clone(),
+            ty: place.ty.clone(),
+            value: e.clone(),
+            guards: self.current_guards(),
+            loops: self.open_loops.clone(),
+        });
+    }
+
+    /// The value this thread stored to `p` and reads back now: the same
+    /// object, offset and type, in the same loop iteration, stored under
+    /// guards the load is also under (so the store ran whenever the load
+    /// runs), with no other store, barrier or unseen call between. What
+    /// the thread sees, and what nvcc forwards (`forward.cu`).
+    fn own_store_value(&self, p: &Place) -> Option<Expr> {
+        let guards = self.current_guards();
+        self.own_stores
+            .iter()
+            .rev()
+            .find(|s| {
+                s.obj == p.obj
+                    && s.ty == p.ty
+                    && s.off.same(&p.off)
+                    && s.loops == self.open_loops
+                    && s.guards.len() <= guards.len()
+                    && s.guards.iter().zip(&guards).all(|(a, b)| a.same(b))
+            })
+            .map(|s| s.value.clone())
     }
 
     /// Records the memory access(es) of reading or writing a place.

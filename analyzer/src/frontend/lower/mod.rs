@@ -310,6 +310,10 @@ pub(crate) struct Lowerer<'a, 't> {
     /// value the analysis knows (a constant, a parameter): a load of it is
     /// then not made an input (`memory.rs`).
     last_store_known: HashMap<usize, bool>,
+    /// Integers this thread stored and may read back (`memory.rs`,
+    /// `own_store`): cleared by any other store, a barrier, a call the
+    /// analysis cannot see, and at a loop's start and end.
+    own_stores: Vec<memory::OwnStore>,
 }
 
 fn and(a: Expr, b: Expr) -> Expr {
@@ -411,6 +415,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             undecided: 0,
             uniform_loads: Vec::new(),
             last_store_known: HashMap::new(),
+            own_stores: Vec::new(),
         }
     }
 
@@ -581,7 +586,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         self.region += 1;
         self.fences += 1;
         // Another thread may have written any shared value before it.
-        self.uniform_loads.clear();
+        self.forget_memory();
     }
 
     fn frame(&mut self) -> &mut Frame {
@@ -710,7 +715,7 @@ impl<'a, 't> Lowerer<'a, 't> {
     pub fn lower_kernel(&mut self, def: &FuncDef<'t>, targs: &[TArg]) -> Kernel {
         let main = Src::of(def.src);
         let n = def.node;
-        self.uniform_loads.clear();
+        self.forget_memory();
         self.last_store_known.clear();
         self.struct_params.clear();
         self.pointees.clear();

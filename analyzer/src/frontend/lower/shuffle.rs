@@ -209,7 +209,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         if code.contains("st.") || code.contains("atom") || code.contains("red.") {
             // A store the analysis does not follow may write any shared
             // value (`st.shared.u32 [%0], %1;`).
-            self.uniform_loads.clear();
+            self.forget_memory();
         }
         let instruction = code
             .split_whitespace()
