@@ -11,7 +11,9 @@ use std::rc::Rc;
 use crate::budget;
 use crate::finding::{NoteKind, Origin, UnknownReason};
 
+mod barrier;
 mod launch;
+pub use barrier::Barrier;
 pub use launch::*;
 
 /// A source location: byte offsets plus 1-based line and column (columns
@@ -558,6 +560,11 @@ pub struct MemObject {
 pub struct Guard {
     pub cond: Expr,
     pub expect: bool,
+    /// Where the condition is written: an `if`'s or a `case`'s condition,
+    /// a `return`, `break` or `continue` (`None` for those the lowering
+    /// makes itself); it says which condition splits a block's threads at
+    /// a barrier ([`Barrier`]).
+    pub site: Option<Span>,
 }
 
 impl Guard {
@@ -769,6 +776,8 @@ pub struct Kernel {
     /// Source accesses nvcc emits no instruction for (the `nvcc` room
     /// took them out of `accesses`), for `report` to say so.
     pub removed: Vec<Removed>,
+    /// Block-wide barriers, in source order.
+    pub barriers: Vec<Barrier>,
 }
 
 /// A source access nvcc emits no instruction for.

@@ -39,6 +39,9 @@ pub struct Options {
 pub struct FileAnalysis {
     pub program: ir::Program,
     pub reports: Vec<AccessReport>,
+    /// Every block-wide barrier under each launch: which threads reach it
+    /// (none for a fix search's candidate, which asks about one array).
+    pub barriers: Vec<symbolic::BarrierReport>,
     /// The file as the front end parsed it (kept for the fix search's
     /// incremental reparse of an edited copy, [`frontend::Reparse`]).
     pub parsed: Option<std::sync::Arc<frontend::ParsedMain>>,
@@ -153,9 +156,16 @@ pub fn analyze(source: &[u8], model: &dyn MemoryModel, options: &Options) -> Fil
     if let Some(sass) = &options.sass {
         nvcc::sass::check(sass, &mut program, &mut reports, model, &options.engine);
     }
+    let e = &options.engine;
+    let barriers = if e.only_array.is_none() && e.stop_above_ways.is_none() {
+        symbolic::analyze_barriers(&program, model, e)
+    } else {
+        Vec::new()
+    };
     FileAnalysis {
         program,
         reports,
+        barriers,
         parsed,
     }
 }

@@ -198,6 +198,7 @@ pub fn vectorise_unrolled(k: &mut Kernel) {
         a.guards.push(Guard {
             cond: phase,
             expect: false,
+            site: None,
         });
     }
     super::drop_marked(k, &drop);
@@ -288,6 +289,7 @@ fn join_pre_loop_read(
     a.guards.push(Guard {
         cond: phase,
         expect: false,
+        site: None,
     });
 }
 

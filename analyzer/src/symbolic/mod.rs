@@ -21,6 +21,8 @@
 //! - `run.rs`: the run's state, the warps of every block, warp-wide
 //!   evaluation and the cost of one execution;
 //! - `loops.rs`: loop iterations, and which loops cost the same every time;
+//! - `reach.rs`: barriers, run like accesses, counting per thread how
+//!   many times each is reached (a block split at a `__syncthreads()`);
 //! - `assume.rs`: assumptions, keyed and worded once per access;
 //! - `unknowns.rs`: unknown values that only shift the warp;
 //! - `data.rs`: values drawn for loaded integers a shared address is
@@ -41,6 +43,7 @@ pub mod eval;
 mod graph;
 pub mod linear;
 mod loops;
+mod reach;
 mod report;
 pub mod reuse;
 mod run;
@@ -50,6 +53,7 @@ mod types;
 mod unknowns;
 mod values;
 
+pub use reach::{analyze_barriers, BarrierReport, Split};
 pub use report::{
     AccessReport, ConstantStats, Cost, EngineOptions, GlobalStats, SharedStats, Status, WarpSample,
 };

@@ -26,7 +26,7 @@ pub(super) struct Run<'a> {
     pub(super) space: Space,
     pub(super) period: i64,
     pub(super) bid: [i64; 3],
-    warp: u32,
+    pub(super) warp: u32,
     /// threadIdx of each lane of the current warp.
     pub(super) tid: [[i64; WARP]; 3],
     /// Current value of every loop variable, per lane.
@@ -100,6 +100,8 @@ pub(super) struct Run<'a> {
     collapse: &'a mut Option<Option<collapse::Static>>,
     /// What the executions of the run of iterations being recorded did.
     pub(super) track: Option<stride::Track>,
+    /// A barrier's run: per-thread reach counts, no cost (`reach.rs`).
+    pub(super) reach: Option<super::reach::Reach>,
 }
 
 /// What the runs of one access share: its expressions compiled, their
@@ -291,6 +293,10 @@ impl Run<'_> {
     /// Costs one execution by the lanes of `mask` that pass the access's
     /// guards, adding it (times the weight) to the totals.
     pub(super) fn execute(&mut self, mask: u32) {
+        if self.reach.is_some() {
+            self.reach_execute(mask);
+            return;
+        }
         let guards = &self.a.guards;
         let active = self.mask_of(guards, mask);
         if active == 0 {
@@ -477,6 +483,7 @@ impl<'a> Run<'a> {
             uses_block: compiled.uses_block,
             collapse: &mut compiled.collapse,
             track: None,
+            reach: None,
         };
         if space == Space::Generic && run.unknown.is_none() {
             // The lowering says why (`Access::unknown`); never costed.
@@ -541,10 +548,16 @@ impl<'a> Run<'a> {
         for bid in block_list {
             self.bid = bid;
             let before = self.totals;
+            if let Some(r) = self.reach.as_mut() {
+                r.start_block(threads as usize);
+            }
             for w in 0..nwarps {
                 if !self.one_warp(w, threads, collapse.as_mut()) {
                     return nblocks;
                 }
+            }
+            if self.reach.is_some() {
+                self.reach_block_done();
             }
             let t = self.totals.since(before);
             if t.executions > 0 {
@@ -596,6 +609,9 @@ impl<'a> Run<'a> {
             self.loop_vals = (0..self.k.loop_vars.len() as u32)
                 .map(|v| super::loops::idle(self.k, v))
                 .collect();
+        }
+        if self.reach.is_some() && !self.reach_exits(mask) {
+            return false;
         }
         let before = self.totals;
         self.trace = collapse::WarpTrace::default();

@@ -1,5 +1,6 @@
 //! The rules, one per file, and the registry.
 
+mod divergent_barrier;
 mod divergent_constant_read;
 mod misaligned_global_access;
 mod resource_limit;
@@ -15,6 +16,7 @@ pub static LINTS: &[&dyn Lint] = &[
     &shared_bank_conflict::SharedBankConflict,
     &resource_limit::ResourceLimit,
     &divergent_constant_read::DivergentConstantRead,
+    &divergent_barrier::DivergentBarrier,
 ];
 
 /// A warp whose active lanes touch consecutive elements in lane order,

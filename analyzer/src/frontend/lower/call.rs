@@ -110,7 +110,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 return self.expand_function_macro(&short, &texts, n, src, false);
             }
         }
-        if let Some(v) = self.builtin_call(&short, targs_node, &args, src) {
+        if let Some(v) = self.builtin_call(&short, targs_node, &args, n, src) {
             return v;
         }
         if let Some(v) = self.atomic(&short, &args, n, src) {
@@ -266,6 +266,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         short: &str,
         targs_node: Option<Node>,
         args: &[Node],
+        n: Node,
         src: &Src,
     ) -> Option<Val> {
         Some(match short {
@@ -333,8 +334,21 @@ impl<'a, 't> Lowerer<'a, 't> {
                 }
                 Val::Dim3(d)
             }
-            "__syncthreads"
-            | "__syncwarp"
+            "__syncthreads" | "__syncthreads_count" | "__syncthreads_and" | "__syncthreads_or" => {
+                for a in args {
+                    self.rv(*a, src);
+                }
+                self.barrier(n, src);
+                // Each thread gets a count or predicate of the block's.
+                if short == "__syncthreads" {
+                    Val::Void
+                } else {
+                    self.unknown_val(Origin::CallResult {
+                        callee: short.to_string(),
+                    })
+                }
+            }
+            "__syncwarp"
             | "__threadfence"
             | "__threadfence_block"
             | "__threadfence_system"
@@ -478,6 +492,34 @@ impl<'a, 't> Lowerer<'a, 't> {
         self.undecided += 1;
         self.fences += 1;
         self.forget_memory();
+    }
+
+    /// A block-wide barrier at call `n`: recorded with the conditions and
+    /// loops the thread reaches it under (unless which branch of an `if
+    /// constexpr` is compiled is not known), then a fence.
+    pub(super) fn barrier(&mut self, n: Node, src: &Src) {
+        if self.constexpr_undecided.is_empty() {
+            let span = self.span(n, src);
+            let guards = self.current_guards();
+            // `current_guards` order: the open conditions, then per frame
+            // its returns and its loops' skips; the kernel's own frame's
+            // returns end the thread.
+            let mut exits = vec![false; self.guards.len()];
+            for (i, f) in self.frames.iter().enumerate() {
+                exits.extend(f.dead.iter().map(|_| i == 0));
+                exits.extend(f.loops.iter().flat_map(|l| l.skip.iter().map(|_| false)));
+            }
+            exits.resize(guards.len(), false);
+            self.k.barriers.push(crate::ir::Barrier {
+                span,
+                text: src.text(n),
+                guards,
+                exits,
+                loops: self.open_loops.clone(),
+                inlined_at: self.call_site.clone(),
+            });
+        }
+        self.fence();
     }
 
     /// A call the analysis cannot see into: its arguments are evaluated

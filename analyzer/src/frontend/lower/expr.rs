@@ -341,12 +341,14 @@ impl<'a, 't> Lowerer<'a, 't> {
         self.guards.push(Guard {
             cond: cond.clone(),
             expect: true,
+            site: None,
         });
         let va = self.rv(a, src);
         self.guards.pop();
         self.guards.push(Guard {
             cond: cond.clone(),
             expect: false,
+            site: None,
         });
         let vb = self.rv(b, src);
         self.guards.pop();
@@ -714,6 +716,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             self.guards.push(Guard {
                 cond: a.clone(),
                 expect: is_and,
+                site: None,
             });
             let b = self.int(r, src);
             self.guards.pop();

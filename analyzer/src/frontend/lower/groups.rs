@@ -153,7 +153,7 @@ impl<'a, 't> Lowerer<'a, 't> {
     /// one: its value. `None`, with nothing lowered, for any other call.
     pub(super) fn group_call(&mut self, n: Node, f: Node, args: &[Node], src: &Src) -> Option<Val> {
         if f.node_kind() == "field_expression" {
-            return self.group_member(f, args, src);
+            return self.group_member(n, f, args, src);
         }
         let (name, targs) = callee(f, src)?;
         Some(match (name.as_str(), args.len(), targs) {
@@ -177,8 +177,10 @@ impl<'a, 't> Lowerer<'a, 't> {
                 self.tile(f, parent, size, src)
             }
             ("sync", 1, None) => {
-                self.group_arg(args[0], src)?;
-                self.fence();
+                match self.group_arg(args[0], src)? {
+                    Val::Group(g) if g.kind == Kind::Block => self.barrier(n, src),
+                    _ => self.fence(),
+                }
                 Val::Void
             }
             _ => return None,
@@ -187,7 +189,7 @@ impl<'a, 't> Lowerer<'a, 't> {
 
     /// `g.member(…)` of a group `g`; `None`, with nothing lowered, when
     /// `g` is not one.
-    fn group_member(&mut self, f: Node, args: &[Node], src: &Src) -> Option<Val> {
+    fn group_member(&mut self, n: Node, f: Node, args: &[Node], src: &Src) -> Option<Val> {
         let arrow = f.field("operator").is_some_and(|o| o.node_kind() == "->");
         let (Some(obj), Some(member), false) = (f.field("argument"), f.field("field"), arrow)
         else {
@@ -203,6 +205,10 @@ impl<'a, 't> Lowerer<'a, 't> {
             (_, "size" | "num_threads", _) => Val::Int(g.size),
             (_, "meta_group_rank", Some((rank, _))) => Val::Int(rank),
             (_, "meta_group_size", Some((_, count))) => Val::Int(count),
+            (Kind::Block, "sync", _) => {
+                self.barrier(n, src);
+                Val::Void
+            }
             (_, "sync", _) => {
                 self.fence();
                 Val::Void

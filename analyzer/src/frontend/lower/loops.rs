@@ -298,6 +298,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             self.frame().dead.push(Guard {
                 cond: u,
                 expect: false,
+                site: None,
             });
         } else if let Some(p) = self.frame().loops.last_mut() {
             p.returned = true;

@@ -517,6 +517,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             s.guards.push(Guard {
                 cond: cond.clone(),
                 expect,
+                site: None,
             });
             let r = s.on_each(v, f);
             s.guards.pop();

@@ -186,10 +186,12 @@ impl<'a, 't> Lowerer<'a, 't> {
             "break_statement" => self.exit(n, src, None, true),
             "continue_statement" => {
                 let cond = self.current_cond();
+                let site = Some(self.span(n, src));
                 if let Some(l) = self.frame().loops.last_mut() {
                     l.skip.push(Guard {
                         cond,
                         expect: false,
+                        site,
                     });
                 }
             }
@@ -254,6 +256,7 @@ impl<'a, 't> Lowerer<'a, 't> {
 
     fn exit(&mut self, n: Node, src: &Src, value: Option<Val>, is_break: bool) {
         let cond = self.current_cond();
+        let site = Some(self.span(n, src));
         let guard_base = self.frame().guard_base;
         let unguarded = self.guards.len() == guard_base;
         if is_break {
@@ -264,10 +267,15 @@ impl<'a, 't> Lowerer<'a, 't> {
             ctx.skip.push(Guard {
                 cond: cond.clone(),
                 expect: false,
+                site,
             });
             if id != usize::MAX {
                 if let Some(l) = self.k.loops.get_mut(id) {
-                    l.breaks.push(vec![Guard { cond, expect: true }]);
+                    l.breaks.push(vec![Guard {
+                        cond,
+                        expect: true,
+                        site,
+                    }]);
                 }
             }
             return;
@@ -283,6 +291,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 self.frame().dead.push(Guard {
                     cond,
                     expect: false,
+                    site,
                 });
             }
             return;
@@ -292,6 +301,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 l.breaks.push(vec![Guard {
                     cond: cond.clone(),
                     expect: true,
+                    site,
                 }]);
             }
         }
@@ -299,10 +309,10 @@ impl<'a, 't> Lowerer<'a, 't> {
             ctx.skip.push(Guard {
                 cond: cond.clone(),
                 expect: false,
+                site,
             });
             ctx.returned = true;
         }
-        let _ = (n, src);
     }
 
     fn if_stmt(&mut self, n: Node, src: &Src) {
@@ -358,9 +368,11 @@ impl<'a, 't> Lowerer<'a, 't> {
             self.constexpr_undecided.push(o);
         }
         let before = self.scopes.clone();
+        let site = Some(self.span(c, src));
         self.guards.push(Guard {
             cond: cond.clone(),
             expect: true,
+            site,
         });
         let accesses_before = self.k.accesses.len();
         if let Some(s) = cons {
@@ -382,6 +394,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             self.guards.push(Guard {
                 cond: cond.clone(),
                 expect: false,
+                site,
             });
             self.stmt(s, src);
             self.guards.pop();
@@ -448,9 +461,11 @@ impl<'a, 't> Lowerer<'a, 't> {
                 Some(prev) => Expr::bin(BinOp::LOr, prev, own),
                 None => own,
             };
+            let site = Some(self.span(case, src));
             self.guards.push(Guard {
                 cond: cond.clone(),
                 expect: true,
+                site,
             });
             let stmts: Vec<Node> = case
                 .kids()

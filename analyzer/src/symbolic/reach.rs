@@ -1,0 +1,365 @@
+//! Barriers: how many times each thread of a block reaches each
+//! `__syncthreads()` ([`crate::ir::Barrier`]). The barrier is run like an
+//! access (its guards, its loops, every warp of every representative
+//! block), but each execution counts, per thread, the lanes that reach it
+//! instead of costing an address. Threads of one block that go on (have
+//! not returned from the kernel) and reach it a different number of times
+//! split the block at the barrier: the guide's "conditional code … only
+//! if the conditional evaluates identically across the entire thread
+//! block". A condition the engine cannot evaluate makes the answer
+//! unknown, never a split.
+
+use super::assume::fail_origin;
+use super::run::{Compiled, Run};
+use super::setup::Setup;
+use super::{EngineOptions, Status};
+use crate::finding::{Assumption, UnknownReason};
+use crate::hardware::{MemoryModel, WARP};
+use crate::ir::{Access, Barrier, Expr, Inlined, Op, Program, Span};
+
+/// One barrier under one launch.
+#[derive(Clone, Debug)]
+pub struct BarrierReport {
+    pub kernel: usize,
+    pub barrier: usize,
+    pub launch: usize,
+    pub kernel_name: String,
+    pub span: Span,
+    pub text: String,
+    pub block: [u64; 3],
+    pub grid: [u64; 3],
+    /// `Exact`: for the launch as given; `Assumed`: under the stated
+    /// assumptions (a parameter's value, the block); `Unknown`: see
+    /// `unknown_reason` (then no split is claimed).
+    pub status: Status,
+    pub assumptions: Vec<Assumption>,
+    pub unknown_reason: Option<UnknownReason>,
+    /// The first block found split, if any.
+    pub split: Option<Split>,
+    pub inlined_at: Option<Inlined>,
+}
+
+/// A block whose threads that go on reach a barrier different numbers of
+/// times.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Split {
+    pub block: [i64; 3],
+    /// A thread that reaches it the most times, and how many.
+    pub reached: ([i64; 3], u64),
+    /// A thread that reaches it the fewest times, and how many.
+    pub missed: ([i64; 3], u64),
+    /// Threads reaching it the most times, of the `threads` that go on.
+    pub reaching: u64,
+    pub threads: u64,
+    /// Where the condition that kept `missed` away is written (an `if`,
+    /// a `case`, a `break` or `continue`); `None` when no guard did: it
+    /// left an enclosing loop sooner (`loop_line`).
+    pub site: Option<Span>,
+    /// The innermost enclosing loop's line, when there is one.
+    pub loop_line: Option<u32>,
+}
+
+/// What a reach run counts in the current block.
+#[derive(Default)]
+pub(super) struct Reach {
+    /// Bit i: a thread that fails guard i has returned from the kernel
+    /// ([`Barrier::exits`], the first 64 guards).
+    exits: u64,
+    /// Per thread of the block: times it reached the barrier.
+    counts: Vec<u64>,
+    /// Per thread: it returned from the kernel (a guard of `exits`).
+    exited: Vec<bool>,
+    /// Per thread: the guards (bit i: guard i, the first 64) that kept it
+    /// from the barrier at least once.
+    kept: Vec<u64>,
+    pub(super) split: Option<Split>,
+}
+
+impl Reach {
+    pub(super) fn start_block(&mut self, threads: usize) {
+        self.counts = vec![0; threads];
+        self.exited = vec![false; threads];
+        self.kept = vec![0; threads];
+    }
+}
+
+impl<'a> Run<'a> {
+    /// Makes this run a reach run: no address is read or costed, so
+    /// nothing about the stand-in's object is unknown or assumed.
+    fn reach_mode(&mut self, exits: &[bool], setup: &Setup) {
+        self.space = crate::ir::Space::Shared;
+        self.unknown = None;
+        self.assumptions = setup.assumptions.clone();
+        let exits = exits
+            .iter()
+            .take(64)
+            .enumerate()
+            .fold(0u64, |m, (i, e)| if *e { m | 1 << i } else { m });
+        self.reach = Some(Reach {
+            exits,
+            ..Reach::default()
+        });
+    }
+
+    /// At a warp's start: its lanes (of `mask`) that returned from the
+    /// kernel before the barrier, by its exit guards, evaluated before any
+    /// loop runs (a thread that never enters the barrier's loop has
+    /// exited all the same); false, with the run unknown, when one cannot
+    /// be evaluated there.
+    pub(super) fn reach_exits(&mut self, mask: u32) -> bool {
+        let exits = self.reach.as_ref().map_or(0, |r| r.exits);
+        let mut gone = 0u32;
+        for (gi, g) in self.a.guards.iter().enumerate().take(64) {
+            if exits & (1 << gi) == 0 {
+                continue;
+            }
+            let v = self.eval(&g.cond);
+            if v.err & mask != 0 {
+                self.unknown = Some(UnknownReason::DependsOn {
+                    origin: fail_origin(self.k, v.fail),
+                    differs: true,
+                });
+                return false;
+            }
+            let pass = if g.expect { v.truthy() } else { !v.truthy() };
+            gone |= mask & !pass;
+        }
+        let warp = self.warp as usize * WARP;
+        if let Some(r) = self.reach.as_mut() {
+            for l in 0..WARP {
+                if gone & (1 << l) != 0 && warp + l < r.exited.len() {
+                    r.exited[warp + l] = true;
+                }
+            }
+        }
+        true
+    }
+
+    /// One execution of the barrier by the lanes of `mask` that pass its
+    /// guards: counted per thread (the reach run's `execute`).
+    pub(super) fn reach_execute(&mut self, mask: u32) {
+        let exits = self.reach.as_ref().map_or(0, |r| r.exits);
+        let mut m = mask;
+        let mut kept: Vec<(usize, u32)> = Vec::new();
+        for (gi, g) in self.a.guards.iter().enumerate() {
+            let v = self.eval(&g.cond);
+            if v.err & m != 0 {
+                self.unknown = Some(UnknownReason::DependsOn {
+                    origin: fail_origin(self.k, v.fail),
+                    differs: true,
+                });
+                return;
+            }
+            let truthy = v.truthy();
+            let pass = if g.expect { truthy } else { !truthy };
+            let out = m & !pass;
+            // A thread an exit guard removes has exited (`reach_exits`).
+            if (gi >= 64 || exits & (1 << gi) == 0) && out != 0 {
+                kept.push((gi, out));
+            }
+            m &= pass;
+        }
+        let warp = self.warp as usize * WARP;
+        let weight = self.weight;
+        let Some(r) = self.reach.as_mut() else {
+            return;
+        };
+        for l in 0..WARP {
+            let t = warp + l;
+            if t >= r.counts.len() {
+                break;
+            }
+            let bit = 1u32 << l;
+            if m & bit != 0 {
+                r.counts[t] = r.counts[t].saturating_add(weight);
+            }
+            for &(gi, out) in &kept {
+                if out & bit != 0 && gi < 64 {
+                    r.kept[t] |= 1 << gi;
+                }
+            }
+        }
+    }
+
+    /// At the end of a block: the first split found, if this block has
+    /// one among its threads that go on.
+    pub(super) fn reach_block_done(&mut self) {
+        let bid = self.bid;
+        let b = self.setup.block;
+        let loop_line = self.a.loops.last().map(|&l| self.k.loops[l].span.line);
+        let sites: Vec<Option<Span>> = self.a.guards.iter().map(|g| g.site).collect();
+        let Some(r) = self.reach.as_mut() else {
+            return;
+        };
+        if r.split.is_some() {
+            return;
+        }
+        let on: Vec<usize> = (0..r.counts.len()).filter(|&t| !r.exited[t]).collect();
+        let (Some(&hi), Some(&lo)) = (
+            on.iter()
+                .max_by_key(|&&t| (r.counts[t], std::cmp::Reverse(t))),
+            on.iter().min_by_key(|&&t| (r.counts[t], t)),
+        ) else {
+            return;
+        };
+        if r.counts[hi] == r.counts[lo] {
+            return;
+        }
+        let tid = |t: usize| {
+            let t = t as i64;
+            [t % b[0], (t / b[0]) % b[1], t / (b[0] * b[1])]
+        };
+        // The first guard that kept `lo` away and never `hi`; else the
+        // first that kept `lo` away.
+        let only = r.kept[lo] & !r.kept[hi];
+        let pick = if only != 0 { only } else { r.kept[lo] };
+        let site = (pick != 0)
+            .then(|| sites.get(pick.trailing_zeros() as usize).copied().flatten())
+            .flatten();
+        r.split = Some(Split {
+            block: bid,
+            reached: (tid(hi), r.counts[hi]),
+            missed: (tid(lo), r.counts[lo]),
+            reaching: on.iter().filter(|&&t| r.counts[t] == r.counts[hi]).count() as u64,
+            threads: on.len() as u64,
+            site,
+            loop_line,
+        });
+    }
+}
+
+/// The assumptions under which a reach run's answer is no answer: a
+/// condition or a trip count it could not evaluate (taken as run), or
+/// only some iterations or executions run.
+fn unsure(a: &Assumption) -> bool {
+    matches!(
+        a,
+        Assumption::LanesActive { .. }
+            | Assumption::LoopTrips { .. }
+            | Assumption::FirstIterations { .. }
+            | Assumption::FirstExecutions { .. }
+            | Assumption::NoExit { .. }
+    )
+}
+
+/// The reach of barrier `bi` of kernel `ki` under launch `li`.
+fn reach_one(
+    p: &Program,
+    (ki, bi, li): (usize, usize, usize),
+    model: &dyn MemoryModel,
+    opts: &EngineOptions,
+) -> BarrierReport {
+    let k = &p.kernels[ki];
+    let b = &k.barriers[bi];
+    let mut setup = Setup::new(k, li, opts);
+    // One run, at the first value of what no launch gives: each read of
+    // one is an assumption stated with the answer.
+    setup.quantified.iter_mut().for_each(|q| *q = false);
+    if setup.block_varied {
+        setup.assumptions.push(Assumption::DefaultBlock {
+            block: k.launches[li].block,
+            kernel: k.name.clone(),
+        });
+    }
+    let a = stand_in(b);
+    let mut compiled = Compiled::of(k, &a, false);
+    let mut run = Run::new((k, &a), &setup, model, opts, None, &mut compiled);
+    run.reach_mode(&b.exits, &setup);
+    run.all_warps();
+    let unknown_reason = run.unknown.take().or_else(|| {
+        run.budget_hit
+            .then_some(UnknownReason::OutOfBudget(crate::budget::work_per_access(
+                opts.max_work,
+            )))
+    });
+    let unknown_reason = unknown_reason.or_else(|| {
+        run.assumptions.iter().find(|x| unsure(x)).map(|x| match x {
+            Assumption::LanesActive { origin } | Assumption::LoopTrips { origin, .. } => {
+                UnknownReason::DependsOn {
+                    origin: origin.clone(),
+                    differs: true,
+                }
+            }
+            _ => {
+                UnknownReason::OutOfBudget(crate::budget::loop_iterations(opts.max_loop_iterations))
+            }
+        })
+    });
+    let split = run.reach.take().and_then(|r| r.split);
+    let status = if unknown_reason.is_some() {
+        Status::Unknown
+    } else if run.assumptions.is_empty() {
+        Status::Exact
+    } else {
+        Status::Assumed
+    };
+    let c = |v: [i64; 3]| [v[0] as u64, v[1] as u64, v[2] as u64];
+    BarrierReport {
+        kernel: ki,
+        barrier: bi,
+        launch: li,
+        kernel_name: k.display_name.clone(),
+        span: b.span,
+        text: b.text.clone(),
+        block: c(setup.block),
+        grid: c(setup.grid),
+        status,
+        assumptions: std::mem::take(&mut run.assumptions),
+        split: if status == Status::Unknown {
+            None
+        } else {
+            split
+        },
+        unknown_reason,
+        inlined_at: b.inlined_at.clone(),
+    }
+}
+
+/// An access standing for barrier `b` in a run: its guards and loops, no
+/// address (object 0 is never read in reach mode).
+fn stand_in(b: &Barrier) -> Access {
+    Access {
+        obj: 0,
+        op: Op::Load,
+        width: 4,
+        offset: Expr::konst(0),
+        guards: b.guards.clone(),
+        loops: b.loops.clone(),
+        span: b.span,
+        text: b.text.clone(),
+        region: 0,
+        undecided: 0,
+        unknown: None,
+        unrolled: 1,
+        inlined_at: b.inlined_at.clone(),
+        hoisted: None,
+        select_at: None,
+    }
+}
+
+/// Every barrier of every kernel under each of its launches.
+pub fn analyze_barriers(
+    p: &Program,
+    model: &dyn MemoryModel,
+    opts: &EngineOptions,
+) -> Vec<BarrierReport> {
+    // Every warp runs: nothing stands for another thread's count.
+    let opts = EngineOptions {
+        collapse: false,
+        stride: false,
+        ..opts.clone()
+    };
+    let mut out = Vec::new();
+    for (ki, k) in p.kernels.iter().enumerate() {
+        if k.objects.is_empty() {
+            // The run reads the stand-in's object (never its address).
+            continue;
+        }
+        for li in 0..k.launches.len() {
+            for bi in 0..k.barriers.len() {
+                out.push(reach_one(p, (ki, bi, li), model, &opts));
+            }
+        }
+    }
+    out
+}
