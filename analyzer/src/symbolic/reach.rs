@@ -15,7 +15,7 @@ use super::setup::Setup;
 use super::{EngineOptions, Status};
 use crate::finding::{Assumption, UnknownReason};
 use crate::hardware::{MemoryModel, WARP};
-use crate::ir::{Access, Barrier, Expr, Inlined, Op, Program, Span};
+use crate::ir::{Access, Atom, Barrier, Builtin, Expr, Inlined, Kernel, Op, Program, Span};
 
 /// One barrier under one launch.
 #[derive(Clone, Debug)]
@@ -242,6 +242,38 @@ fn unsure(a: &Assumption) -> bool {
     )
 }
 
+/// Whether every thread of a block reaches the barrier stood in for by
+/// `a` equally often whatever the launch: nothing its guards and loops'
+/// control read (through loop variables' values and the loops whose exit
+/// values they read) differs between threads of a block: no `threadIdx`,
+/// no unknown. Such a barrier is not run (the common case, and the cost of
+/// a run over every warp).
+fn block_uniform(k: &Kernel, a: &Access) -> bool {
+    let levels = super::loops::levels(k, a);
+    let mut roots: Vec<&Expr> = a.guards.iter().map(|g| &g.cond).collect();
+    let mut vars = Vec::new();
+    for &li in levels.iter().chain(&a.loops) {
+        let lp = &k.loops[li];
+        roots.extend(lp.pre_cond.iter().chain(&lp.post_cond));
+        roots.extend(lp.entry_guards.iter().map(|g| &g.cond));
+        roots.extend(lp.breaks.iter().flatten().map(|g| &g.cond));
+        roots.extend(lp.init.iter().chain(&lp.next));
+        vars.extend(lp.vars.iter().copied());
+    }
+    super::loops::reachable_atoms(k, &roots, &vars)
+        .iter()
+        .all(|x| match x {
+            Atom::Builtin(b) => !matches!(b, Builtin::ThreadIdx(_)),
+            Atom::Param(_) => true,
+            // Its own loop's control is among the roots.
+            Atom::LoopVar(v) => k
+                .loop_vars
+                .get(*v as usize)
+                .is_some_and(|lv| levels.contains(&lv.loop_id) || a.loops.contains(&lv.loop_id)),
+            Atom::Unknown(_) | Atom::TooComplex => false,
+        })
+}
+
 /// The reach of barrier `bi` of kernel `ki` under launch `li`.
 fn reach_one(
     p: &Program,
@@ -262,6 +294,24 @@ fn reach_one(
         });
     }
     let a = stand_in(b);
+    let c = |v: [i64; 3]| [v[0] as u64, v[1] as u64, v[2] as u64];
+    if block_uniform(k, &a) {
+        return BarrierReport {
+            kernel: ki,
+            barrier: bi,
+            launch: li,
+            kernel_name: k.display_name.clone(),
+            span: b.span,
+            text: b.text.clone(),
+            block: c(setup.block),
+            grid: c(setup.grid),
+            status: Status::Exact,
+            assumptions: Vec::new(),
+            unknown_reason: None,
+            split: None,
+            inlined_at: b.inlined_at.clone(),
+        };
+    }
     let mut compiled = Compiled::of(k, &a, false);
     let mut run = Run::new((k, &a), &setup, model, opts, None, &mut compiled);
     run.reach_mode(&b.exits, &setup);
@@ -293,7 +343,6 @@ fn reach_one(
     } else {
         Status::Assumed
     };
-    let c = |v: [i64; 3]| [v[0] as u64, v[1] as u64, v[2] as u64];
     BarrierReport {
         kernel: ki,
         barrier: bi,
