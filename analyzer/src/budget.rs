@@ -171,6 +171,13 @@ pub const MAX_COLLAPSE_ADDRESS_NODES: u32 = 2048;
 /// cost the same in every block run is taken as the grid's.
 pub const MAX_BLOCKS_SAMPLED: u64 = 8;
 
+/// Blocks of the grid a barrier's reach is counted in when its conditions
+/// read `blockIdx` (evenly spaced, the first and the last among them):
+/// more than an access's sample, because a split is often in one block
+/// (the one holding the end of the data, `if (i < n)`), and a barrier
+/// run is cheap. A split in a block not run is missed, never claimed.
+pub const MAX_REACH_BLOCKS: u64 = 128;
+
 /// Largest block the analyzer accepts (the CUDA limit).
 pub const MAX_THREADS_PER_BLOCK: u64 = 1024;
 

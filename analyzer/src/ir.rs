@@ -11,9 +11,9 @@ use std::rc::Rc;
 use crate::budget;
 use crate::finding::{NoteKind, Origin, UnknownReason};
 
-mod barrier;
+mod control;
 mod launch;
-pub use barrier::Barrier;
+pub use control::{Barrier, Branch};
 pub use launch::*;
 
 /// A source location: byte offsets plus 1-based line and column (columns
@@ -565,6 +565,11 @@ pub struct Guard {
     /// makes itself); it says which condition splits a block's threads at
     /// a barrier ([`Barrier`]).
     pub site: Option<Span>,
+    /// A thread that fails it has returned from the kernel (a `return` in
+    /// the kernel's own body, not in an inlined function): it exited, and
+    /// no barrier waits for it. In a loop's `breaks`, a thread for which
+    /// the list holds returns from the kernel.
+    pub exits: bool,
 }
 
 impl Guard {
@@ -778,6 +783,8 @@ pub struct Kernel {
     pub removed: Vec<Removed>,
     /// Block-wide barriers, in source order.
     pub barriers: Vec<Barrier>,
+    /// `if`/`else` statements with work on both sides, in source order.
+    pub branches: Vec<Branch>,
 }
 
 /// A source access nvcc emits no instruction for.

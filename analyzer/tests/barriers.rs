@@ -168,3 +168,112 @@ int main() { data<<<1, 256>>>(0, 0); uniform<<<8, 256>>>(0, 5); }
     }
     assert_eq!(a.barriers.len(), 3);
 }
+
+/// Threads that return from the kernel are not waited for, wherever the
+/// `return` is: in a loop (before or after the barrier), in the `else` of
+/// the `if` holding the barrier. None of these is a split.
+#[test]
+fn returns_from_the_kernel_anywhere_are_exits() {
+    let a = run(r#"
+__global__ void in_loop(float *x, int n) {
+    __shared__ float s[256];
+    int t = threadIdx.x;
+    for (int j = 0; j < n; j++) {
+        if (t >= 128) return;
+        s[t] = x[j * 256 + t];
+        __syncthreads();
+    }
+}
+__global__ void after_barrier(float *x) {
+    __shared__ float s[256];
+    int t = threadIdx.x;
+    for (int k = 0; k < 4; k++) {
+        s[t] = x[t];
+        __syncthreads();
+        if (t >= 128 && k == 1) return;
+    }
+}
+__global__ void else_returns(float *x) {
+    __shared__ float s[64];
+    int t = threadIdx.x;
+    if (t < 64) { s[t] = x[t]; __syncthreads(); x[t] = s[63 - t]; }
+    else { return; }
+}
+int main() { in_loop<<<1, 256>>>(0, 4); after_barrier<<<1, 256>>>(0); else_returns<<<2, 256>>>(0); }
+"#);
+    assert_eq!(a.barriers.len(), 3);
+    for b in &a.barriers {
+        assert_ne!(
+            b.status,
+            Status::Unknown,
+            "{}: {:?}",
+            b.kernel_name,
+            b.unknown_reason
+        );
+        assert!(b.split.is_none(), "{}: {:?}", b.kernel_name, b.split);
+    }
+}
+
+/// A return in an inlined function is not an exit: the thread goes on.
+#[test]
+fn a_return_from_a_device_function_is_not_an_exit() {
+    let a = run(r#"
+__device__ void work(float *s, int t) {
+    if (t >= 64) return;
+    s[t] *= 2.0f;
+    __syncthreads();
+}
+__global__ void k(float *x) {
+    __shared__ float s[256];
+    s[threadIdx.x] = x[threadIdx.x];
+    work(s, threadIdx.x);
+    x[threadIdx.x] = s[threadIdx.x];
+}
+int main() { k<<<1, 256>>>(0); }
+"#);
+    let s = a.barriers[0].split.as_ref().expect("a split");
+    assert_eq!((s.reaching, s.threads), (64, 256));
+}
+
+/// The block holding the end of the data: 100 blocks, `n` ends in block
+/// 37 (37·256 + 100): its threads 100..255 skip the barrier.
+#[test]
+fn a_split_in_one_block_of_many_is_found() {
+    let a = run(r#"
+__global__ void k(float *x, int n) {
+    __shared__ float s[256];
+    int i = blockIdx.x * 256 + threadIdx.x;
+    if (i < n) {
+        s[threadIdx.x] = x[i];
+        __syncthreads();
+        x[i] = s[255 - threadIdx.x];
+    }
+}
+int main() { k<<<100, 256>>>(0, 9572); }
+"#);
+    let s = a.barriers[0].split.as_ref().expect("a split");
+    assert_eq!(s.block, [37, 0, 0]);
+    assert_eq!((s.reaching, s.threads), (100, 256));
+}
+
+/// A return on a value a loop computed (`lim` = 64 after the loop):
+/// threads 64.. exit, whatever guard the barrier has after it; `t < 64`
+/// is then every thread that goes on, `t < 32` half of them.
+#[test]
+fn a_return_on_a_value_a_loop_computed_is_an_exit() {
+    let kernel = |bound: u32| {
+        format!(
+            "__global__ void k(float *x) {{\n    __shared__ float s[256];\n    int t = threadIdx.x;\n    int lim = 256;\n    for (int j = 0; j < 3; j++) lim -= 64;\n    if (t >= lim) return;\n    s[t] = x[t];\n    if (t < {bound}) __syncthreads();\n    x[t] = s[t ^ 1];\n}}\nint main() {{ k<<<1, 256>>>(0); }}\n"
+        )
+    };
+    let all = run(&kernel(64));
+    assert_eq!(all.barriers[0].status, Status::Exact);
+    assert!(
+        all.barriers[0].split.is_none(),
+        "{:?}",
+        all.barriers[0].split
+    );
+    let half = run(&kernel(32));
+    let s = half.barriers[0].split.as_ref().expect("a split");
+    assert_eq!((s.reaching, s.threads), (32, 64));
+}

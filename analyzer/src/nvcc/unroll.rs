@@ -199,6 +199,7 @@ pub fn vectorise_unrolled(k: &mut Kernel) {
             cond: phase,
             expect: false,
             site: None,
+            exits: false,
         });
     }
     super::drop_marked(k, &drop);
@@ -290,6 +291,7 @@ fn join_pre_loop_read(
         cond: phase,
         expect: false,
         site: None,
+        exits: false,
     });
 }
 

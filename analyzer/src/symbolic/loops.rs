@@ -121,6 +121,10 @@ impl Run<'_> {
                     all &= holds;
                 }
                 stay &= !all;
+                if self.reach.is_some() && b.iter().all(|g| g.exits) {
+                    // Left by a `return` from the kernel.
+                    self.reach_exited(all);
+                }
             }
             if let Some(pc) = &lp.post_cond {
                 stay = self.loop_cond(pc, stay, line, &mut unknown_trip);

@@ -62,12 +62,9 @@ pub struct Split {
 /// What a reach run counts in the current block.
 #[derive(Default)]
 pub(super) struct Reach {
-    /// Bit i: a thread that fails guard i has returned from the kernel
-    /// ([`Barrier::exits`], the first 64 guards).
-    exits: u64,
     /// Per thread of the block: times it reached the barrier.
     counts: Vec<u64>,
-    /// Per thread: it returned from the kernel (a guard of `exits`).
+    /// Per thread: it returned from the kernel ([`crate::ir::Guard::exits`]).
     exited: Vec<bool>,
     /// Per thread: the guards (bit i: guard i, the first 64) that kept it
     /// from the barrier at least once.
@@ -86,62 +83,62 @@ impl Reach {
 impl<'a> Run<'a> {
     /// Makes this run a reach run: no address is read or costed, so
     /// nothing about the stand-in's object is unknown or assumed.
-    fn reach_mode(&mut self, exits: &[bool], setup: &Setup) {
+    fn reach_mode(&mut self, setup: &Setup) {
         self.space = crate::ir::Space::Shared;
         self.unknown = None;
         self.assumptions = setup.assumptions.clone();
-        let exits = exits
-            .iter()
-            .take(64)
-            .enumerate()
-            .fold(0u64, |m, (i, e)| if *e { m | 1 << i } else { m });
-        self.reach = Some(Reach {
-            exits,
-            ..Reach::default()
-        });
+        self.reach = Some(Reach::default());
     }
 
-    /// At a warp's start: its lanes (of `mask`) that returned from the
-    /// kernel before the barrier, by its exit guards, evaluated before any
-    /// loop runs (a thread that never enters the barrier's loop has
-    /// exited all the same); false, with the run unknown, when one cannot
-    /// be evaluated there.
-    pub(super) fn reach_exits(&mut self, mask: u32) -> bool {
-        let exits = self.reach.as_ref().map_or(0, |r| r.exits);
-        let mut gone = 0u32;
-        for (gi, g) in self.a.guards.iter().enumerate().take(64) {
-            if exits & (1 << gi) == 0 {
-                continue;
-            }
-            let v = self.eval(&g.cond);
-            if v.err & mask != 0 {
-                self.unknown = Some(UnknownReason::DependsOn {
-                    origin: fail_origin(self.k, v.fail),
-                    differs: true,
-                });
-                return false;
-            }
-            let pass = if g.expect { v.truthy() } else { !v.truthy() };
-            gone |= mask & !pass;
-        }
+    /// Marks the current warp's lanes of `mask` as returned from the
+    /// kernel.
+    pub(super) fn reach_exited(&mut self, mask: u32) {
         let warp = self.warp as usize * WARP;
         if let Some(r) = self.reach.as_mut() {
             for l in 0..WARP {
-                if gone & (1 << l) != 0 && warp + l < r.exited.len() {
+                if mask & (1 << l) != 0 && warp + l < r.exited.len() {
                     r.exited[warp + l] = true;
                 }
             }
         }
-        true
+    }
+
+    /// At a warp's start: its lanes (of `mask`) that returned from the
+    /// kernel before the barrier, by its exit guards evaluated before any
+    /// loop runs (a thread that never enters the barrier's loop has exited
+    /// all the same). A guard that reads what a loop computes is left to
+    /// the loop (`reach_execute`, and the loop's return-breaks in
+    /// `loops.rs`).
+    pub(super) fn reach_exits(&mut self, mask: u32) {
+        let mut gone = 0u32;
+        for g in self.a.guards.iter().filter(|g| g.exits) {
+            let v = self.probe(&g.cond);
+            let pass = if g.expect { v.truthy() } else { !v.truthy() };
+            gone |= mask & !pass & !v.err;
+        }
+        self.reach_exited(gone);
     }
 
     /// One execution of the barrier by the lanes of `mask` that pass its
     /// guards: counted per thread (the reach run's `execute`).
     pub(super) fn reach_execute(&mut self, mask: u32) {
-        let exits = self.reach.as_ref().map_or(0, |r| r.exits);
         let mut m = mask;
         let mut kept: Vec<(usize, u32)> = Vec::new();
+        let mut gone = 0u32;
+        // The exits first, over every lane here: a thread one removes has
+        // returned, whatever the other guards say; one it cannot tell
+        // about (a return inside an earlier loop) is left to the loop's
+        // return-breaks.
+        for g in self.a.guards.iter().filter(|g| g.exits) {
+            let v = self.eval(&g.cond);
+            let pass = if g.expect { v.truthy() } else { !v.truthy() };
+            gone |= m & !pass & !v.err;
+            m &= pass | v.err;
+        }
         for (gi, g) in self.a.guards.iter().enumerate() {
+            if g.exits {
+                continue;
+            }
             let v = self.eval(&g.cond);
             if v.err & m != 0 {
                 self.unknown = Some(UnknownReason::DependsOn {
@@ -153,12 +150,12 @@ impl<'a> Run<'a> {
             let truthy = v.truthy();
             let pass = if g.expect { truthy } else { !truthy };
             let out = m & !pass;
-            // A thread an exit guard removes has exited (`reach_exits`).
-            if (gi >= 64 || exits & (1 << gi) == 0) && out != 0 {
+            if out != 0 {
                 kept.push((gi, out));
             }
             m &= pass;
         }
+        self.reach_exited(gone);
         let warp = self.warp as usize * WARP;
         let weight = self.weight;
         let Some(r) = self.reach.as_mut() else {
@@ -314,7 +311,7 @@ fn reach_one(
     }
     let mut compiled = Compiled::of(k, &a, false);
     let mut run = Run::new((k, &a), &setup, model, opts, None, &mut compiled);
-    run.reach_mode(&b.exits, &setup);
+    run.reach_mode(&setup);
     run.all_warps();
     let unknown_reason = run.unknown.take().or_else(|| {
         run.budget_hit
@@ -396,6 +393,7 @@ pub fn analyze_barriers(
     let opts = EngineOptions {
         collapse: false,
         stride: false,
+        max_blocks: opts.max_blocks.max(crate::budget::MAX_REACH_BLOCKS),
         ..opts.clone()
     };
     let mut out = Vec::new();

@@ -610,8 +610,8 @@ impl<'a> Run<'a> {
                 .map(|v| super::loops::idle(self.k, v))
                 .collect();
         }
-        if self.reach.is_some() && !self.reach_exits(mask) {
-            return false;
+        if self.reach.is_some() {
+            self.reach_exits(mask);
         }
         let before = self.totals;
         self.trace = collapse::WarpTrace::default();

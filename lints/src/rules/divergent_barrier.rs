@@ -146,12 +146,12 @@ fn diagnostic(ctx: &Context, b: &BarrierReport, s: &Split) -> Diagnostic {
         Some(site) => {
             related.push(Label {
                 span: site,
-                message: format!("this differs between {hi} and {lo}"),
+                message: format!("{hi} and {lo} part here"),
             });
             format!(
                 "keep the condition on line {} around the work only and put `{}` where every \
-                 thread of the block reaches it (after the `if`), or make the condition the \
-                 same for the whole block",
+                 thread of the block reaches it (after the conditional code), or make the \
+                 condition the same for the whole block",
                 line(site),
                 b.text
             )
@@ -159,9 +159,9 @@ fn diagnostic(ctx: &Context, b: &BarrierReport, s: &Split) -> Diagnostic {
         None => match s.loop_line {
             Some(l) => format!(
                 "threads leave the loop on line {l} after different numbers of iterations: \
-                 loop to a bound the whole block shares (rounded up to a multiple of \
-                 `blockDim.x`) and guard the work inside, so that every thread reaches `{}` \
-                 as often",
+                 give every thread of the block the same trip count (loop to a bound the \
+                 whole block shares, such as one rounded up to a multiple of `blockDim.x`, \
+                 and guard the work inside), so that every thread reaches `{}` as often",
                 b.text
             ),
             None => format!(
@@ -172,11 +172,11 @@ fn diagnostic(ctx: &Context, b: &BarrierReport, s: &Split) -> Diagnostic {
         },
     };
     let mut notes = vec![format!(
-        "{}, block {block}, grid {}x{}x{}: block ({}, {}, {}) is split here; the guide allows \
+        "{}, block {block}: block ({}, {}, {}) is split here; the guide allows \
          a barrier in conditional code only where the condition is the same across the whole \
          block: otherwise it may hang, or, as measured on an H200, release when the threads \
          that skip it exit, ordering none of their memory accesses",
-        ctx.arch, b.grid[0], b.grid[1], b.grid[2], s.block[0], s.block[1], s.block[2]
+        ctx.arch, s.block[0], s.block[1], s.block[2]
     )];
     if let Some(i) = &b.inlined_at {
         notes.push(format!(

@@ -500,21 +500,10 @@ impl<'a, 't> Lowerer<'a, 't> {
     pub(super) fn barrier(&mut self, n: Node, src: &Src) {
         if self.constexpr_undecided.is_empty() {
             let span = self.span(n, src);
-            let guards = self.current_guards();
-            // `current_guards` order: the open conditions, then per frame
-            // its returns and its loops' skips; the kernel's own frame's
-            // returns end the thread.
-            let mut exits = vec![false; self.guards.len()];
-            for (i, f) in self.frames.iter().enumerate() {
-                exits.extend(f.dead.iter().map(|_| i == 0));
-                exits.extend(f.loops.iter().flat_map(|l| l.skip.iter().map(|_| false)));
-            }
-            exits.resize(guards.len(), false);
             self.k.barriers.push(crate::ir::Barrier {
                 span,
                 text: src.text(n),
-                guards,
-                exits,
+                guards: self.current_guards(),
                 loops: self.open_loops.clone(),
                 inlined_at: self.call_site.clone(),
             });

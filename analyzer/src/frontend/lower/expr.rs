@@ -342,6 +342,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             cond: cond.clone(),
             expect: true,
             site: None,
+            exits: false,
         });
         let va = self.rv(a, src);
         self.guards.pop();
@@ -349,6 +350,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             cond: cond.clone(),
             expect: false,
             site: None,
+            exits: false,
         });
         let vb = self.rv(b, src);
         self.guards.pop();
@@ -717,6 +719,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 cond: a.clone(),
                 expect: is_and,
                 site: None,
+                exits: false,
             });
             let b = self.int(r, src);
             self.guards.pop();

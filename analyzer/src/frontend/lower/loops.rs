@@ -295,10 +295,12 @@ impl<'a, 't> Lowerer<'a, 't> {
         let outermost = self.frame().loops.iter().all(|l| l.id == usize::MAX);
         if outermost {
             let u = self.unknown(Origin::ReturnedInLoop { line }, None);
+            let exits = self.inline_depth == 0;
             self.frame().dead.push(Guard {
                 cond: u,
                 expect: false,
                 site: None,
+                exits,
             });
         } else if let Some(p) = self.frame().loops.last_mut() {
             p.returned = true;

@@ -518,6 +518,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 cond: cond.clone(),
                 expect,
                 site: None,
+                exits: false,
             });
             let r = s.on_each(v, f);
             s.guards.pop();

@@ -192,6 +192,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                         cond,
                         expect: false,
                         site,
+                        exits: false,
                     });
                 }
             }
@@ -259,6 +260,8 @@ impl<'a, 't> Lowerer<'a, 't> {
         let site = Some(self.span(n, src));
         let guard_base = self.frame().guard_base;
         let unguarded = self.guards.len() == guard_base;
+        // A `return` in the kernel's own body ends the thread.
+        let kernel = self.inline_depth == 0;
         if is_break {
             let Some(ctx) = self.frame().loops.last_mut() else {
                 return;
@@ -268,6 +271,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 cond: cond.clone(),
                 expect: false,
                 site,
+                exits: false,
             });
             if id != usize::MAX {
                 if let Some(l) = self.k.loops.get_mut(id) {
@@ -275,6 +279,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                         cond,
                         expect: true,
                         site,
+                        exits: false,
                     }]);
                 }
             }
@@ -292,6 +297,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                     cond,
                     expect: false,
                     site,
+                    exits: kernel,
                 });
             }
             return;
@@ -302,6 +308,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                     cond: cond.clone(),
                     expect: true,
                     site,
+                    exits: kernel,
                 }]);
             }
         }
@@ -310,6 +317,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 cond: cond.clone(),
                 expect: false,
                 site,
+                exits: kernel,
             });
             ctx.returned = true;
         }
@@ -369,10 +377,18 @@ impl<'a, 't> Lowerer<'a, 't> {
         }
         let before = self.scopes.clone();
         let site = Some(self.span(c, src));
+        let outer = self.current_guards();
+        // `if (c) { … } else return;` in the kernel's body: a thread that
+        // fails `c` exits (and the mirror).
+        let kernel = self.inline_depth == 0;
+        let then_exits = kernel && alt.is_some_and(is_bare_return);
+        let else_exits = kernel && cons.is_some_and(is_bare_return);
+        let then_mark = self.side_mark();
         self.guards.push(Guard {
             cond: cond.clone(),
             expect: true,
             site,
+            exits: then_exits,
         });
         let accesses_before = self.k.accesses.len();
         if let Some(s) = cons {
@@ -388,22 +404,59 @@ impl<'a, 't> Lowerer<'a, 't> {
             let at = self.span(c, src);
             self.k.accesses[accesses_before].select_at = Some(at);
         }
+        let then_work = self.has_work(then_mark);
         let then_scopes = std::mem::replace(&mut self.scopes, before);
         self.frame().terminated = false;
         if let Some(s) = alt {
+            let else_mark = self.side_mark();
             self.guards.push(Guard {
                 cond: cond.clone(),
                 expect: false,
                 site,
+                exits: else_exits,
             });
             self.stmt(s, src);
             self.guards.pop();
             self.frame().terminated = false;
+            if then_work && self.has_work(else_mark) && !pushed {
+                self.k.branches.push(crate::ir::Branch {
+                    span: self.span(c, src),
+                    text: src.text(c),
+                    cond: cond.clone(),
+                    guards: outer,
+                    loops: self.open_loops.clone(),
+                    inlined_at: self.call_site.clone(),
+                });
+            }
         }
         if pushed {
             self.constexpr_undecided.pop();
         }
         self.merge_scopes(cond, then_scopes);
+    }
+
+    /// Where the lowering stands, to tell afterwards whether a side of an
+    /// `if` held work nvcc branches around ([`Self::has_work`]).
+    fn side_mark(&self) -> SideMark {
+        SideMark {
+            loops: self.k.loops.len(),
+            region: self.region,
+            slow_paths: self.slow_paths,
+            fences: self.fences,
+        }
+    }
+
+    /// Whether what was lowered since `m` holds work nvcc branches around
+    /// rather than predicates (measured on an H200,
+    /// `fixtures/lints/CF001/MEASURED.md`): a loop whose trip count is not
+    /// a constant, a call whose code branches (a new region), a division's
+    /// slow path, a barrier or a call the analysis cannot see. Short code
+    /// and constant loops nvcc predicates or merges across the two sides.
+    fn has_work(&self, m: SideMark) -> bool {
+        self.region != m.region
+            || self.slow_paths != m.slow_paths
+            || self.fences != m.fences
+            || self.k.loops[m.loops..].iter().any(|lp| !constant_trip(lp))
     }
 
     fn merge_scopes(&mut self, cond: Expr, then_scopes: Vec<Scope>) {
@@ -466,6 +519,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 cond: cond.clone(),
                 expect: true,
                 site,
+                exits: false,
             });
             let stmts: Vec<Node> = case
                 .kids()
@@ -496,5 +550,44 @@ impl<'a, 't> Lowerer<'a, 't> {
             }
         }
         self.frame().loops.pop();
+    }
+}
+
+/// [`Lowerer::side_mark`]'s record.
+#[derive(Clone, Copy)]
+struct SideMark {
+    loops: usize,
+    region: u32,
+    slow_paths: u32,
+    fences: u32,
+}
+
+/// Whether a loop's trip count is a constant: its control reads nothing
+/// but constants and its own variables.
+fn constant_trip(lp: &crate::ir::Loop) -> bool {
+    let mut roots: Vec<&Expr> = lp.pre_cond.iter().chain(&lp.post_cond).collect();
+    roots.extend(lp.init.iter().chain(&lp.next));
+    roots.extend(lp.breaks.iter().flatten().map(|g| &g.cond));
+    roots.iter().all(|e| {
+        e.atoms().iter().all(|a| match a {
+            crate::ir::Atom::LoopVar(v) => lp.vars.contains(v),
+            _ => false,
+        })
+    })
+}
+
+/// Whether statement `n` is only a `return` (`return;`, `{ return; }`).
+fn is_bare_return(n: Node) -> bool {
+    match n.node_kind() {
+        "return_statement" => true,
+        "compound_statement" => {
+            let kids: Vec<Node> = n
+                .kids()
+                .into_iter()
+                .filter(|k| k.node_kind() != "comment")
+                .collect();
+            matches!(&kids[..], [only] if is_bare_return(*only))
+        }
+        _ => false,
     }
 }
