@@ -42,6 +42,9 @@ pub struct FileAnalysis {
     /// Every block-wide barrier under each launch: which threads reach it
     /// (none for a fix search's candidate, which asks about one array).
     pub barriers: Vec<symbolic::BarrierReport>,
+    /// Every `if`/`else` with work on both sides under each launch: how
+    /// many warps it splits (none for a fix search's candidate).
+    pub branches: Vec<symbolic::BranchReport>,
     /// The file as the front end parsed it (kept for the fix search's
     /// incremental reparse of an edited copy, [`frontend::Reparse`]).
     pub parsed: Option<std::sync::Arc<frontend::ParsedMain>>,
@@ -157,15 +160,20 @@ pub fn analyze(source: &[u8], model: &dyn MemoryModel, options: &Options) -> Fil
         nvcc::sass::check(sass, &mut program, &mut reports, model, &options.engine);
     }
     let e = &options.engine;
-    let barriers = if e.only_array.is_none() && e.stop_above_ways.is_none() {
-        symbolic::analyze_barriers(&program, model, e)
+    let whole = e.only_array.is_none() && e.stop_above_ways.is_none();
+    let (barriers, branches) = if whole {
+        (
+            symbolic::analyze_barriers(&program, model, e),
+            symbolic::analyze_branches(&program, model, e),
+        )
     } else {
-        Vec::new()
+        (Vec::new(), Vec::new())
     };
     FileAnalysis {
         program,
         reports,
         barriers,
+        branches,
         parsed,
     }
 }

@@ -21,6 +21,8 @@
 //! - `run.rs`: the run's state, the warps of every block, warp-wide
 //!   evaluation and the cost of one execution;
 //! - `loops.rs`: loop iterations, and which loops cost the same every time;
+//! - `branches.rs`: `if`/`else` with work on both sides, run like
+//!   accesses, counting the warps whose lanes take both sides;
 //! - `reach.rs`: barriers, run like accesses, counting per thread how
 //!   many times each is reached (a block split at a `__syncthreads()`);
 //! - `assume.rs`: assumptions, keyed and worded once per access;
@@ -37,6 +39,7 @@
 
 mod access;
 mod assume;
+mod branches;
 mod collapse;
 pub mod data;
 pub mod eval;
@@ -53,6 +56,7 @@ mod types;
 mod unknowns;
 mod values;
 
+pub use branches::{analyze_branches, BranchReport, BranchSample};
 pub use reach::{analyze_barriers, BarrierReport, Split};
 pub use report::{
     AccessReport, ConstantStats, Cost, EngineOptions, GlobalStats, SharedStats, Status, WarpSample,

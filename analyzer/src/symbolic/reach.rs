@@ -81,13 +81,18 @@ impl Reach {
 }
 
 impl<'a> Run<'a> {
-    /// Makes this run a reach run: no address is read or costed, so
-    /// nothing about the stand-in's object is unknown or assumed.
+    /// Makes this run a reach run (per-thread counts, no cost).
     fn reach_mode(&mut self, setup: &Setup) {
+        self.control_mode(setup);
+        self.reach = Some(Reach::default());
+    }
+
+    /// A barrier's or branch's run reads no address: nothing about the
+    /// stand-in's object is unknown or assumed.
+    pub(super) fn control_mode(&mut self, setup: &Setup) {
         self.space = crate::ir::Space::Shared;
         self.unknown = None;
         self.assumptions = setup.assumptions.clone();
-        self.reach = Some(Reach::default());
     }
 
     /// Marks the current warp's lanes of `mask` as returned from the
@@ -245,9 +250,11 @@ fn unsure(a: &Assumption) -> bool {
 /// values they read) differs between threads of a block: no `threadIdx`,
 /// no unknown. Such a barrier is not run (the common case, and the cost of
 /// a run over every warp).
-fn block_uniform(k: &Kernel, a: &Access) -> bool {
+/// `extra`: more expressions read (a branch's condition).
+pub(super) fn block_uniform(k: &Kernel, a: &Access, extra: &[&Expr]) -> bool {
     let levels = super::loops::levels(k, a);
     let mut roots: Vec<&Expr> = a.guards.iter().map(|g| &g.cond).collect();
+    roots.extend(extra.iter().copied());
     let mut vars = Vec::new();
     for &li in levels.iter().chain(&a.loops) {
         let lp = &k.loops[li];
@@ -271,6 +278,46 @@ fn block_uniform(k: &Kernel, a: &Access) -> bool {
         })
 }
 
+/// Launch `li` of `k` for one run, at the first value of what no launch
+/// gives: each read of one is an assumption stated with the answer (a
+/// barrier's or branch's run is not repeated over values).
+pub(super) fn one_run_setup(k: &Kernel, li: usize, opts: &EngineOptions) -> Setup {
+    let mut setup = Setup::new(k, li, opts);
+    setup.quantified.iter_mut().for_each(|q| *q = false);
+    if setup.block_varied {
+        setup.assumptions.push(Assumption::DefaultBlock {
+            block: k.launches[li].block,
+            kernel: k.name.clone(),
+        });
+    }
+    setup
+}
+
+/// Why a finished barrier or branch run has no answer: what it recorded,
+/// a budget it ran out of, or an assumption that makes it no answer
+/// ([`unsure`]).
+pub(super) fn unsure_reason(run: &mut Run, opts: &EngineOptions) -> Option<UnknownReason> {
+    let reason = run.unknown.take().or_else(|| {
+        run.budget_hit
+            .then_some(UnknownReason::OutOfBudget(crate::budget::work_per_access(
+                opts.max_work,
+            )))
+    });
+    reason.or_else(|| {
+        run.assumptions.iter().find(|x| unsure(x)).map(|x| match x {
+            Assumption::LanesActive { origin } | Assumption::LoopTrips { origin, .. } => {
+                UnknownReason::DependsOn {
+                    origin: origin.clone(),
+                    differs: true,
+                }
+            }
+            _ => {
+                UnknownReason::OutOfBudget(crate::budget::loop_iterations(opts.max_loop_iterations))
+            }
+        })
+    })
+}
+
 /// The reach of barrier `bi` of kernel `ki` under launch `li`.
 fn reach_one(
     p: &Program,
@@ -280,19 +327,10 @@ fn reach_one(
 ) -> BarrierReport {
     let k = &p.kernels[ki];
     let b = &k.barriers[bi];
-    let mut setup = Setup::new(k, li, opts);
-    // One run, at the first value of what no launch gives: each read of
-    // one is an assumption stated with the answer.
-    setup.quantified.iter_mut().for_each(|q| *q = false);
-    if setup.block_varied {
-        setup.assumptions.push(Assumption::DefaultBlock {
-            block: k.launches[li].block,
-            kernel: k.name.clone(),
-        });
-    }
+    let setup = one_run_setup(k, li, opts);
     let a = stand_in(b);
     let c = |v: [i64; 3]| [v[0] as u64, v[1] as u64, v[2] as u64];
-    if block_uniform(k, &a) {
+    if block_uniform(k, &a, &[]) {
         return BarrierReport {
             kernel: ki,
             barrier: bi,
@@ -313,25 +351,7 @@ fn reach_one(
     let mut run = Run::new((k, &a), &setup, model, opts, None, &mut compiled);
     run.reach_mode(&setup);
     run.all_warps();
-    let unknown_reason = run.unknown.take().or_else(|| {
-        run.budget_hit
-            .then_some(UnknownReason::OutOfBudget(crate::budget::work_per_access(
-                opts.max_work,
-            )))
-    });
-    let unknown_reason = unknown_reason.or_else(|| {
-        run.assumptions.iter().find(|x| unsure(x)).map(|x| match x {
-            Assumption::LanesActive { origin } | Assumption::LoopTrips { origin, .. } => {
-                UnknownReason::DependsOn {
-                    origin: origin.clone(),
-                    differs: true,
-                }
-            }
-            _ => {
-                UnknownReason::OutOfBudget(crate::budget::loop_iterations(opts.max_loop_iterations))
-            }
-        })
-    });
+    let unknown_reason = unsure_reason(&mut run, opts);
     let split = run.reach.take().and_then(|r| r.split);
     let status = if unknown_reason.is_some() {
         Status::Unknown

@@ -102,6 +102,8 @@ pub(super) struct Run<'a> {
     pub(super) track: Option<stride::Track>,
     /// A barrier's run: per-thread reach counts, no cost (`reach.rs`).
     pub(super) reach: Option<super::reach::Reach>,
+    /// A branch's run: its warps split by its condition (`branches.rs`).
+    pub(super) branch: Option<super::branches::Tally>,
 }
 
 /// What the runs of one access share: its expressions compiled, their
@@ -297,6 +299,10 @@ impl Run<'_> {
             self.reach_execute(mask);
             return;
         }
+        if self.branch.is_some() {
+            self.branch_execute(mask);
+            return;
+        }
         let guards = &self.a.guards;
         let active = self.mask_of(guards, mask);
         if active == 0 {
@@ -484,6 +490,7 @@ impl<'a> Run<'a> {
             collapse: &mut compiled.collapse,
             track: None,
             reach: None,
+            branch: None,
         };
         if space == Space::Generic && run.unknown.is_none() {
             // The lowering says why (`Access::unknown`); never costed.

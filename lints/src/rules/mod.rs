@@ -1,6 +1,7 @@
 //! The rules, one per file, and the registry.
 
 mod divergent_barrier;
+mod divergent_branch;
 mod divergent_constant_read;
 mod misaligned_global_access;
 mod resource_limit;
@@ -17,6 +18,7 @@ pub static LINTS: &[&dyn Lint] = &[
     &resource_limit::ResourceLimit,
     &divergent_constant_read::DivergentConstantRead,
     &divergent_barrier::DivergentBarrier,
+    &divergent_branch::DivergentBranch,
 ];
 
 /// A warp whose active lanes touch consecutive elements in lane order,

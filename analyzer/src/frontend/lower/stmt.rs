@@ -562,18 +562,28 @@ struct SideMark {
     fences: u32,
 }
 
-/// Whether a loop's trip count is a constant: its control reads nothing
-/// but constants and its own variables.
+/// Whether a loop's trip count is a constant: its control (conditions,
+/// breaks) reads nothing but constants and its own variables, and those
+/// variables' initial values and updates read nothing else either.
 fn constant_trip(lp: &crate::ir::Loop) -> bool {
-    let mut roots: Vec<&Expr> = lp.pre_cond.iter().chain(&lp.post_cond).collect();
-    roots.extend(lp.init.iter().chain(&lp.next));
-    roots.extend(lp.breaks.iter().flatten().map(|g| &g.cond));
-    roots.iter().all(|e| {
-        e.atoms().iter().all(|a| match a {
-            crate::ir::Atom::LoopVar(v) => lp.vars.contains(v),
-            _ => false,
-        })
-    })
+    use crate::ir::Atom;
+    let mut work: Vec<&Expr> = lp.pre_cond.iter().chain(&lp.post_cond).collect();
+    work.extend(lp.breaks.iter().flatten().map(|g| &g.cond));
+    let mut seen: Vec<u32> = Vec::new();
+    while let Some(e) = work.pop() {
+        for a in e.atoms() {
+            let Atom::LoopVar(v) = a else { return false };
+            let Some(i) = lp.vars.iter().position(|x| *x == v) else {
+                return false;
+            };
+            if !seen.contains(&v) {
+                seen.push(v);
+                work.extend(lp.init.get(i));
+                work.extend(lp.next.get(i));
+            }
+        }
+    }
+    true
 }
 
 /// Whether statement `n` is only a `return` (`return;`, `{ return; }`).

@@ -1,7 +1,9 @@
-//! Which threads of a block reach each `__syncthreads()`: the engine's
-//! per-thread counts (`symbolic/reach.rs`) against a brute-force oracle
-//! that runs every thread of the block, and the cases that keep a thread
-//! out of the count (it returned) or the answer unknown (data).
+//! Control flow as the rules see it. Which threads of a block reach each
+//! `__syncthreads()`: the engine's per-thread counts (`symbolic/reach.rs`)
+//! against a brute-force oracle that runs every thread of the block, and
+//! the cases that keep a thread out of the count (it returned) or the
+//! answer unknown (data). Which warps an `if`/`else` splits
+//! (`symbolic/branches.rs`), against the same brute force per warp.
 
 mod common;
 
@@ -276,4 +278,61 @@ fn a_return_on_a_value_a_loop_computed_is_an_exit() {
     let half = run(&kernel(32));
     let s = half.barriers[0].split.as_ref().expect("a split");
     assert_eq!((s.reaching, s.threads), (32, 64));
+}
+
+/// `if (t % m < r)` with a runtime loop on each side, in blocks of `b`
+/// threads: the warps split are those holding lanes on both sides, by
+/// brute force over every warp.
+#[test]
+fn branch_splits_match_every_warp_run_alone() {
+    for (m, r, b) in [
+        (2, 1, 256),
+        (32, 16, 256),
+        (64, 32, 256),
+        (4, 1, 96),
+        (256, 40, 256),
+        (3, 1, 64),
+    ] {
+        let src = format!(
+            "__global__ void k(float *x, int n) {{\n    int t = threadIdx.x;\n    float v = x[t];\n    if (t % {m} < {r}) {{ for (int j = 0; j < n; j++) v += 1.0f; }}\n    else {{ for (int j = 0; j < n; j++) v -= 1.0f; }}\n    x[t] = v;\n}}\nint main() {{ k<<<1, {b}>>>(0, 8); }}\n"
+        );
+        let a = run(&src);
+        assert_eq!(a.branches.len(), 1, "{src}");
+        let br = &a.branches[0];
+        assert_eq!(br.status, Status::Exact, "{:?}", br.unknown_reason);
+        let warps = (b + 31) / 32;
+        let split = (0..warps)
+            .filter(|w| {
+                let lanes: Vec<i64> = (w * 32..((w + 1) * 32).min(b)).collect();
+                let taken = lanes.iter().filter(|t| *t % m < r).count();
+                taken > 0 && taken < lanes.len()
+            })
+            .count() as u64;
+        assert_eq!(
+            (br.executions, br.divergent),
+            (warps as u64, split),
+            "m {m} r {r} b {b}"
+        );
+    }
+}
+
+/// Only an `if` with an `else`, both sides holding work nvcc branches
+/// around, is a branch: short sides, constant loops and a lone `if` are
+/// not recorded.
+#[test]
+fn only_work_on_both_sides_is_a_branch() {
+    let a = run(r#"
+__global__ void k(float *x, int n) {
+    int t = threadIdx.x;
+    float v = x[t];
+    if (t % 2) v = v * 3.0f; else v = v + 1.0f;
+    if (t % 2) { for (int j = 0; j < 16; j++) v += 1.0f; } else { for (int j = 0; j < 16; j++) v -= 1.0f; }
+    if (t % 2) { for (int j = 0; j < n; j++) v += 1.0f; }
+    if (t % 2) { for (int j = 0; j < n; j++) v += 1.0f; } else { v = v / x[t + 1]; }
+    x[t] = v;
+}
+int main() { k<<<1, 64>>>(0, 8); }
+"#);
+    let lines: Vec<u32> = a.branches.iter().map(|b| b.span.line).collect();
+    assert_eq!(lines, [8]);
 }

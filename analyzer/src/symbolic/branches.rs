@@ -1,0 +1,214 @@
+//! Divergent branches: for each `if`/`else` with work on both sides
+//! ([`crate::ir::Branch`]), how many of the warp-level executions that
+//! reach it have lanes on both sides (both paths then run, one after the
+//! other, each with the other's lanes idle). The branch is run like an
+//! access (its guards and loops, every warp of each representative
+//! block), its condition evaluated for the lanes that reach it. A guard or
+//! condition the engine cannot evaluate makes the answer unknown.
+
+use super::assume::fail_origin;
+use super::run::{Compiled, Run};
+use super::{EngineOptions, Status};
+use crate::finding::{Assumption, UnknownReason};
+use crate::hardware::MemoryModel;
+use crate::ir::{Access, Branch, Expr, Inlined, Op, Program, Span};
+
+/// One branch under one launch.
+#[derive(Clone, Debug)]
+pub struct BranchReport {
+    pub kernel: usize,
+    pub branch: usize,
+    pub launch: usize,
+    pub kernel_name: String,
+    /// The condition.
+    pub span: Span,
+    pub text: String,
+    pub block: [u64; 3],
+    pub grid: [u64; 3],
+    pub status: Status,
+    pub assumptions: Vec<Assumption>,
+    pub unknown_reason: Option<UnknownReason>,
+    /// Warp-level executions that reach the branch (some lane active).
+    pub executions: u64,
+    /// Of those, the ones with lanes on both sides.
+    pub divergent: u64,
+    /// The first divergent warp met.
+    pub sample: Option<BranchSample>,
+    pub inlined_at: Option<Inlined>,
+}
+
+/// A warp split by a branch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BranchSample {
+    pub block: [i64; 3],
+    pub warp: u32,
+    /// Lanes (bit l: lane l) taking the `if`, and the `else`.
+    pub then_lanes: u32,
+    pub else_lanes: u32,
+}
+
+/// What a branch run counts.
+pub(super) struct Tally {
+    cond: Expr,
+    executions: u64,
+    divergent: u64,
+    sample: Option<BranchSample>,
+}
+
+impl Run<'_> {
+    /// One execution of the branch by the lanes of `mask` that pass its
+    /// guards (the branch run's `execute`).
+    pub(super) fn branch_execute(&mut self, mask: u32) {
+        let mut m = mask;
+        for g in self.a.guards.iter() {
+            let v = self.eval(&g.cond);
+            if v.err & m != 0 {
+                self.unknown = Some(UnknownReason::DependsOn {
+                    origin: fail_origin(self.k, v.fail),
+                    differs: true,
+                });
+                return;
+            }
+            m &= if g.expect { v.truthy() } else { !v.truthy() };
+        }
+        if m == 0 {
+            return;
+        }
+        let Some(cond) = self.branch.as_ref().map(|t| t.cond.clone()) else {
+            return;
+        };
+        let v = self.eval(&cond);
+        if v.err & m != 0 {
+            self.unknown = Some(UnknownReason::DependsOn {
+                origin: fail_origin(self.k, v.fail),
+                differs: true,
+            });
+            return;
+        }
+        let (then_lanes, else_lanes) = (m & v.truthy(), m & !v.truthy());
+        let (w, bid, warp) = (self.weight, self.bid, self.warp);
+        let Some(t) = self.branch.as_mut() else {
+            return;
+        };
+        t.executions = t.executions.saturating_add(w);
+        if then_lanes != 0 && else_lanes != 0 {
+            t.divergent = t.divergent.saturating_add(w);
+            t.sample.get_or_insert(BranchSample {
+                block: bid,
+                warp,
+                then_lanes,
+                else_lanes,
+            });
+        }
+    }
+}
+
+/// An access standing for branch `b` in a run: its guards and loops, no
+/// address (object 0 is never read in a branch run).
+fn stand_in(b: &Branch) -> Access {
+    Access {
+        obj: 0,
+        op: Op::Load,
+        width: 4,
+        offset: Expr::konst(0),
+        guards: b.guards.clone(),
+        loops: b.loops.clone(),
+        span: b.span,
+        text: b.text.clone(),
+        region: 0,
+        undecided: 0,
+        unknown: None,
+        unrolled: 1,
+        inlined_at: b.inlined_at.clone(),
+        hoisted: None,
+        select_at: None,
+    }
+}
+
+/// Branch `bi` of kernel `ki` under launch `li`.
+fn branch_one(
+    p: &Program,
+    (ki, bi, li): (usize, usize, usize),
+    model: &dyn MemoryModel,
+    opts: &EngineOptions,
+) -> BranchReport {
+    let k = &p.kernels[ki];
+    let b = &k.branches[bi];
+    let setup = super::reach::one_run_setup(k, li, opts);
+    let a = stand_in(b);
+    let c = |v: [i64; 3]| [v[0] as u64, v[1] as u64, v[2] as u64];
+    let mut report = BranchReport {
+        kernel: ki,
+        branch: bi,
+        launch: li,
+        kernel_name: k.display_name.clone(),
+        span: b.span,
+        text: b.text.clone(),
+        block: c(setup.block),
+        grid: c(setup.grid),
+        status: Status::Exact,
+        assumptions: Vec::new(),
+        unknown_reason: None,
+        executions: 0,
+        divergent: 0,
+        sample: None,
+        inlined_at: b.inlined_at.clone(),
+    };
+    if super::reach::block_uniform(k, &a, &[&b.cond]) {
+        return report;
+    }
+    let mut compiled = Compiled::of(k, &a, false);
+    let mut run = Run::new((k, &a), &setup, model, opts, None, &mut compiled);
+    run.control_mode(&setup);
+    run.branch = Some(Tally {
+        cond: b.cond.clone(),
+        executions: 0,
+        divergent: 0,
+        sample: None,
+    });
+    run.all_warps();
+    let unknown_reason = super::reach::unsure_reason(&mut run, opts);
+    let tally = run.branch.take();
+    report.status = if unknown_reason.is_some() {
+        Status::Unknown
+    } else if run.assumptions.is_empty() {
+        Status::Exact
+    } else {
+        Status::Assumed
+    };
+    report.assumptions = std::mem::take(&mut run.assumptions);
+    if let (None, Some(t)) = (&unknown_reason, tally) {
+        report.executions = t.executions;
+        report.divergent = t.divergent;
+        report.sample = t.sample;
+    }
+    report.unknown_reason = unknown_reason;
+    report
+}
+
+/// Every branch of every kernel under each of its launches.
+pub fn analyze_branches(
+    p: &Program,
+    model: &dyn MemoryModel,
+    opts: &EngineOptions,
+) -> Vec<BranchReport> {
+    // Every warp runs: a warp does not stand for another's lanes.
+    let opts = EngineOptions {
+        collapse: false,
+        stride: false,
+        ..opts.clone()
+    };
+    let mut out = Vec::new();
+    for (ki, k) in p.kernels.iter().enumerate() {
+        if k.objects.is_empty() {
+            // The run reads the stand-in's object (never its address).
+            continue;
+        }
+        for li in 0..k.launches.len() {
+            for bi in 0..k.branches.len() {
+                out.push(branch_one(p, (ki, bi, li), model, &opts));
+            }
+        }
+    }
+    out
+}
