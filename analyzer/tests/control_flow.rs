@@ -317,8 +317,8 @@ fn branch_splits_match_every_warp_run_alone() {
 }
 
 /// Only an `if` with an `else`, both sides holding work nvcc branches
-/// around, is a branch: short sides, constant loops and a lone `if` are
-/// not recorded.
+/// around, is a branch: short sides (an inline `asm` store too), constant
+/// loops and a lone `if` are not recorded.
 #[test]
 fn only_work_on_both_sides_is_a_branch() {
     let a = run(r#"
@@ -329,6 +329,8 @@ __global__ void k(float *x, int n) {
     if (t % 2) { for (int j = 0; j < 16; j++) v += 1.0f; } else { for (int j = 0; j < 16; j++) v -= 1.0f; }
     if (t % 2) { for (int j = 0; j < n; j++) v += 1.0f; }
     if (t % 2) { for (int j = 0; j < n; j++) v += 1.0f; } else { v = v / x[t + 1]; }
+    if (t % 2) { asm volatile("st.shared.u32 [%0], %1;" :: "r"(t), "r"(t) : "memory"); }
+    else { asm volatile("st.shared.u32 [%0], %1;" :: "r"(t + 4), "r"(t) : "memory"); }
     x[t] = v;
 }
 int main() { k<<<1, 64>>>(0, 8); }

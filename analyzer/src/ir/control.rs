@@ -27,7 +27,7 @@ pub struct Barrier {
 /// An `if` with an `else`, each side holding work nvcc branches around
 /// rather than predicates (measured, `fixtures/lints/CF001/MEASURED.md`):
 /// a loop whose trip count is not a constant, a call or division whose
-/// code branches, a barrier.
+/// code branches.
 #[derive(Clone, Debug)]
 pub struct Branch {
     /// The condition.

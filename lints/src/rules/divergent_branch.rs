@@ -20,8 +20,8 @@ pub static RULE: Rule = Rule {
     fixable: false,
     doc: r#"## What it does
 Flags an `if` with an `else`, each side holding work nvcc branches around
-(a loop whose trip count is not a constant, a division or a call whose code
-branches, a barrier), whose condition splits the lanes of at least half the
+(a loop whose trip count is not a constant, a division, a call whose code
+branches or that warplint cannot see), whose condition splits the lanes of at least half the
 warp-level executions that reach it (`threadIdx.x % 2`, `threadIdx.x < 16`
 in 32-thread blocks). A condition the whole warp shares (`threadIdx.x /
 32`, `blockIdx`, a parameter) is never reported, nor a bounds check that

@@ -525,8 +525,10 @@ impl<'a, 't> Lowerer<'a, 't> {
         let first = vals.into_iter().next();
         if fuse::SPLITS.contains(&short) {
             self.region += 1;
+            self.branchy_calls += 1;
         } else if !fuse::MERGES.contains(&short) && !fuse::vector_constructor(short) {
             self.unseen_call();
+            self.branchy_calls += 1;
         }
         let witness = match (args.len(), first) {
             (1, Some(Val::Int(e))) => Some(e),

@@ -235,6 +235,10 @@ pub(crate) struct Lowerer<'a, 't> {
     /// Barriers, fences and calls the engine cannot see (which may write
     /// memory) lowered so far ([`crate::ir::Loop::fenced`]).
     fences: u32,
+    /// Calls whose code branches (a math function of `fuse::SPLITS`) or
+    /// that the analysis cannot see, lowered so far: work nvcc branches
+    /// around in an `if` (`stmt.rs`, `has_work`).
+    branchy_calls: u32,
     /// Names declared with a floating-point type (an approximation of
     /// scope: the last declaration of a name wins).
     float_vars: std::collections::HashSet<String>,
@@ -386,6 +390,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             call_site: None,
             slow_paths: 0,
             fences: 0,
+            branchy_calls: 0,
             float_vars: Default::default(),
             opaque_vars: HashMap::new(),
             struct_vars: HashMap::new(),

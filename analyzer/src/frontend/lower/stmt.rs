@@ -440,22 +440,21 @@ impl<'a, 't> Lowerer<'a, 't> {
     fn side_mark(&self) -> SideMark {
         SideMark {
             loops: self.k.loops.len(),
-            region: self.region,
             slow_paths: self.slow_paths,
-            fences: self.fences,
+            branchy_calls: self.branchy_calls,
         }
     }
 
     /// Whether what was lowered since `m` holds work nvcc branches around
     /// rather than predicates (measured on an H200,
     /// `fixtures/lints/CF001/MEASURED.md`): a loop whose trip count is not
-    /// a constant, a call whose code branches (a new region), a division's
-    /// slow path, a barrier or a call the analysis cannot see. Short code
-    /// and constant loops nvcc predicates or merges across the two sides.
+    /// a constant, a division's slow path, a call whose code branches or
+    /// that the analysis cannot see. Short code (an inline `asm` store
+    /// included) and constant loops nvcc predicates or merges across the
+    /// two sides.
     fn has_work(&self, m: SideMark) -> bool {
-        self.region != m.region
-            || self.slow_paths != m.slow_paths
-            || self.fences != m.fences
+        self.slow_paths != m.slow_paths
+            || self.branchy_calls != m.branchy_calls
             || self.k.loops[m.loops..].iter().any(|lp| !constant_trip(lp))
     }
 
@@ -557,9 +556,8 @@ impl<'a, 't> Lowerer<'a, 't> {
 #[derive(Clone, Copy)]
 struct SideMark {
     loops: usize,
-    region: u32,
     slow_paths: u32,
-    fences: u32,
+    branchy_calls: u32,
 }
 
 /// Whether a loop's trip count is a constant: its control (conditions,
