@@ -178,6 +178,11 @@ pub const MAX_BLOCKS_SAMPLED: u64 = 8;
 /// run is cheap. A split in a block not run is missed, never claimed.
 pub const MAX_REACH_BLOCKS: u64 = 128;
 
+/// Pairs of accesses a kernel's lanes may exchange data through that are
+/// run (`symbolic/races.rs`), in program order: the rest are not checked,
+/// and the first of them is reported unknown with this budget.
+pub const MAX_RACE_PAIRS: usize = 256;
+
 /// Largest block the analyzer accepts (the CUDA limit).
 pub const MAX_THREADS_PER_BLOCK: u64 = 1024;
 
@@ -339,6 +344,11 @@ pub const INCLUDE_DEPTH: Budget = named(
     "MAX_INCLUDE_DEPTH",
     MAX_INCLUDE_DEPTH as u64,
     "nested includes",
+);
+pub const RACE_PAIRS: Budget = named(
+    "MAX_RACE_PAIRS",
+    MAX_RACE_PAIRS as u64,
+    "pairs of accesses per kernel",
 );
 pub const BLOCKS_SAMPLED: Budget = named(
     "MAX_BLOCKS_SAMPLED",

@@ -624,6 +624,11 @@ pub struct Access {
     /// stores a select of the two values instead, unconditionally, counted
     /// on the `if`'s line, this span (`nvcc/overwrite.rs`).
     pub select_at: Option<Span>,
+    /// Barriers, `__syncwarp()`s, fences and calls the analysis cannot see
+    /// lowered before this access: two accesses with the same epoch in the
+    /// same loop iteration have nothing between them that orders one
+    /// lane's access against another's (`symbolic/races.rs`).
+    pub epoch: u32,
 }
 
 /// A load nvcc hoists out of a loop: the loop, and the line Nsight Compute

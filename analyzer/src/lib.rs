@@ -45,6 +45,10 @@ pub struct FileAnalysis {
     /// Every `if`/`else` with work on both sides under each launch: how
     /// many warps it splits (none for a fix search's candidate).
     pub branches: Vec<symbolic::BranchReport>,
+    /// Pairs of accesses lanes of a warp may exchange data through with
+    /// nothing ordering them, under each launch (none for a fix search's
+    /// candidate).
+    pub races: Vec<symbolic::RaceReport>,
     /// The file as the front end parsed it (kept for the fix search's
     /// incremental reparse of an edited copy, [`frontend::Reparse`]).
     pub parsed: Option<std::sync::Arc<frontend::ParsedMain>>,
@@ -161,19 +165,21 @@ pub fn analyze(source: &[u8], model: &dyn MemoryModel, options: &Options) -> Fil
     }
     let e = &options.engine;
     let whole = e.only_array.is_none() && e.stop_above_ways.is_none();
-    let (barriers, branches) = if whole {
+    let (barriers, branches, races) = if whole {
         (
             symbolic::analyze_barriers(&program, model, e),
             symbolic::analyze_branches(&program, model, e),
+            symbolic::analyze_races(&program, model, e),
         )
     } else {
-        (Vec::new(), Vec::new())
+        (Vec::new(), Vec::new(), Vec::new())
     };
     FileAnalysis {
         program,
         reports,
         barriers,
         branches,
+        races,
         parsed,
     }
 }

@@ -338,3 +338,55 @@ int main() { k<<<1, 64>>>(0, 8); }
     let lines: Vec<u32> = a.branches.iter().map(|b| b.span.line).collect();
     assert_eq!(lines, [8]);
 }
+
+/// `s[t] = v; w = s[(t + d) % 32]` in one warp: lane t reads what lane
+/// t + d wrote, another lane for every d but 0; with `__syncwarp()` or a
+/// shuffle between, the two accesses are in different epochs and are not
+/// a pair at all.
+#[test]
+fn lanes_reading_another_lanes_store_are_found() {
+    for d in 0..32 {
+        let a = run(&format!(
+            "__global__ void k(float *x) {{\n    __shared__ float s[32];\n    int t = threadIdx.x;\n    s[t] = x[t];\n    x[t] = s[(t + {d}) % 32];\n}}\nint main() {{ k<<<1, 32>>>(0); }}\n"
+        ));
+        let found: Vec<_> = a.races.iter().filter_map(|r| r.sample).collect();
+        if d == 0 {
+            assert!(found.is_empty(), "{found:?}");
+            continue;
+        }
+        let x = found.first().unwrap_or_else(|| panic!("d {d}: none"));
+        // The first pair found: a writer and a reader of the same word.
+        assert_eq!(x.first_offset, x.second_offset, "d {d}");
+        assert_eq!((x.second_lane + d) % 32, x.first_lane, "d {d}: {x:?}");
+    }
+    for between in [
+        "__syncwarp();",
+        "__syncthreads();",
+        "v = __shfl_xor_sync(0xffffffff, v, 1);",
+    ] {
+        let a = run(&format!(
+            "__global__ void k(float *x) {{\n    __shared__ float s[32];\n    int t = threadIdx.x;\n    float v = x[t];\n    s[t] = v;\n    {between}\n    x[t] = s[(t + 1) % 32] + v;\n}}\nint main() {{ k<<<1, 32>>>(0); }}\n"
+        ));
+        assert!(a.races.is_empty(), "{between}: {:?}", a.races.len());
+    }
+}
+
+/// The last warp of a reduction: lane 0 reads `s[16]` after lane 16
+/// stored it; through a `volatile` pointer the array is left out.
+#[test]
+fn the_last_warp_reduction_exchanges_unless_volatile() {
+    let body = |decl: &str, name: &str| {
+        format!(
+            "__global__ void k(float *out) {{\n    __shared__ float s[64];\n    int t = threadIdx.x;\n    s[t] = t;\n    __syncthreads();\n    if (t < 32) {{\n        {decl}\n        {name}[t] += {name}[t + 16];\n        {name}[t] += {name}[t + 8];\n    }}\n    if (t == 0) *out = s[0];\n}}\nint main() {{ k<<<1, 64>>>(0); }}\n"
+        )
+    };
+    let plain = run(&body("", "s"));
+    let hit = plain
+        .races
+        .iter()
+        .filter_map(|r| r.sample)
+        .any(|x| x.first_offset == 16 * 4 && x.second_offset == 16 * 4);
+    assert!(hit, "{:?}", plain.races);
+    let vol = run(&body("volatile float *v = s;", "v"));
+    assert!(vol.races.iter().all(|r| r.sample.is_none()));
+}

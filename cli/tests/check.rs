@@ -173,7 +173,7 @@ fn sarif_is_valid_2_1_0() {
         .collect();
     assert_eq!(
         rules,
-        vec!["GM001", "GM002", "SM001", "RL001", "CM001", "SY001", "CF001"]
+        vec!["GM001", "GM002", "SM001", "RL001", "CM001", "SY001", "CF001", "SY002"]
     );
     for r in run["results"].as_array().unwrap() {
         let uri = r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
@@ -427,7 +427,7 @@ fn the_example_config_parses_and_drives_settings() {
     let text = stdout(&out);
     assert!(text.contains("arch: sm_90"), "{text}");
     assert!(
-        text.contains("select: CF001, CM001, GM001, GM002, RL001, SM001, SY001"),
+        text.contains("select: CF001, CM001, GM001, GM002, RL001, SM001, SY001, SY002"),
         "{text}"
     );
 }
@@ -1653,4 +1653,29 @@ fn unreadable_kernel_code_is_never_an_all_clear() {
     assert!(!text.contains("All checks passed"), "{text}");
     assert!(text.contains("Kernel code could not be read"), "{text}");
     assert!(text.contains("m.cu:2:"), "{text}");
+}
+
+/// SY002 is a rule of compute capability 7.0 and later: lanes of a warp
+/// ran in lockstep before Volta.
+#[test]
+fn unsynchronized_warp_exchange_is_reported_from_sm_70_only() {
+    let fixture = "fixtures/lints/SY002/invalid_last_warp_reduction.cu";
+    let codes = |arch: &str| {
+        let out = warplint(&[
+            "check",
+            "--isolated",
+            "--select",
+            "SY002",
+            "--arch",
+            arch,
+            "--output-format",
+            "json",
+            fixture,
+        ]);
+        let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
+        doc.as_array().map_or(0, |a| a.len())
+    };
+    assert_eq!(codes("sm_60"), 0);
+    assert_eq!(codes("sm_70"), 1);
+    assert_eq!(codes("sm_90"), 1);
 }

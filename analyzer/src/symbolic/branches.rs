@@ -122,6 +122,7 @@ fn stand_in(b: &Branch) -> Access {
         inlined_at: b.inlined_at.clone(),
         hoisted: None,
         select_at: None,
+        epoch: 0,
     }
 }
 

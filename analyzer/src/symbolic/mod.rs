@@ -23,6 +23,8 @@
 //! - `loops.rs`: loop iterations, and which loops cost the same every time;
 //! - `branches.rs`: `if`/`else` with work on both sides, run like
 //!   accesses, counting the warps whose lanes take both sides;
+//! - `races.rs`: pairs of accesses, one a store, with nothing ordering
+//!   them, run together: lanes of a warp touching what another stores;
 //! - `reach.rs`: barriers, run like accesses, counting per thread how
 //!   many times each is reached (a block split at a `__syncthreads()`);
 //! - `assume.rs`: assumptions, keyed and worded once per access;
@@ -46,6 +48,7 @@ pub mod eval;
 mod graph;
 pub mod linear;
 mod loops;
+mod races;
 mod reach;
 mod report;
 pub mod reuse;
@@ -57,6 +60,7 @@ mod unknowns;
 mod values;
 
 pub use branches::{analyze_branches, BranchReport, BranchSample};
+pub use races::{analyze_races, Exchange, RaceReport};
 pub use reach::{analyze_barriers, BarrierReport, Split};
 pub use report::{
     AccessReport, ConstantStats, Cost, EngineOptions, GlobalStats, SharedStats, Status, WarpSample,

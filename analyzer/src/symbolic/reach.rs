@@ -400,6 +400,7 @@ fn stand_in(b: &Barrier) -> Access {
         inlined_at: b.inlined_at.clone(),
         hoisted: None,
         select_at: None,
+        epoch: 0,
     }
 }
 

@@ -104,6 +104,9 @@ pub(super) struct Run<'a> {
     pub(super) reach: Option<super::reach::Reach>,
     /// A branch's run: its warps split by its condition (`branches.rs`).
     pub(super) branch: Option<super::branches::Tally>,
+    /// A pair of accesses' run: lanes of a warp touching what another
+    /// stores (`races.rs`).
+    pub(super) pair: Option<super::races::Pair>,
 }
 
 /// What the runs of one access share: its expressions compiled, their
@@ -303,6 +306,10 @@ impl Run<'_> {
             self.branch_execute(mask);
             return;
         }
+        if self.pair.is_some() {
+            self.pair_execute(mask);
+            return;
+        }
         let guards = &self.a.guards;
         let active = self.mask_of(guards, mask);
         if active == 0 {
@@ -491,6 +498,7 @@ impl<'a> Run<'a> {
             track: None,
             reach: None,
             branch: None,
+            pair: None,
         };
         if space == Space::Generic && run.unknown.is_none() {
             // The lowering says why (`Access::unknown`); never costed.

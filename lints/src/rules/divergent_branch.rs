@@ -20,8 +20,9 @@ pub static RULE: Rule = Rule {
     fixable: false,
     doc: r#"## What it does
 Flags an `if` with an `else`, each side holding work nvcc branches around
-(a loop whose trip count is not a constant, a division, a call whose code
-branches or that warplint cannot see), whose condition splits the lanes of at least half the
+(a loop whose trip count is not a constant, a floating-point division not
+by a power of two, a call whose code branches such as `logf` or `powf`),
+whose condition splits the lanes of at least half the
 warp-level executions that reach it (`threadIdx.x % 2`, `threadIdx.x < 16`
 in 32-thread blocks). A condition the whole warp shares (`threadIdx.x /
 32`, `blockIdx`, a parameter) is never reported, nor a bounds check that
@@ -107,9 +108,11 @@ fn diagnostic(ctx: &Context, b: &BranchReport, s: BranchSample, share: f64) -> D
     };
     let message = format!(
         "divergent branch on `{}`: it splits the lanes of {how_many}, so both sides run one \
-         after the other ({nt} lanes take the `if`, {ne} the `else` in warp {}; kernel `{}`, \
-         block {block}){}",
+         after the other ({nt} lane{} take{} the `if`, {ne} the `else` in warp {}; kernel \
+         `{}`, block {block}){}",
         b.text,
+        if nt == 1 { "" } else { "s" },
+        if nt == 1 { "s" } else { "" },
         s.warp,
         b.kernel_name,
         wording::when(&b.assumptions)

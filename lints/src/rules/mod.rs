@@ -7,6 +7,7 @@ mod misaligned_global_access;
 mod resource_limit;
 mod shared_bank_conflict;
 mod uncoalesced_global_access;
+mod unsynchronized_warp_exchange;
 
 use crate::Lint;
 
@@ -19,6 +20,7 @@ pub static LINTS: &[&dyn Lint] = &[
     &divergent_constant_read::DivergentConstantRead,
     &divergent_barrier::DivergentBarrier,
     &divergent_branch::DivergentBranch,
+    &unsynchronized_warp_exchange::UnsynchronizedWarpExchange,
 ];
 
 /// A warp whose active lanes touch consecutive elements in lane order,

@@ -123,6 +123,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             return v;
         }
         if let Some(v) = self.shuffle_call(&short, &args, src) {
+            self.warp_sync(&short);
             return v;
         }
         if let Some(v) = self.struct_conversion(&short, targs_node, &args, n, src) {
@@ -136,7 +137,19 @@ impl<'a, 't> Lowerer<'a, 't> {
         if let Some(v) = self.device_call(&short, &args, n, src) {
             return v;
         }
-        self.opaque_call(&short, f, &args, src)
+        let v = self.opaque_call(&short, f, &args, src);
+        self.warp_sync(&short);
+        v
+    }
+
+    /// After a call of a warp-synchronising intrinsic (`__shfl_*_sync`,
+    /// `__ballot_sync`, `__any_sync`, `__match_any_sync`, `__reduce_*_sync`,
+    /// …): the lanes named in its mask have all reached it, a new epoch
+    /// for `symbolic/races.rs` (as `__syncwarp()` is).
+    fn warp_sync(&mut self, short: &str) {
+        if short.starts_with("__") && short.ends_with("_sync") {
+            self.warp_syncs += 1;
+        }
     }
 
     /// The struct the file defines that type node `tn` names, with its
@@ -528,7 +541,6 @@ impl<'a, 't> Lowerer<'a, 't> {
             self.branchy_calls += 1;
         } else if !fuse::MERGES.contains(&short) && !fuse::vector_constructor(short) {
             self.unseen_call();
-            self.branchy_calls += 1;
         }
         let witness = match (args.len(), first) {
             (1, Some(Val::Int(e))) => Some(e),

@@ -733,6 +733,11 @@ impl<'a, 't> Lowerer<'a, 't> {
         let b = self.rv(r, src);
         if op == "/" && (self.is_float(l, src) || self.is_float(r, src)) {
             self.slow_paths += 1;
+            // Work an `if` branches around, unless nvcc makes it a
+            // multiplication (a power of two: measured, CF001).
+            if !power_of_two_literal(&src.text(r)) {
+                self.branchy_calls += 1;
+            }
         }
         // Pointer arithmetic.
         match (&a, &b, op.as_str()) {
@@ -823,4 +828,17 @@ impl<'a, 't> Lowerer<'a, 't> {
 /// pointer choice's side may be.
 fn pointer_or_null(v: &Val) -> bool {
     v.is_null() || matches!(v, Val::Ptr(_) | Val::Place(_) | Val::Either(_))
+}
+
+/// Whether `text` is a floating-point literal that is a power of two
+/// (`2.0f`, `0.25`, `8.`): its reciprocal is exact.
+fn power_of_two_literal(text: &str) -> bool {
+    let t = text.trim().trim_end_matches(['f', 'F', 'l', 'L']);
+    match t.parse::<f64>() {
+        Ok(x) if x > 0.0 && x.is_finite() => {
+            let e = x.log2().round();
+            (2f64.powf(e) - x).abs() == 0.0
+        }
+        _ => false,
+    }
 }

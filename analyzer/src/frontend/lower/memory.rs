@@ -276,6 +276,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 select_at: None,
                 inlined_at: self.call_site.clone(),
                 hoisted: None,
+                epoch: self.fences + self.warp_syncs,
             });
         }
     }

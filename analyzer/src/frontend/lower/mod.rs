@@ -235,10 +235,15 @@ pub(crate) struct Lowerer<'a, 't> {
     /// Barriers, fences and calls the engine cannot see (which may write
     /// memory) lowered so far ([`crate::ir::Loop::fenced`]).
     fences: u32,
-    /// Calls whose code branches (a math function of `fuse::SPLITS`) or
-    /// that the analysis cannot see, lowered so far: work nvcc branches
-    /// around in an `if` (`stmt.rs`, `has_work`).
+    /// Calls whose code branches (a math function of `fuse::SPLITS`) and
+    /// floating-point divisions (a slow path; not by a power of two, which
+    /// is a multiplication) lowered so far: work nvcc branches around in
+    /// an `if` (`stmt.rs`, `has_work`).
     branchy_calls: u32,
+    /// Warp-synchronising intrinsics lowered so far (`call.rs`,
+    /// `warp_sync`; `asm` with `shfl.sync`, `vote.sync`, …): with `fences`,
+    /// an access's [`crate::ir::Access::epoch`].
+    warp_syncs: u32,
     /// Names declared with a floating-point type (an approximation of
     /// scope: the last declaration of a name wins).
     float_vars: std::collections::HashSet<String>,
@@ -391,6 +396,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             slow_paths: 0,
             fences: 0,
             branchy_calls: 0,
+            warp_syncs: 0,
             float_vars: Default::default(),
             opaque_vars: HashMap::new(),
             struct_vars: HashMap::new(),

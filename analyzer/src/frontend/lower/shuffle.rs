@@ -206,6 +206,11 @@ impl<'a, 't> Lowerer<'a, 't> {
         {
             self.fence();
         }
+        if [".sync", "bar.warp"].iter().any(|w| code.contains(w)) {
+            // `shfl.sync`, `vote.sync`, `match.sync`, `redux.sync`,
+            // `bar.warp.sync`: the lanes of its mask meet here.
+            self.warp_syncs += 1;
+        }
         if code.contains("st.") || code.contains("atom") || code.contains("red.") {
             // A store the analysis does not follow may write any shared
             // value (`st.shared.u32 [%0], %1;`).

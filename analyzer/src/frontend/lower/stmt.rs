@@ -440,7 +440,6 @@ impl<'a, 't> Lowerer<'a, 't> {
     fn side_mark(&self) -> SideMark {
         SideMark {
             loops: self.k.loops.len(),
-            slow_paths: self.slow_paths,
             branchy_calls: self.branchy_calls,
         }
     }
@@ -448,13 +447,11 @@ impl<'a, 't> Lowerer<'a, 't> {
     /// Whether what was lowered since `m` holds work nvcc branches around
     /// rather than predicates (measured on an H200,
     /// `fixtures/lints/CF001/MEASURED.md`): a loop whose trip count is not
-    /// a constant, a division's slow path, a call whose code branches or
-    /// that the analysis cannot see. Short code (an inline `asm` store
-    /// included) and constant loops nvcc predicates or merges across the
-    /// two sides.
+    /// a constant, a floating-point division (its slow path), a call whose
+    /// code branches. Short code (intrinsics, an inline `asm` store) and
+    /// constant loops nvcc predicates or merges across the two sides.
     fn has_work(&self, m: SideMark) -> bool {
-        self.slow_paths != m.slow_paths
-            || self.branchy_calls != m.branchy_calls
+        self.branchy_calls != m.branchy_calls
             || self.k.loops[m.loops..].iter().any(|lp| !constant_trip(lp))
     }
 
@@ -556,7 +553,6 @@ impl<'a, 't> Lowerer<'a, 't> {
 #[derive(Clone, Copy)]
 struct SideMark {
     loops: usize,
-    slow_paths: u32,
     branchy_calls: u32,
 }
 
@@ -567,9 +563,19 @@ fn constant_trip(lp: &crate::ir::Loop) -> bool {
     use crate::ir::Atom;
     let mut work: Vec<&Expr> = lp.pre_cond.iter().chain(&lp.post_cond).collect();
     work.extend(lp.breaks.iter().flatten().map(|g| &g.cond));
+    // A `break`'s guard is the conjunction of every condition around it,
+    // those around the loop too: what they read is not the trip count's.
+    let outside: Vec<Atom> = lp
+        .entry_guards
+        .iter()
+        .flat_map(|g| g.cond.atoms())
+        .collect();
     let mut seen: Vec<u32> = Vec::new();
     while let Some(e) = work.pop() {
         for a in e.atoms() {
+            if outside.contains(&a) {
+                continue;
+            }
             let Atom::LoopVar(v) = a else { return false };
             let Some(i) = lp.vars.iter().position(|x| *x == v) else {
                 return false;

@@ -1,0 +1,271 @@
+//! Lanes of one warp exchanging data through memory with nothing between
+//! that orders them (compute capability 7.0 and later schedule the lanes
+//! of a warp independently): for two accesses to one object, one a store,
+//! in the same loop iteration with no barrier, `__syncwarp()` or fence
+//! between ([`crate::ir::Access::epoch`]), whether a lane touches bytes
+//! another lane of its warp stores, in one execution of both. The pair is
+//! run like an access (the later one's loops, every warp of each
+//! representative block). `volatile` objects and atomics are left out; an
+//! address or condition the engine cannot evaluate makes the answer
+//! unknown, never an exchange.
+
+use super::assume::fail_origin;
+use super::eval::Vals;
+use super::run::{Compiled, Run};
+use super::{EngineOptions, Status};
+use crate::budget;
+use crate::finding::{Assumption, UnknownReason};
+use crate::hardware::{MemoryModel, WARP};
+use crate::ir::{Access, Guard, Kernel, Op, Program, Space};
+
+/// Two accesses of one kernel under one launch.
+#[derive(Clone, Debug)]
+pub struct RaceReport {
+    pub kernel: usize,
+    pub launch: usize,
+    pub kernel_name: String,
+    /// The accesses, in program order ([`crate::ir::Kernel::accesses`]).
+    pub first: usize,
+    pub second: usize,
+    pub block: [u64; 3],
+    pub status: Status,
+    pub assumptions: Vec<Assumption>,
+    pub unknown_reason: Option<UnknownReason>,
+    /// The first exchange found.
+    pub sample: Option<Exchange>,
+}
+
+/// One lane touching bytes another lane of its warp stores.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Exchange {
+    pub block: [i64; 3],
+    pub warp: u32,
+    /// The lane making the first access, and the lane making the second.
+    pub first_lane: u32,
+    pub second_lane: u32,
+    /// Byte offsets into the object each touches (the bytes overlap).
+    pub first_offset: i64,
+    pub second_offset: i64,
+}
+
+/// What a pair run looks for.
+pub(super) struct Pair {
+    first: Access,
+    second: Access,
+    pub(super) found: Option<Exchange>,
+}
+
+impl Run<'_> {
+    /// Lanes of `mask` passing `guards` and their addresses of `offset`;
+    /// `None`, with the run unknown, when either cannot be evaluated.
+    fn lanes_of(
+        &mut self,
+        guards: &[Guard],
+        offset: &crate::ir::Expr,
+        mask: u32,
+    ) -> Option<(u32, Vals)> {
+        let mut m = mask;
+        for g in guards {
+            let v = self.eval(&g.cond);
+            if v.err & m != 0 {
+                self.unknown = Some(UnknownReason::DependsOn {
+                    origin: fail_origin(self.k, v.fail),
+                    differs: true,
+                });
+                return None;
+            }
+            m &= if g.expect { v.truthy() } else { !v.truthy() };
+        }
+        let v = self.eval(offset);
+        if v.err & m != 0 {
+            self.unknown = Some(UnknownReason::DependsOn {
+                origin: fail_origin(self.k, v.fail),
+                differs: true,
+            });
+            return None;
+        }
+        Some((m, v))
+    }
+
+    /// One execution of both accesses by the lanes of `mask` (the pair
+    /// run's `execute`).
+    pub(super) fn pair_execute(&mut self, mask: u32) {
+        let Some((a, b)) = self
+            .pair
+            .as_ref()
+            .filter(|p| p.found.is_none())
+            .map(|p| (p.first.clone(), p.second.clone()))
+        else {
+            return;
+        };
+        let Some((ma, va)) = self.lanes_of(&a.guards, &a.offset, mask) else {
+            return;
+        };
+        let Some((mb, vb)) = self.lanes_of(&b.guards, &b.offset, mask) else {
+            return;
+        };
+        if ma == 0 || mb == 0 {
+            return;
+        }
+        let (wa, wb) = (i64::from(a.width), i64::from(b.width));
+        for i in (0..WARP).filter(|i| ma & (1 << i) != 0) {
+            let x = va.v[i];
+            for j in (0..WARP).filter(|j| mb & (1 << j) != 0 && *j != i) {
+                let y = vb.v[j];
+                if x < y + wb && y < x + wa {
+                    let (bid, warp) = (self.bid, self.warp);
+                    if let Some(p) = self.pair.as_mut() {
+                        p.found = Some(Exchange {
+                            block: bid,
+                            warp,
+                            first_lane: i as u32,
+                            second_lane: j as u32,
+                            first_offset: x,
+                            second_offset: y,
+                        });
+                    }
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Whether accesses `a` (earlier) and `b` of `k` may exchange data between
+/// lanes with nothing ordering them: one object, not `volatile`, shared or
+/// global memory, at least one store and no atomic, the same loops and
+/// epoch, both known to the front end.
+fn candidate(k: &Kernel, a: &Access, b: &Access) -> bool {
+    let obj = &k.objects[a.obj];
+    a.obj == b.obj
+        && matches!(obj.space, Space::Shared | Space::Global)
+        && !obj.volatile
+        && (a.op == Op::Store || b.op == Op::Store)
+        && a.op != Op::Atomic
+        && b.op != Op::Atomic
+        && a.epoch == b.epoch
+        && a.loops == b.loops
+        && a.unknown.is_none()
+        && b.unknown.is_none()
+        && a.hoisted.is_none()
+        && b.hoisted.is_none()
+        && !same_place(a, b)
+}
+
+/// Whether `a` and `b` touch the same bytes under the same conditions
+/// (`x[i] = x[i] + 1`): a lane meets another lane's bytes only where two
+/// lanes share an address, which the store itself already does; not run.
+fn same_place(a: &Access, b: &Access) -> bool {
+    a.width == b.width
+        && a.offset.same(&b.offset)
+        && a.guards.len() == b.guards.len()
+        && a.guards.iter().zip(&b.guards).all(|(x, y)| x.same(y))
+}
+
+/// An access standing for the pair in a run: the later access, with the
+/// earlier one's guards and address among its guards, so that the loops
+/// both read are run (its guards are not applied: `pair_execute` applies
+/// each access's own).
+fn stand_in(a: &Access, b: &Access) -> Access {
+    let mut s = b.clone();
+    s.guards.extend(a.guards.iter().cloned());
+    s.guards.push(Guard {
+        cond: a.offset.clone(),
+        expect: true,
+        site: None,
+        exits: false,
+    });
+    s
+}
+
+/// The pair (`ai`, `bi`) of kernel `ki` under launch `li`.
+fn pair_one(
+    p: &Program,
+    (ki, ai, bi, li): (usize, usize, usize, usize),
+    model: &dyn MemoryModel,
+    opts: &EngineOptions,
+) -> RaceReport {
+    let k = &p.kernels[ki];
+    let (a, b) = (&k.accesses[ai], &k.accesses[bi]);
+    let setup = super::reach::one_run_setup(k, li, opts);
+    let s = stand_in(a, b);
+    let mut compiled = Compiled::of(k, &s, false);
+    let mut run = Run::new((k, &s), &setup, model, opts, None, &mut compiled);
+    run.control_mode(&setup);
+    run.pair = Some(Pair {
+        first: a.clone(),
+        second: b.clone(),
+        found: None,
+    });
+    run.all_warps();
+    let unknown_reason = super::reach::unsure_reason(&mut run, opts);
+    let found = run.pair.take().and_then(|p| p.found);
+    let status = if unknown_reason.is_some() {
+        Status::Unknown
+    } else if run.assumptions.is_empty() {
+        Status::Exact
+    } else {
+        Status::Assumed
+    };
+    let c = |v: [i64; 3]| [v[0] as u64, v[1] as u64, v[2] as u64];
+    RaceReport {
+        kernel: ki,
+        launch: li,
+        kernel_name: k.display_name.clone(),
+        first: ai,
+        second: bi,
+        block: c(setup.block),
+        status,
+        assumptions: std::mem::take(&mut run.assumptions),
+        sample: if status == Status::Unknown {
+            None
+        } else {
+            found
+        },
+        unknown_reason,
+    }
+}
+
+/// Every candidate pair of every kernel under each of its launches (up to
+/// `budget::MAX_RACE_PAIRS` pairs a kernel).
+pub fn analyze_races(
+    p: &Program,
+    model: &dyn MemoryModel,
+    opts: &EngineOptions,
+) -> Vec<RaceReport> {
+    let opts = EngineOptions {
+        collapse: false,
+        stride: false,
+        ..opts.clone()
+    };
+    let mut out = Vec::new();
+    for (ki, k) in p.kernels.iter().enumerate() {
+        let n = k.accesses.len();
+        let mut pairs = (0..n)
+            .flat_map(|i| (i + 1..n).map(move |j| (i, j)))
+            .filter(|&(i, j)| candidate(k, &k.accesses[i], &k.accesses[j]));
+        let run: Vec<(usize, usize)> = pairs.by_ref().take(budget::MAX_RACE_PAIRS).collect();
+        let cut = pairs.next();
+        for li in 0..k.launches.len() {
+            for &(ai, bi) in &run {
+                out.push(pair_one(p, (ki, ai, bi, li), model, &opts));
+            }
+            if let Some((ai, bi)) = cut {
+                let l = &k.launches[li];
+                out.push(RaceReport {
+                    kernel: ki,
+                    launch: li,
+                    kernel_name: k.display_name.clone(),
+                    first: ai,
+                    second: bi,
+                    block: l.block,
+                    status: Status::Unknown,
+                    assumptions: Vec::new(),
+                    unknown_reason: Some(UnknownReason::OutOfBudget(budget::RACE_PAIRS)),
+                    sample: None,
+                });
+            }
+        }
+    }
+    out
+}
