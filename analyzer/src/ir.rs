@@ -546,6 +546,11 @@ pub struct MemObject {
     /// (`(volatile int *)(smem_raw + 616)`) marks nothing, as the rest of
     /// the buffer is not accessed through it.
     pub volatile: bool,
+    /// A pointer declared `volatile` is bound somewhere into it (at any
+    /// offset, a warp's slice `s + 64 * w` too): lanes exchanging data
+    /// through it are not reported (`symbolic/races.rs`), though the nvcc
+    /// models still merge the rest of it.
+    pub volatile_view: bool,
     /// What a pointer the lowering cannot follow to a declaration points
     /// to, the pointer as written (`p.data` of a by-value struct
     /// parameter, `*g_ptr` of a `__device__` pointer, `rows[blockIdx.x]`

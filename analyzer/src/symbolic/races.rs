@@ -140,6 +140,7 @@ fn candidate(k: &Kernel, a: &Access, b: &Access) -> bool {
     a.obj == b.obj
         && matches!(obj.space, Space::Shared | Space::Global)
         && !obj.volatile
+        && !obj.volatile_view
         && (a.op == Op::Store || b.op == Op::Store)
         && a.op != Op::Atomic
         && b.op != Op::Atomic
@@ -198,8 +199,24 @@ fn pair_one(
         found: None,
     });
     run.all_warps();
-    let unknown_reason = super::reach::unsure_reason(&mut run, opts);
     let found = run.pair.take().and_then(|p| p.found);
+    // An exchange found before a budget cut the run short (the first
+    // iterations or executions) is one all the same; lanes taken as
+    // active where a condition could not be evaluated are not.
+    let unknown_reason = match found {
+        Some(_) => run.unknown.take().or_else(|| {
+            run.assumptions.iter().find_map(|x| match x {
+                Assumption::LanesActive { origin } | Assumption::LoopTrips { origin, .. } => {
+                    Some(UnknownReason::DependsOn {
+                        origin: origin.clone(),
+                        differs: true,
+                    })
+                }
+                _ => None,
+            })
+        }),
+        None => super::reach::unsure_reason(&mut run, opts),
+    };
     let status = if unknown_reason.is_some() {
         Status::Unknown
     } else if run.assumptions.is_empty() {

@@ -7,6 +7,7 @@ mod misaligned_global_access;
 mod resource_limit;
 mod shared_bank_conflict;
 mod uncoalesced_global_access;
+mod unpitched_2d_array;
 mod unsynchronized_warp_exchange;
 
 use crate::Lint;
@@ -21,6 +22,7 @@ pub static LINTS: &[&dyn Lint] = &[
     &divergent_barrier::DivergentBarrier,
     &divergent_branch::DivergentBranch,
     &unsynchronized_warp_exchange::UnsynchronizedWarpExchange,
+    &unpitched_2d_array::Unpitched2dArray,
 ];
 
 /// A warp whose active lanes touch consecutive elements in lane order,

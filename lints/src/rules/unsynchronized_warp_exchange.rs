@@ -17,13 +17,18 @@ pub static RULE: Rule = Rule {
     fixable: false,
     doc: r#"## What it does
 Flags two accesses to one shared or global array, at least one a store,
-with no `__syncwarp()`, `__syncthreads()` or fence between them in the same
-loop iteration, where a lane of a warp touches bytes another lane of the
-same warp stores: the classic last-warp reduction written without
-`__syncwarp()` (`if (tid < 32) { s[tid] += s[tid + 16]; s[tid] += s[tid +
-8]; … }`). Reported for compute capability 7.0 and later only. Accesses
-through a `volatile` array, atomics, and a lane reading back its own store
-are not reported.
+in the same iteration of the same loops with nothing between them that
+synchronises the warp (`__syncwarp()`, `__syncthreads()`, a warp `*_sync`
+intrinsic such as `__shfl_xor_sync`, a group's `sync()` or collective, a
+fence, a call warplint cannot see), where a lane of a warp touches bytes
+another lane of the same warp stores: the classic last-warp reduction
+written without `__syncwarp()` (`if (tid < 32) { s[tid] += s[tid + 16];
+s[tid] += s[tid + 8]; … }`). Reported for compute capability 7.0 and later
+only. Not reported: arrays accessed through a `volatile` pointer anywhere
+in the kernel, atomics, a lane touching only its own bytes, exchanges
+between different warps or carried from one loop iteration to the next,
+and findings that rest on values no launch gives (the block, a size
+parameter): the launch in the file must give them.
 
 ## Why is this bad?
 Since Volta the lanes of a warp are scheduled independently: a write by one
@@ -76,7 +81,12 @@ fn reported(r: &RaceReport) -> bool {
         && r.assumptions.iter().all(|a| {
             matches!(
                 a,
-                Assumption::LaunchBoundsBlock { .. } | Assumption::Grid { .. }
+                Assumption::LaunchBoundsBlock { .. }
+                    | Assumption::Grid { .. }
+                    // The run was cut short after the exchange was found.
+                    | Assumption::FirstIterations { .. }
+                    | Assumption::FirstExecutions { .. }
+                    | Assumption::NoExit { .. }
             )
         })
 }
@@ -141,24 +151,30 @@ fn diagnostic(ctx: &Context, r: &RaceReport, x: Exchange, others: &[(u32, u32)])
     let k = &ctx.analysis.program.kernels[r.kernel];
     let (a, b) = (&k.accesses[r.first], &k.accesses[r.second]);
     let obj = &k.objects[a.obj];
+    // The element both touch (the first byte they share), as declared:
+    // `s[1][3]` for a 2-D array.
+    let shared = x.first_offset.max(x.second_offset);
     let at = |off: i64| match i64::try_from(obj.elem_size) {
-        Ok(e) if e > 0 && off % e == 0 => format!("`{}[{}]`", obj.name, off / e),
+        Ok(e) if e > 0 => {
+            let mut i = off / e;
+            let mut idx: Vec<String> = Vec::new();
+            let dims: Vec<i64> = obj.dims.iter().map(|d| d.unwrap_or(0) as i64).collect();
+            if dims.len() > 1 && dims[1..].iter().all(|d| *d > 0) {
+                for d in dims[1..].iter().rev() {
+                    idx.push(format!("[{}]", i % d));
+                    i /= d;
+                }
+            }
+            idx.push(format!("[{i}]"));
+            idx.reverse();
+            format!("`{}{}`", obj.name, idx.concat())
+        }
         _ => format!("byte {off} of `{}`", obj.name),
     };
     let verb = |op: Op| if op == Op::Store { "writes" } else { "reads" };
     let (first, second) = (
-        format!(
-            "lane {} {} {}",
-            x.first_lane,
-            verb(a.op),
-            at(x.first_offset)
-        ),
-        format!(
-            "lane {} {} {}",
-            x.second_lane,
-            verb(b.op),
-            at(x.second_offset)
-        ),
+        format!("lane {} {} {}", x.first_lane, verb(a.op), at(shared)),
+        format!("lane {} {} {}", x.second_lane, verb(b.op), at(shared)),
     );
     let lines = if a.span.line == b.span.line {
         format!("on line {}", a.span.line)
@@ -197,18 +213,31 @@ fn diagnostic(ctx: &Context, r: &RaceReport, x: Exchange, others: &[(u32, u32)])
         others.iter().map(|p| p.1).max(),
     ) {
         let n = others.len();
+        let lines = if lo == hi {
+            format!("on line {lo}")
+        } else {
+            format!("in lines {lo}–{hi}")
+        };
         notes.push(format!(
-            "lanes of the warp exchange data through `{}` {} more time{} in lines {lo}–{hi}, \
-             with nothing between",
+            "lanes of the warp exchange data through `{}` {} more time{} {lines}, with nothing \
+             between",
             obj.name,
             n,
             if n == 1 { "" } else { "s" }
         ));
     }
+    if let Some(i) = b.inlined_at.as_ref().or(a.inlined_at.as_ref()) {
+        notes.push(format!(
+            "in `{}`, inlined at line {}",
+            i.callee, i.call.line
+        ));
+    }
     let assumed = wording::assumptions(&r.assumptions);
     notes.extend(assumed.iter().map(|(s, _)| format!("assumed: {s}")));
-    let between = if a.span.line == b.span.line {
+    let between = if a.span.line == b.span.line && a.op == Op::Load && b.op == Op::Store {
         "between the read and the write (split the statement)".to_string()
+    } else if a.span.line == b.span.line {
+        format!("between the two accesses on line {}", a.span.line)
     } else {
         format!("between line {} and line {}", a.span.line, b.span.line)
     };

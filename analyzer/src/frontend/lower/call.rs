@@ -248,6 +248,10 @@ impl<'a, 't> Lowerer<'a, 't> {
         for a in args {
             self.rv(*a, src);
         }
+        // It may synchronise the lanes (a barrier's `arrive_and_wait()`, a
+        // pipeline's `consumer_wait()`, a tile's `shfl_xor`): a new epoch
+        // for `symbolic/races.rs`.
+        self.warp_syncs += 1;
         self.unknown_val(Origin::CallResult {
             callee: src.text(f),
         })

@@ -493,6 +493,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         let volatile = decl_text.contains("volatile");
         self.k.objects.push(MemObject {
             volatile,
+            volatile_view: volatile,
             name: name.to_string(),
             space,
             elem_type: elem_text,

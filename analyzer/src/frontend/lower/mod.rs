@@ -578,9 +578,10 @@ impl<'a, 't> Lowerer<'a, 't> {
     fn as_declared(&mut self, ty: &Ty, v: Val, declared: &str) -> Val {
         match (ty, v) {
             (Ty::Ptr(t), Val::Ptr(p)) => {
-                if declared.contains("volatile") && p.off.as_const() == Some(0) {
+                if declared.contains("volatile") {
                     if let Some(o) = self.k.objects.get_mut(p.obj) {
-                        o.volatile = true;
+                        o.volatile |= p.off.as_const() == Some(0);
+                        o.volatile_view = true;
                     }
                 }
                 Val::Ptr(Ptr {
