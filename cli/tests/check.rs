@@ -1679,3 +1679,26 @@ fn unsynchronized_warp_exchange_is_reported_from_sm_70_only() {
     assert_eq!(codes("sm_70"), 1);
     assert_eq!(codes("sm_90"), 1);
 }
+
+/// `--show-unknown` also lists the barriers and branches the engine could
+/// not follow (SY001, CF001): a condition on loaded data is unknown, never
+/// "all clear" in silence.
+#[test]
+fn show_unknown_lists_barriers_and_branches_on_data() {
+    for (fixture, what) in [
+        (
+            "fixtures/lints/SY001/valid_condition_from_data.cu",
+            "unknown: barrier `__syncthreads()` in `flagged` not analysed: which threads reach it depends on a value loaded from `flags`",
+        ),
+        (
+            "fixtures/lints/CF001/valid_condition_from_data.cu",
+            "unknown: branch on `flags[t]` in `flagged` not analysed: which side each thread takes depends on a value loaded from `flags`",
+        ),
+    ] {
+        let out = warplint(&["check", "--isolated", "--show-unknown", fixture]);
+        assert_eq!(out.status.code(), Some(0), "{fixture}");
+        let text = stdout(&out);
+        assert!(text.contains(what), "{fixture}: {text}");
+        assert!(text.contains("`flags`"), "{fixture}: {text}");
+    }
+}

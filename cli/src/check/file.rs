@@ -428,7 +428,18 @@ fn unknown_notes(analysis: &FileAnalysis, path: &str, headers: &[Header]) -> Vec
             .get(r.kernel)
             .and_then(|k| super::tally::template_reason(k, r))
     };
-    analysis
+    let file_of = |span: warplint_analyzer::ir::Span| match span.file {
+        0 => path.to_string(),
+        n => headers
+            .get(n as usize - 1)
+            .map_or_else(|| path.to_string(), |h| h.path.clone()),
+    };
+    let why = |reason: Option<&warplint_analyzer::finding::UnknownReason>| {
+        reason
+            .map(warplint_lints::wording::unknown_reason)
+            .unwrap_or_default()
+    };
+    let mut notes: Vec<UnknownNote> = analysis
         .reports
         .iter()
         .filter_map(|r| match r.status {
@@ -436,12 +447,7 @@ fn unknown_notes(analysis: &FileAnalysis, path: &str, headers: &[Header]) -> Vec
             _ => held(r).map(|reason| (r, Some(reason))),
         })
         .map(|(r, reason)| UnknownNote {
-            path: match r.span.file {
-                0 => path.to_string(),
-                n => headers
-                    .get(n as usize - 1)
-                    .map_or_else(|| path.to_string(), |h| h.path.clone()),
-            },
+            path: file_of(r.span),
             line: r.span.line,
             column: r.span.column,
             text: format!(
@@ -449,13 +455,60 @@ fn unknown_notes(analysis: &FileAnalysis, path: &str, headers: &[Header]) -> Vec
                 r.op.name(),
                 r.array,
                 r.kernel_name,
-                reason
-                    .as_ref()
-                    .map(warplint_lints::wording::unknown_reason)
-                    .unwrap_or_default()
+                why(reason.as_ref())
             ),
         })
-        .collect()
+        .collect();
+    // The barriers (SY001) and branches (CF001) the engine could not
+    // follow: once each per kernel.
+    let control = analysis
+        .barriers
+        .iter()
+        .map(|b| {
+            (
+                b.span,
+                &b.kernel_name,
+                &b.unknown_reason,
+                format!("barrier `{}`", b.text),
+                "which threads reach it",
+            )
+        })
+        .chain(analysis.branches.iter().map(|b| {
+            (
+                b.span,
+                &b.kernel_name,
+                &b.unknown_reason,
+                format!("branch on `{}`", b.text),
+                "which side each thread takes",
+            )
+        }));
+    let mut seen: Vec<(warplint_analyzer::ir::Span, &String)> = Vec::new();
+    // Which threads take them is what is unknown, not an address.
+    let control_why =
+        |reason: &warplint_analyzer::finding::UnknownReason, unknown: &str| match reason {
+            warplint_analyzer::finding::UnknownReason::DependsOn { origin, .. } => format!(
+                "{unknown} depends on {}",
+                warplint_lints::wording::origin(origin)
+            ),
+            other => warplint_lints::wording::unknown_reason(other),
+        };
+    for (span, kernel, reason, what, unknown) in control {
+        let Some(reason) = reason else { continue };
+        if seen.contains(&(span, kernel)) {
+            continue;
+        }
+        seen.push((span, kernel));
+        notes.push(UnknownNote {
+            path: file_of(span),
+            line: span.line,
+            column: span.column,
+            text: format!(
+                "{what} in `{kernel}` not analysed: {}",
+                control_why(reason, unknown)
+            ),
+        });
+    }
+    notes
 }
 
 /// Drops the diagnostics that `[lint.per-file-ignores]` ignores for `path`.
