@@ -157,10 +157,46 @@ fn candidate(k: &Kernel, a: &Access, b: &Access) -> bool {
 /// (`x[i] = x[i] + 1`): a lane meets another lane's bytes only where two
 /// lanes share an address, which the store itself already does; not run.
 fn same_place(a: &Access, b: &Access) -> bool {
-    a.width == b.width
-        && a.offset.same(&b.offset)
-        && a.guards.len() == b.guards.len()
-        && a.guards.iter().zip(&b.guards).all(|(x, y)| x.same(y))
+    let same_guards =
+        a.guards.len() == b.guards.len() && a.guards.iter().zip(&b.guards).all(|(x, y)| x.same(y));
+    a.width == b.width && a.offset.same(&b.offset) && (same_guards || lane_injective(a))
+}
+
+/// Whether no two lanes of a warp ever touch the same bytes through
+/// `a`: its address moves with `threadIdx.x` by a constant step at least
+/// its width, and reads nothing else that differs between lanes
+/// (`x[i]` with `i = blockIdx.x * blockDim.x + threadIdx.x`).
+fn lane_injective(a: &Access) -> bool {
+    use crate::ir::{Atom, Builtin, Dim};
+    let step = super::linear::coefficient(&a.offset, Atom::Builtin(Builtin::ThreadIdx(Dim::X)))
+        .and_then(|c| c.as_const());
+    let others = a.offset.atoms().into_iter().any(|x| {
+        matches!(
+            x,
+            Atom::Builtin(Builtin::ThreadIdx(Dim::Y | Dim::Z))
+                | Atom::LoopVar(_)
+                | Atom::Unknown(_)
+                | Atom::TooComplex
+        )
+    });
+    step.is_some_and(|c| c.unsigned_abs() >= u64::from(a.width)) && !others
+}
+
+/// Whether every integer parameter `a`'s address and guards read is one
+/// launch `l` gives: else which bytes the lanes touch rests on a value
+/// tried, and SY002 reports nothing resting on one (not run).
+fn given(l: &crate::ir::Launch, a: &Access) -> bool {
+    let mut all = true;
+    let mut check = |e: &crate::ir::Expr| {
+        e.visit_atoms(&mut |x| {
+            if let crate::ir::Atom::Param(i) = x {
+                all &= l.params.get(i as usize).copied().flatten().is_some();
+            }
+        })
+    };
+    check(&a.offset);
+    a.guards.iter().for_each(|g| check(&g.cond));
+    all
 }
 
 /// An access standing for the pair in a run: the later access, with the
@@ -264,8 +300,16 @@ pub fn analyze_races(
         let run: Vec<(usize, usize)> = pairs.by_ref().take(budget::MAX_RACE_PAIRS).collect();
         let cut = pairs.next();
         for li in 0..k.launches.len() {
+            let l = &k.launches[li];
+            if l.origin == crate::ir::LaunchOrigin::Default {
+                // No launch gives the block: which lanes share a warp is
+                // not known, and SY002 reports nothing resting on it.
+                continue;
+            }
             for &(ai, bi) in &run {
-                out.push(pair_one(p, (ki, ai, bi, li), model, &opts));
+                if given(l, &k.accesses[ai]) && given(l, &k.accesses[bi]) {
+                    out.push(pair_one(p, (ki, ai, bi, li), model, &opts));
+                }
             }
             if let Some((ai, bi)) = cut {
                 let l = &k.launches[li];
