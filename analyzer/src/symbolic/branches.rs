@@ -11,7 +11,7 @@ use super::run::{Compiled, Run};
 use super::{EngineOptions, Status};
 use crate::finding::{Assumption, UnknownReason};
 use crate::hardware::MemoryModel;
-use crate::ir::{Access, Branch, Expr, Inlined, Op, Program, Span};
+use crate::ir::{Expr, Inlined, Program, Span};
 
 /// One branch under one launch.
 #[derive(Clone, Debug)]
@@ -103,29 +103,6 @@ impl Run<'_> {
     }
 }
 
-/// An access standing for branch `b` in a run: its guards and loops, no
-/// address (object 0 is never read in a branch run).
-fn stand_in(b: &Branch) -> Access {
-    Access {
-        obj: 0,
-        op: Op::Load,
-        width: 4,
-        offset: Expr::konst(0),
-        guards: b.guards.clone(),
-        loops: b.loops.clone(),
-        span: b.span,
-        text: b.text.clone(),
-        region: 0,
-        undecided: 0,
-        unknown: None,
-        unrolled: 1,
-        inlined_at: b.inlined_at.clone(),
-        hoisted: None,
-        select_at: None,
-        epoch: 0,
-    }
-}
-
 /// Branch `bi` of kernel `ki` under launch `li`.
 fn branch_one(
     p: &Program,
@@ -136,7 +113,7 @@ fn branch_one(
     let k = &p.kernels[ki];
     let b = &k.branches[bi];
     let setup = super::reach::one_run_setup(k, li, opts);
-    let a = stand_in(b);
+    let a = super::reach::stand_in(&b.guards, &b.loops, (b.span, &b.text), &b.inlined_at);
     let c = |v: [i64; 3]| [v[0] as u64, v[1] as u64, v[2] as u64];
     let mut report = BranchReport {
         kernel: ki,
@@ -170,13 +147,7 @@ fn branch_one(
     run.all_warps();
     let unknown_reason = super::reach::unsure_reason(&mut run, opts);
     let tally = run.branch.take();
-    report.status = if unknown_reason.is_some() {
-        Status::Unknown
-    } else if run.assumptions.is_empty() {
-        Status::Exact
-    } else {
-        Status::Assumed
-    };
+    report.status = super::reach::control_status(&unknown_reason, &run.assumptions);
     report.assumptions = std::mem::take(&mut run.assumptions);
     if let (None, Some(t)) = (&unknown_reason, tally) {
         report.executions = t.executions;
@@ -193,23 +164,10 @@ pub fn analyze_branches(
     model: &dyn MemoryModel,
     opts: &EngineOptions,
 ) -> Vec<BranchReport> {
-    // Every warp runs: a warp does not stand for another's lanes.
-    let opts = EngineOptions {
-        collapse: false,
-        stride: false,
-        ..opts.clone()
-    };
-    let mut out = Vec::new();
-    for (ki, k) in p.kernels.iter().enumerate() {
-        if k.objects.is_empty() {
-            // The run reads the stand-in's object (never its address).
-            continue;
-        }
-        for li in 0..k.launches.len() {
-            for bi in 0..k.branches.len() {
-                out.push(branch_one(p, (ki, bi, li), model, &opts));
-            }
-        }
-    }
-    out
+    let opts = super::reach::control_opts(opts);
+    super::reach::each_item(
+        p,
+        |k| k.branches.len(),
+        |ki, bi, li| branch_one(p, (ki, bi, li), model, &opts),
+    )
 }

@@ -253,13 +253,7 @@ fn pair_one(
         }),
         None => super::reach::unsure_reason(&mut run, opts),
     };
-    let status = if unknown_reason.is_some() {
-        Status::Unknown
-    } else if run.assumptions.is_empty() {
-        Status::Exact
-    } else {
-        Status::Assumed
-    };
+    let status = super::reach::control_status(&unknown_reason, &run.assumptions);
     let c = |v: [i64; 3]| [v[0] as u64, v[1] as u64, v[2] as u64];
     RaceReport {
         kernel: ki,
@@ -286,11 +280,7 @@ pub fn analyze_races(
     model: &dyn MemoryModel,
     opts: &EngineOptions,
 ) -> Vec<RaceReport> {
-    let opts = EngineOptions {
-        collapse: false,
-        stride: false,
-        ..opts.clone()
-    };
+    let opts = super::reach::control_opts(opts);
     let mut out = Vec::new();
     for (ki, k) in p.kernels.iter().enumerate() {
         let n = k.accesses.len();

@@ -15,7 +15,7 @@ use super::setup::Setup;
 use super::{EngineOptions, Status};
 use crate::finding::{Assumption, UnknownReason};
 use crate::hardware::{MemoryModel, WARP};
-use crate::ir::{Access, Atom, Barrier, Builtin, Expr, Inlined, Kernel, Op, Program, Span};
+use crate::ir::{Access, Atom, Builtin, Expr, Inlined, Kernel, Op, Program, Span};
 
 /// One barrier under one launch.
 #[derive(Clone, Debug)]
@@ -328,39 +328,9 @@ fn reach_one(
     let k = &p.kernels[ki];
     let b = &k.barriers[bi];
     let setup = one_run_setup(k, li, opts);
-    let a = stand_in(b);
+    let a = stand_in(&b.guards, &b.loops, (b.span, &b.text), &b.inlined_at);
     let c = |v: [i64; 3]| [v[0] as u64, v[1] as u64, v[2] as u64];
-    if block_uniform(k, &a, &[]) {
-        return BarrierReport {
-            kernel: ki,
-            barrier: bi,
-            launch: li,
-            kernel_name: k.display_name.clone(),
-            span: b.span,
-            text: b.text.clone(),
-            block: c(setup.block),
-            grid: c(setup.grid),
-            status: Status::Exact,
-            assumptions: Vec::new(),
-            unknown_reason: None,
-            split: None,
-            inlined_at: b.inlined_at.clone(),
-        };
-    }
-    let mut compiled = Compiled::of(k, &a, false);
-    let mut run = Run::new((k, &a), &setup, model, opts, None, &mut compiled);
-    run.reach_mode(&setup);
-    run.all_warps();
-    let unknown_reason = unsure_reason(&mut run, opts);
-    let split = run.reach.take().and_then(|r| r.split);
-    let status = if unknown_reason.is_some() {
-        Status::Unknown
-    } else if run.assumptions.is_empty() {
-        Status::Exact
-    } else {
-        Status::Assumed
-    };
-    BarrierReport {
+    let mut report = BarrierReport {
         kernel: ki,
         barrier: bi,
         launch: li,
@@ -369,38 +339,97 @@ fn reach_one(
         text: b.text.clone(),
         block: c(setup.block),
         grid: c(setup.grid),
-        status,
-        assumptions: std::mem::take(&mut run.assumptions),
-        split: if status == Status::Unknown {
-            None
-        } else {
-            split
-        },
-        unknown_reason,
+        status: Status::Exact,
+        assumptions: Vec::new(),
+        unknown_reason: None,
+        split: None,
         inlined_at: b.inlined_at.clone(),
+    };
+    if block_uniform(k, &a, &[]) {
+        return report;
     }
+    let mut compiled = Compiled::of(k, &a, false);
+    let mut run = Run::new((k, &a), &setup, model, opts, None, &mut compiled);
+    run.reach_mode(&setup);
+    run.all_warps();
+    let unknown_reason = unsure_reason(&mut run, opts);
+    let split = run.reach.take().and_then(|r| r.split);
+    report.status = control_status(&unknown_reason, &run.assumptions);
+    report.assumptions = std::mem::take(&mut run.assumptions);
+    report.split = split.filter(|_| unknown_reason.is_none());
+    report.unknown_reason = unknown_reason;
+    report
 }
 
-/// An access standing for barrier `b` in a run: its guards and loops, no
-/// address (object 0 is never read in reach mode).
-fn stand_in(b: &Barrier) -> Access {
+/// `one` for item `i` of every kernel (its first `count` items) under
+/// each of the kernel's launches, in order; kernels with no memory object
+/// are left out (a run reads its stand-in's object, never its address).
+pub(super) fn each_item<T>(
+    p: &Program,
+    count: impl Fn(&Kernel) -> usize,
+    mut one: impl FnMut(usize, usize, usize) -> T,
+) -> Vec<T> {
+    let mut out = Vec::new();
+    for (ki, k) in p.kernels.iter().enumerate() {
+        if k.objects.is_empty() {
+            continue;
+        }
+        for li in 0..k.launches.len() {
+            for i in 0..count(k) {
+                out.push(one(ki, i, li));
+            }
+        }
+    }
+    out
+}
+
+/// An access standing for a barrier or a branch in a run: its guards and
+/// loops, no address (object 0 is never read by such a run).
+pub(super) fn stand_in(
+    guards: &[crate::ir::Guard],
+    loops: &[usize],
+    (span, text): (Span, &str),
+    inlined_at: &Option<Inlined>,
+) -> Access {
     Access {
         obj: 0,
         op: Op::Load,
         width: 4,
         offset: Expr::konst(0),
-        guards: b.guards.clone(),
-        loops: b.loops.clone(),
-        span: b.span,
-        text: b.text.clone(),
+        guards: guards.to_vec(),
+        loops: loops.to_vec(),
+        span,
+        text: text.to_string(),
         region: 0,
         undecided: 0,
         unknown: None,
         unrolled: 1,
-        inlined_at: b.inlined_at.clone(),
+        inlined_at: inlined_at.clone(),
         hoisted: None,
         select_at: None,
         epoch: 0,
+    }
+}
+
+/// A barrier's, branch's or pair's run's status: unknown with a reason,
+/// else exact unless it assumed something.
+pub(super) fn control_status(unknown: &Option<UnknownReason>, assumed: &[Assumption]) -> Status {
+    if unknown.is_some() {
+        Status::Unknown
+    } else if assumed.is_empty() {
+        Status::Exact
+    } else {
+        Status::Assumed
+    }
+}
+
+/// The engine options of such runs: every warp runs (a warp does not
+/// stand for another's lanes or threads).
+pub(super) fn control_opts(opts: &EngineOptions) -> EngineOptions {
+    EngineOptions {
+        collapse: false,
+        stride: false,
+        ..opts.clone()
     }
 }
 
@@ -412,22 +441,12 @@ pub fn analyze_barriers(
 ) -> Vec<BarrierReport> {
     // Every warp runs: nothing stands for another thread's count.
     let opts = EngineOptions {
-        collapse: false,
-        stride: false,
         max_blocks: opts.max_blocks.max(crate::budget::MAX_REACH_BLOCKS),
-        ..opts.clone()
+        ..control_opts(opts)
     };
-    let mut out = Vec::new();
-    for (ki, k) in p.kernels.iter().enumerate() {
-        if k.objects.is_empty() {
-            // The run reads the stand-in's object (never its address).
-            continue;
-        }
-        for li in 0..k.launches.len() {
-            for bi in 0..k.barriers.len() {
-                out.push(reach_one(p, (ki, bi, li), model, &opts));
-            }
-        }
-    }
-    out
+    each_item(
+        p,
+        |k| k.barriers.len(),
+        |ki, bi, li| reach_one(p, (ki, bi, li), model, &opts),
+    )
 }

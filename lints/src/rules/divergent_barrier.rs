@@ -4,7 +4,7 @@ use warplint_analyzer::symbolic::{BarrierReport, Split};
 use warplint_analyzer::Status;
 
 use crate::wording;
-use crate::{Context, Diagnostic, Facts, Label, Lint, Rule, Severity};
+use crate::{Context, Diagnostic, Label, Lint, Rule, Severity};
 
 pub struct DivergentBarrier;
 
@@ -184,21 +184,9 @@ fn diagnostic(ctx: &Context, b: &BarrierReport, s: &Split) -> Diagnostic {
             i.callee, i.call.line
         ));
     }
-    let assumed = wording::assumptions(&b.assumptions);
-    notes.extend(assumed.iter().map(|(a, _)| format!("assumed: {a}")));
-    let facts = Facts {
-        kernel: b.kernel_name.clone(),
-        arch: ctx.arch.to_string(),
-        block: b.block,
-        assumptions: assumed.iter().map(|(a, _)| a.clone()).collect(),
-        assumption_kinds: assumed.iter().map(|(_, k)| *k).collect(),
-        status: match b.status {
-            Status::Exact => "exact",
-            _ => "assumed",
-        }
-        .into(),
-        ..Facts::default()
-    };
+    let (facts, assumed) =
+        super::control_facts(ctx, (&b.kernel_name, b.block), &b.assumptions, b.status);
+    notes.extend(assumed);
     Diagnostic {
         code: RULE.code,
         name: RULE.name,

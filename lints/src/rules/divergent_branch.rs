@@ -4,7 +4,7 @@ use warplint_analyzer::symbolic::{BranchReport, BranchSample};
 use warplint_analyzer::Status;
 
 use crate::wording;
-use crate::{fmt_num, lane_ranges, Context, Diagnostic, Facts, Lint, Rule, Severity};
+use crate::{fmt_num, lane_ranges, Context, Diagnostic, Lint, Rule, Severity};
 
 pub struct DivergentBranch;
 
@@ -134,28 +134,16 @@ fn diagnostic(ctx: &Context, b: &BranchReport, s: BranchSample, share: f64) -> D
             i.callee, i.call.line
         ));
     }
-    let assumed = wording::assumptions(&b.assumptions);
-    notes.extend(assumed.iter().map(|(a, _)| format!("assumed: {a}")));
+    let (mut facts, assumed) =
+        super::control_facts(ctx, (&b.kernel_name, b.block), &b.assumptions, b.status);
+    notes.extend(assumed);
+    facts.lanes = (0..32u32)
+        .filter(|l| s.then_lanes & (1 << l) != 0)
+        .collect();
     let help = "branch on a value every lane of a warp shares, such as the warp's number \
                 `threadIdx.x / 32`, and give each warp one side's work; or move what differs \
                 out of the branch so that one path remains"
         .to_string();
-    let facts = Facts {
-        kernel: b.kernel_name.clone(),
-        arch: ctx.arch.to_string(),
-        block: b.block,
-        lanes: (0..32u32)
-            .filter(|l| s.then_lanes & (1 << l) != 0)
-            .collect(),
-        assumptions: assumed.iter().map(|(a, _)| a.clone()).collect(),
-        assumption_kinds: assumed.iter().map(|(_, k)| *k).collect(),
-        status: match b.status {
-            Status::Exact => "exact",
-            _ => "assumed",
-        }
-        .into(),
-        ..Facts::default()
-    };
     Diagnostic {
         code: RULE.code,
         name: RULE.name,

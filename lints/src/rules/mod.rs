@@ -10,7 +10,7 @@ mod uncoalesced_global_access;
 mod unpitched_2d_array;
 mod unsynchronized_warp_exchange;
 
-use crate::Lint;
+use crate::{Context, Lint};
 
 /// Every lint, in code order. Adding a rule: one file here, one line below.
 pub static LINTS: &[&dyn Lint] = &[
@@ -73,4 +73,33 @@ pub(crate) fn waste(r: &warplint_analyzer::AccessReport) -> f64 {
         Some(warplint_analyzer::symbolic::Cost::Global(g)) => g.sectors - g.ideal_sectors,
         _ => 0.0,
     }
+}
+
+/// The facts of a finding about control flow (a barrier, a branch, a pair
+/// of accesses) in `kernel` under `block`, and its "assumed:" notes.
+pub(crate) fn control_facts(
+    ctx: &Context,
+    (kernel, block): (&str, [u64; 3]),
+    assumptions: &[warplint_analyzer::finding::Assumption],
+    status: warplint_analyzer::Status,
+) -> (crate::Facts, Vec<String>) {
+    let assumed = crate::wording::assumptions(assumptions);
+    let notes = assumed
+        .iter()
+        .map(|(a, _)| format!("assumed: {a}"))
+        .collect();
+    let facts = crate::Facts {
+        kernel: kernel.to_string(),
+        arch: ctx.arch.to_string(),
+        block,
+        assumptions: assumed.iter().map(|(a, _)| a.clone()).collect(),
+        assumption_kinds: assumed.iter().map(|(_, k)| *k).collect(),
+        status: match status {
+            warplint_analyzer::Status::Exact => "exact",
+            _ => "assumed",
+        }
+        .into(),
+        ..crate::Facts::default()
+    };
+    (facts, notes)
 }

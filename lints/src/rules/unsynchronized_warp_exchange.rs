@@ -6,7 +6,7 @@ use warplint_analyzer::symbolic::{Exchange, RaceReport};
 use warplint_analyzer::Status;
 
 use crate::wording;
-use crate::{Context, Diagnostic, Facts, Label, Lint, Rule, Severity};
+use crate::{Context, Diagnostic, Label, Lint, Rule, Severity};
 
 pub struct UnsynchronizedWarpExchange;
 
@@ -232,8 +232,11 @@ fn diagnostic(ctx: &Context, r: &RaceReport, x: Exchange, others: &[(u32, u32)])
             i.callee, i.call.line
         ));
     }
-    let assumed = wording::assumptions(&r.assumptions);
-    notes.extend(assumed.iter().map(|(s, _)| format!("assumed: {s}")));
+    let (mut facts, assumed) =
+        super::control_facts(ctx, (&r.kernel_name, r.block), &r.assumptions, r.status);
+    notes.extend(assumed);
+    facts.array = obj.name.clone();
+    facts.lanes = vec![x.first_lane, x.second_lane];
     let between = if a.span.line == b.span.line && a.op == Op::Load && b.op == Op::Store {
         "between the read and the write (split the statement)".to_string()
     } else if a.span.line == b.span.line {
@@ -246,21 +249,6 @@ fn diagnostic(ctx: &Context, r: &RaceReport, x: Exchange, others: &[(u32, u32)])
          guide's rule for warp-synchronous code on compute capability 7.0+), or pass the \
          values through registers with `__shfl_down_sync`/`__shfl_xor_sync`"
     );
-    let facts = Facts {
-        kernel: r.kernel_name.clone(),
-        array: obj.name.clone(),
-        arch: ctx.arch.to_string(),
-        block: r.block,
-        lanes: vec![x.first_lane, x.second_lane],
-        assumptions: assumed.iter().map(|(s, _)| s.clone()).collect(),
-        assumption_kinds: assumed.iter().map(|(_, k)| *k).collect(),
-        status: match r.status {
-            Status::Exact => "exact",
-            _ => "assumed",
-        }
-        .into(),
-        ..Facts::default()
-    };
     Diagnostic {
         code: RULE.code,
         name: RULE.name,
