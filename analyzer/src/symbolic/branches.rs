@@ -6,7 +6,6 @@
 //! block), its condition evaluated for the lanes that reach it. A guard or
 //! condition the engine cannot evaluate makes the answer unknown.
 
-use super::assume::fail_origin;
 use super::run::{Compiled, Run};
 use super::{EngineOptions, Status};
 use crate::finding::{Assumption, UnknownReason};
@@ -59,32 +58,18 @@ impl Run<'_> {
     /// One execution of the branch by the lanes of `mask` that pass its
     /// guards (the branch run's `execute`).
     pub(super) fn branch_execute(&mut self, mask: u32) {
-        let mut m = mask;
-        for g in self.a.guards.iter() {
-            let v = self.eval(&g.cond);
-            if v.err & m != 0 {
-                self.unknown = Some(UnknownReason::DependsOn {
-                    origin: fail_origin(self.k, v.fail),
-                    differs: true,
-                });
-                return;
-            }
-            m &= if g.expect { v.truthy() } else { !v.truthy() };
-        }
+        let Some(m) = self.known_mask(&self.a.guards, mask) else {
+            return;
+        };
         if m == 0 {
             return;
         }
         let Some(cond) = self.branch.as_ref().map(|t| t.cond.clone()) else {
             return;
         };
-        let v = self.eval(&cond);
-        if v.err & m != 0 {
-            self.unknown = Some(UnknownReason::DependsOn {
-                origin: fail_origin(self.k, v.fail),
-                differs: true,
-            });
+        let Some(v) = self.eval_known(&cond, m) else {
             return;
-        }
+        };
         let (then_lanes, else_lanes) = (m & v.truthy(), m & !v.truthy());
         let (w, bid, warp) = (self.weight, self.bid, self.warp);
         let Some(t) = self.branch.as_mut() else {

@@ -9,7 +9,6 @@
 //! address or condition the engine cannot evaluate makes the answer
 //! unknown, never an exchange.
 
-use super::assume::fail_origin;
 use super::eval::Vals;
 use super::run::{Compiled, Run};
 use super::{EngineOptions, Status};
@@ -50,58 +49,37 @@ pub struct Exchange {
 
 /// What a pair run looks for.
 pub(super) struct Pair {
-    first: Access,
-    second: Access,
+    /// The accesses ([`Kernel::accesses`]), earlier first.
+    first: usize,
+    second: usize,
     pub(super) found: Option<Exchange>,
 }
 
-impl Run<'_> {
-    /// Lanes of `mask` passing `guards` and their addresses of `offset`;
-    /// `None`, with the run unknown, when either cannot be evaluated.
-    fn lanes_of(
-        &mut self,
-        guards: &[Guard],
-        offset: &crate::ir::Expr,
-        mask: u32,
-    ) -> Option<(u32, Vals)> {
-        let mut m = mask;
-        for g in guards {
-            let v = self.eval(&g.cond);
-            if v.err & m != 0 {
-                self.unknown = Some(UnknownReason::DependsOn {
-                    origin: fail_origin(self.k, v.fail),
-                    differs: true,
-                });
-                return None;
-            }
-            m &= if g.expect { v.truthy() } else { !v.truthy() };
-        }
-        let v = self.eval(offset);
-        if v.err & m != 0 {
-            self.unknown = Some(UnknownReason::DependsOn {
-                origin: fail_origin(self.k, v.fail),
-                differs: true,
-            });
-            return None;
-        }
-        Some((m, v))
+impl<'a> Run<'a> {
+    /// Lanes of `mask` passing access `a`'s guards, and its addresses.
+    fn lanes_of(&mut self, a: &Access, mask: u32) -> Option<(u32, Vals)> {
+        let m = self.known_mask(&a.guards, mask)?;
+        Some((m, self.eval_known(&a.offset, m)?))
     }
 
     /// One execution of both accesses by the lanes of `mask` (the pair
     /// run's `execute`).
     pub(super) fn pair_execute(&mut self, mask: u32) {
-        let Some((a, b)) = self
+        let Some((ai, bi)) = self
             .pair
             .as_ref()
             .filter(|p| p.found.is_none())
-            .map(|p| (p.first.clone(), p.second.clone()))
+            .map(|p| (p.first, p.second))
         else {
             return;
         };
-        let Some((ma, va)) = self.lanes_of(&a.guards, &a.offset, mask) else {
+        // The kernel outlives the run: its accesses are read in place.
+        let k: &'a Kernel = self.k;
+        let (a, b) = (&k.accesses[ai], &k.accesses[bi]);
+        let Some((ma, va)) = self.lanes_of(a, mask) else {
             return;
         };
-        let Some((mb, vb)) = self.lanes_of(&b.guards, &b.offset, mask) else {
+        let Some((mb, vb)) = self.lanes_of(b, mask) else {
             return;
         };
         if ma == 0 || mb == 0 {
@@ -230,8 +208,8 @@ fn pair_one(
     let mut run = Run::new((k, &s), &setup, model, opts, None, &mut compiled);
     run.control_mode(&setup);
     run.pair = Some(Pair {
-        first: a.clone(),
-        second: b.clone(),
+        first: ai,
+        second: bi,
         found: None,
     });
     run.all_warps();

@@ -10,12 +10,13 @@
 //! unknown, never a split.
 
 use super::assume::fail_origin;
+use super::eval::Vals;
 use super::run::{Compiled, Run};
 use super::setup::Setup;
 use super::{EngineOptions, Status};
 use crate::finding::{Assumption, UnknownReason};
 use crate::hardware::{MemoryModel, WARP};
-use crate::ir::{Access, Atom, Builtin, Expr, Inlined, Kernel, Op, Program, Span};
+use crate::ir::{Access, Atom, Builtin, Expr, Guard, Inlined, Kernel, Op, Program, Span};
 
 /// One barrier under one launch.
 #[derive(Clone, Debug)]
@@ -124,6 +125,32 @@ impl<'a> Run<'a> {
         self.reach_exited(gone);
     }
 
+    /// `e` for the lanes of `mask`; `None`, with the run unknown, where it
+    /// cannot be evaluated for one of them (a barrier's, branch's or
+    /// pair's run claims nothing it could not evaluate).
+    pub(super) fn eval_known(&mut self, e: &Expr, mask: u32) -> Option<Vals> {
+        let v = self.eval(e);
+        if v.err & mask != 0 {
+            self.unknown = Some(UnknownReason::DependsOn {
+                origin: fail_origin(self.k, v.fail),
+                differs: true,
+            });
+            return None;
+        }
+        Some(v)
+    }
+
+    /// Lanes of `mask` passing `guards`; `None`, with the run unknown,
+    /// where one cannot be evaluated for a lane still in.
+    pub(super) fn known_mask(&mut self, guards: &[Guard], mask: u32) -> Option<u32> {
+        let mut m = mask;
+        for g in guards {
+            let v = self.eval_known(&g.cond, m)?;
+            m &= if g.expect { v.truthy() } else { !v.truthy() };
+        }
+        Some(m)
+    }
+
     /// One execution of the barrier by the lanes of `mask` that pass its
     /// guards: counted per thread (the reach run's `execute`).
     pub(super) fn reach_execute(&mut self, mask: u32) {
@@ -144,14 +171,9 @@ impl<'a> Run<'a> {
             if g.exits {
                 continue;
             }
-            let v = self.eval(&g.cond);
-            if v.err & m != 0 {
-                self.unknown = Some(UnknownReason::DependsOn {
-                    origin: fail_origin(self.k, v.fail),
-                    differs: true,
-                });
+            let Some(v) = self.eval_known(&g.cond, m) else {
                 return;
-            }
+            };
             let truthy = v.truthy();
             let pass = if g.expect { truthy } else { !truthy };
             let out = m & !pass;
