@@ -377,3 +377,36 @@ int main() { k<<<1, 256>>>(0, 0); }
         loads[0].unknown_reason
     );
 }
+
+/// Which fields of one aligned element nvcc reads with one load: a load
+/// may cover bytes it does not use, one field's worth at most (measured,
+/// `fixtures/groundtruth/align/gaps.cu`: `.x .y .w` of a `float4` one
+/// `LDG.E.128`; `.x .z`, `.x .w`, `.y .w` two `LDG.E`; `.x .y .z` of a
+/// `uchar4` one 4-byte load).
+#[test]
+fn a_load_covers_at_most_one_unused_field() {
+    let widths = |ty: &str, fields: &[&str]| -> Vec<u32> {
+        let reads: Vec<String> = fields.iter().map(|f| format!("in[i].{f}")).collect();
+        let src = format!(
+            "__global__ void k(const {ty} *in, float *out) {{\n\
+             int i = blockIdx.x * blockDim.x + threadIdx.x;\n\
+             out[i] = {};\n}}\n\
+             int main() {{ k<<<1, 256>>>(0, 0); }}\n",
+            reads.join(" * ")
+        );
+        let a = analyze(src.as_bytes(), &Modern, &Options::default());
+        a.reports
+            .iter()
+            .filter(|r| r.array == "in")
+            .map(|r| r.width)
+            .collect()
+    };
+    assert_eq!(widths("float4", &["x", "y", "w"]), vec![16]);
+    assert_eq!(widths("float4", &["x", "y", "z", "w"]), vec![16]);
+    assert_eq!(widths("float4", &["x", "y"]), vec![8]);
+    assert_eq!(widths("float4", &["x", "z"]), vec![4, 4]);
+    assert_eq!(widths("float4", &["x", "w"]), vec![4, 4]);
+    assert_eq!(widths("float4", &["y", "w"]), vec![4, 4]);
+    assert_eq!(widths("uchar4", &["x", "y", "z"]), vec![4]);
+    assert_eq!(widths("uchar4", &["x", "w"]), vec![1, 1]);
+}

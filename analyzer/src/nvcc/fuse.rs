@@ -307,6 +307,25 @@ fn chain(k: &Kernel, i: usize, done: &[bool]) -> Option<Chain> {
     })
 }
 
+/// The bytes the members of a chain touch, each once.
+fn covered_bytes(k: &Kernel, members: &[(usize, u64)]) -> u64 {
+    let mut runs: Vec<(u64, u64)> = members
+        .iter()
+        .map(|&(m, at)| (at, at + u64::from(k.accesses[m].width)))
+        .collect();
+    runs.sort_unstable();
+    let mut total = 0;
+    let mut end = 0;
+    for (s, t) in runs {
+        let s = s.max(end);
+        if t > s {
+            total += t - s;
+            end = t;
+        }
+    }
+    total
+}
+
 /// Merges the field accesses nvcc merges (see the module doc).
 pub fn fuse_fields(k: &mut Kernel) {
     let n = k.accesses.len();
@@ -348,30 +367,45 @@ pub fn fuse_fields(k: &mut Kernel) {
             .map(|&(m, at)| at + k.accesses[m].width as u64)
             .max()
             .unwrap_or(0);
-        // A load may read bytes it does not use (the whole aligned span);
-        // a store writes only contiguous runs of what it was given.
+        // A load may read bytes it does not use (the whole aligned span),
+        // one field's worth at most: `.x`, `.y`, `.w` of a `float4` are one
+        // 16-byte load, `.x` and `.z` or `.x` and `.w` two 4-byte loads,
+        // `.x`, `.y`, `.z` of a `uchar4` one 4-byte load (measured:
+        // `fixtures/groundtruth/align/gaps.sass`); a store writes only
+        // contiguous runs of what it was given.
         let span = (hi - lo).next_power_of_two();
-        let groups: Vec<(u64, u64)> =
-            if op == Op::Load && lo.is_multiple_of(span) && span <= align && span <= 16 {
-                vec![(lo, span)]
-            } else {
-                let mut covered: Vec<(u64, u64)> = ch
-                    .members
-                    .iter()
-                    .map(|&(m, at)| (at, at + k.accesses[m].width as u64))
-                    .collect();
-                covered.sort_unstable();
-                let mut runs: Vec<(u64, u64)> = Vec::new();
-                for (s, t) in covered {
-                    match runs.last_mut() {
-                        Some(r) if s <= r.1 => r.1 = r.1.max(t),
-                        _ => runs.push((s, t)),
-                    }
+        let unused = span.saturating_sub(covered_bytes(k, &ch.members));
+        let narrowest = ch
+            .members
+            .iter()
+            .map(|&(m, _)| u64::from(k.accesses[m].width))
+            .min()
+            .unwrap_or(0);
+        let groups: Vec<(u64, u64)> = if op == Op::Load
+            && lo.is_multiple_of(span)
+            && span <= align
+            && span <= 16
+            && unused <= narrowest
+        {
+            vec![(lo, span)]
+        } else {
+            let mut covered: Vec<(u64, u64)> = ch
+                .members
+                .iter()
+                .map(|&(m, at)| (at, at + k.accesses[m].width as u64))
+                .collect();
+            covered.sort_unstable();
+            let mut runs: Vec<(u64, u64)> = Vec::new();
+            for (s, t) in covered {
+                match runs.last_mut() {
+                    Some(r) if s <= r.1 => r.1 = r.1.max(t),
+                    _ => runs.push((s, t)),
                 }
-                runs.into_iter()
-                    .flat_map(|(s, t)| pieces(s, t, align))
-                    .collect()
-            };
+            }
+            runs.into_iter()
+                .flat_map(|(s, t)| pieces(s, t, align))
+                .collect()
+        };
         for (start, width) in groups {
             let inside: Vec<usize> = ch
                 .members
