@@ -526,6 +526,9 @@ pub struct MemObject {
     pub elem_size: u64,
     /// The element type's alignment in bytes (1 when unknown).
     pub elem_align: u64,
+    /// Where the element type's `struct` keyword is written, when the
+    /// element is a struct defined in a file (GM004 raises its alignment).
+    pub elem_keyword: Option<Span>,
     /// Dimensions outermost first; `None` for an unsized (`extern`, pointer) one.
     pub dims: Vec<Option<u64>>,
     pub decl: Span,

@@ -173,7 +173,10 @@ fn sarif_is_valid_2_1_0() {
         .collect();
     assert_eq!(
         rules,
-        vec!["GM001", "GM002", "SM001", "RL001", "CM001", "SY001", "CF001", "SY002", "GM003"]
+        vec![
+            "GM001", "GM002", "SM001", "RL001", "CM001", "SY001", "CF001", "SY002", "GM003",
+            "GM004"
+        ]
     );
     for r in run["results"].as_array().unwrap() {
         let uri = r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
@@ -427,7 +430,9 @@ fn the_example_config_parses_and_drives_settings() {
     let text = stdout(&out);
     assert!(text.contains("arch: sm_90"), "{text}");
     assert!(
-        text.contains("select: CF001, CM001, GM001, GM002, GM003, RL001, SM001, SY001, SY002"),
+        text.contains(
+            "select: CF001, CM001, GM001, GM002, GM003, GM004, RL001, SM001, SY001, SY002"
+        ),
         "{text}"
     );
 }

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{root, stdout, warplint};
+use common::{root, stdout, temp_project, warplint};
 
 fn cases() -> Vec<(String, String)> {
     let mut v = Vec::new();
@@ -105,4 +105,97 @@ fn transpose_gets_the_33_padding_fix() {
         d["help"]
     );
     assert_eq!(d["lanes"].as_array().unwrap().len(), 32);
+}
+
+/// GM004 on structs in a header: the finding is re-checked by analysing
+/// the kernel with the header's struct aligned, and offered as help only
+/// (a fix edits the file checked); a template is named without its
+/// arguments; a struct a macro writes is not reported (its keyword is not
+/// in the text); a 12-byte struct is not reported (padding measured
+/// slower); nor a whole element loaded into a variable, or a changed
+/// variable stored (nvcc moves the fields used, measured).
+#[test]
+fn underaligned_structs_in_a_header() {
+    let dir = temp_project(
+        "gm004-header",
+        &[
+            (
+                "types.h",
+                "#pragma once\n\
+                 struct Particle { float x, y, z; int id; };\n\
+                 #define DEFINE_PAIR(name) struct name { float a, b; }\n\
+                 DEFINE_PAIR(Pair);\n\
+                 template <typename T> struct Vec2 { T a, b; };\n\
+                 struct Point { float x, y, z; };\n",
+            ),
+            (
+                "k.cu",
+                "#include \"types.h\"\n\
+                 __global__ void copy(const Particle *in, Particle *out) {\n\
+                 int i = blockIdx.x * blockDim.x + threadIdx.x;\n\
+                 out[i] = in[i];\n}\n\
+                 __global__ void pairs(const Pair *in, float *out) {\n\
+                 int i = blockIdx.x * blockDim.x + threadIdx.x;\n\
+                 out[i] = in[i].a * in[i].b;\n}\n\
+                 __global__ void vecs(const Vec2<float> *in, float *out) {\n\
+                 int i = blockIdx.x * blockDim.x + threadIdx.x;\n\
+                 out[i] = in[i].a * in[i].b;\n}\n\
+                 __global__ void points(const Point *in, Point *out) {\n\
+                 int i = blockIdx.x * blockDim.x + threadIdx.x;\n\
+                 out[i] = in[i];\n}\n\
+                 __global__ void one_field(const Particle *in, float *out) {\n\
+                 int i = blockIdx.x * blockDim.x + threadIdx.x;\n\
+                 Particle v = in[i];\n\
+                 out[i] = v.x;\n}\n\
+                 __global__ void changed(const Particle *in, Particle *out) {\n\
+                 int i = blockIdx.x * blockDim.x + threadIdx.x;\n\
+                 Particle v = in[i];\n\
+                 v.x += 1.0f;\n\
+                 out[i] = v;\n}\n\
+                 int main() { copy<<<64, 256>>>(0, 0); pairs<<<64, 256>>>(0, 0);\n\
+                 vecs<<<64, 256>>>(0, 0); points<<<64, 256>>>(0, 0);\n\
+                 one_field<<<64, 256>>>(0, 0); changed<<<64, 256>>>(0, 0); }\n",
+            ),
+        ],
+    );
+    let file = dir.join("k.cu");
+    let out = warplint(&[
+        "check",
+        "--isolated",
+        "--select",
+        "GM004",
+        "--output-format",
+        "json",
+        file.to_str().unwrap(),
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let found: Vec<(String, u64)> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["array"].as_str().unwrap().to_string(),
+                d["location"]["row"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        vec![("out".into(), 4), ("in".into(), 4), ("in".into(), 12)],
+        "{v:#}"
+    );
+    for d in v.as_array().unwrap() {
+        assert!(d["fix"].is_null(), "a header is not edited: {d:#}");
+    }
+    let help = v[2]["help"].as_str().unwrap();
+    assert!(help.contains("`struct __align__(8) Vec2`"), "{help}");
+    assert!(
+        v[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("4 stores of 4 bytes (64 sectors per warp); aligned to 16 bytes, 1 store of 16 bytes (16 sectors)"),
+        "{}",
+        v[0]["message"]
+    );
 }

@@ -16,7 +16,7 @@ pub mod wording;
 use std::collections::BTreeSet;
 
 use warplint_analyzer::finding::Assumption;
-use warplint_analyzer::ir::{Access, Kernel, MemObject};
+use warplint_analyzer::ir::{Access, Kernel, MemObject, Span};
 use warplint_analyzer::{AccessReport, Arch, FileAnalysis, MemoryModel, Options, Status};
 
 pub use diagnostic::{Applicability, Diagnostic, Edit, Facts, Fix, Label, Severity};
@@ -251,6 +251,35 @@ pub fn sites<'a>(
         .collect()
 }
 
+/// One cause, one finding: a GM001 finding on an access GM004 reports
+/// (its pieces are what the struct's alignment splits) is left to GM004,
+/// whose fix removes it.
+fn yield_to_alignment(out: &mut Vec<Diagnostic>) {
+    let covered: Vec<(Span, String)> = out
+        .iter()
+        .filter(|d| d.code == "GM004")
+        .flat_map(|d| {
+            std::iter::once(d.span)
+                .chain(d.related.iter().map(|l| l.span))
+                .map(|s| (s, d.facts.array.clone()))
+        })
+        .collect();
+    out.retain(|d| {
+        d.code != "GM001"
+            || !covered
+                .iter()
+                .any(|(s, a)| *s == d.span && *a == d.facts.array)
+    });
+}
+
+/// Why a rule's unsafe fix is unsafe, in a few words.
+pub fn unsafe_why(code: &str) -> &'static str {
+    match code {
+        "GM004" => "alignment can change the layout of structs that contain the type",
+        _ => "padding changes the shared-memory footprint",
+    }
+}
+
 /// Every rule, in code order.
 pub fn rules() -> impl Iterator<Item = &'static Rule> {
     LINTS.iter().map(|l| l.rule())
@@ -311,6 +340,7 @@ pub fn check(ctx: &Context, selected: &BTreeSet<&'static str>) -> Vec<Diagnostic
             lint.check(ctx, &mut out);
         }
     }
+    yield_to_alignment(&mut out);
     for d in &mut out {
         if d.facts.status == Status::Assumed.name() {
             d.severity = ctx.thresholds.assumed_severity.apply(d.severity);

@@ -30,7 +30,7 @@ impl Default for FixBudget {
 
 impl FixBudget {
     /// Takes one re-analysis; `false` (and `ran_out` set) when none is left.
-    fn take(&mut self) -> bool {
+    pub(crate) fn take(&mut self) -> bool {
         if self.left == 0 {
             self.ran_out = true;
             return false;

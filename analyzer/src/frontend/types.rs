@@ -52,6 +52,10 @@ pub struct StructDef {
     pub fields: Vec<Field>,
     pub size: u64,
     pub align: u64,
+    /// Where its `struct`/`class` keyword is written (a fix that raises
+    /// its alignment writes `__align__(n)` after it), when the definition
+    /// is in a file, not made by a macro.
+    pub keyword: Option<crate::ir::Span>,
 }
 
 impl Ty {
@@ -138,6 +142,7 @@ pub fn layout_struct(
         fields: out,
         size: if off == 0 { 1 } else { round_up(off, align) },
         align,
+        keyword: None,
     })
 }
 

@@ -203,8 +203,23 @@ fn print_found(out: &mut String, args: &CheckArgs, merged: &Merged, count: usize
         let _ = writeln!(out, "[*] {safe} fixable with the `--fix` option.");
     }
     if unsafe_ > 0 && !args.unsafe_fixes {
-        let _ = writeln!(out,
-            "[*] {unsafe_} fixable with `--fix --unsafe-fixes` (padding changes the shared-memory footprint)."
+        let mut why: Vec<&str> = merged
+            .results
+            .iter()
+            .flat_map(|f| &f.diagnostics)
+            .filter(|d| {
+                d.fix
+                    .as_ref()
+                    .is_some_and(|x| x.applicability == Applicability::Unsafe)
+            })
+            .map(|d| warplint_lints::unsafe_why(d.code))
+            .collect();
+        why.sort_unstable();
+        why.dedup();
+        let _ = writeln!(
+            out,
+            "[*] {unsafe_} fixable with `--fix --unsafe-fixes` ({}).",
+            why.join("; ")
         );
     }
 }

@@ -177,7 +177,12 @@ pub fn quick_fix(uri: &Url, index: &LineIndex, d: &Diagnostic) -> Option<CodeAct
     let title = if safe {
         format!("{} ({})", fix.message, d.code)
     } else {
-        format!("{} ({}, unsafe: {})", fix.message, d.code, unsafe_why())
+        format!(
+            "{} ({}, unsafe: {})",
+            fix.message,
+            d.code,
+            warplint_lints::unsafe_why(d.code)
+        )
     };
     Some(CodeAction {
         title,
@@ -191,11 +196,6 @@ pub fn quick_fix(uri: &Url, index: &LineIndex, d: &Diagnostic) -> Option<CodeAct
         disabled: None,
         data: None,
     })
-}
-
-/// Why an unsafe fix is unsafe (the only unsafe fix is padding).
-fn unsafe_why() -> &'static str {
-    "changes the shared-memory footprint"
 }
 
 #[cfg(test)]

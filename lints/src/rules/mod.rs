@@ -7,6 +7,7 @@ mod misaligned_global_access;
 mod resource_limit;
 mod shared_bank_conflict;
 mod uncoalesced_global_access;
+mod underaligned_element;
 mod unpitched_2d_array;
 mod unsynchronized_warp_exchange;
 
@@ -23,6 +24,7 @@ pub static LINTS: &[&dyn Lint] = &[
     &divergent_branch::DivergentBranch,
     &unsynchronized_warp_exchange::UnsynchronizedWarpExchange,
     &unpitched_2d_array::Unpitched2dArray,
+    &underaligned_element::UnderalignedElement,
 ];
 
 /// A warp whose active lanes touch consecutive elements in lane order,

@@ -490,6 +490,11 @@ impl<'a, 't> Lowerer<'a, 't> {
         }
         let elem_size = self.elem_size(&t).unwrap_or(0);
         let elem_align = align_of(&t, self.structs()).unwrap_or(1);
+        let elem_keyword = match &t {
+            Ty::Struct(i) => self.structs().get(*i).and_then(|s| s.keyword),
+            Ty::Instance(s) => s.keyword,
+            _ => None,
+        };
         let volatile = decl_text.contains("volatile");
         self.k.objects.push(MemObject {
             volatile,
@@ -499,6 +504,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             elem_type: elem_text,
             elem_size,
             elem_align,
+            elem_keyword,
             dims,
             decl,
             decl_text,

@@ -81,7 +81,7 @@ impl<'s> Src<'s> {
             None => String::new(),
         }
     }
-    fn span(&self, n: Node) -> Span {
+    pub(crate) fn span(&self, n: Node) -> Span {
         self.at
             .unwrap_or_else(|| self.map.span(n.start_byte(), n.end_byte()))
     }

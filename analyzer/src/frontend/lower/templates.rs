@@ -232,8 +232,9 @@ impl<'a, 't> Lowerer<'a, 't> {
         self.scopes = saved;
         self.tscopes.pop();
         let force = ssrc.align_in(node.start_byte(), body.start_byte());
-        let def =
+        let mut def =
             crate::frontend::types::layout_struct(key.clone(), fields, force, self.structs())?;
+        def.keyword = crate::frontend::tu::struct_keyword(node, &msrc);
         let ty = Ty::Instance(std::sync::Arc::new(def));
         self.instances.insert(key.clone(), (name, args));
         self.instance_types.insert(key, ty.clone());

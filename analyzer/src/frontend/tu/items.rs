@@ -55,7 +55,8 @@ impl<'t> Tu<'t> {
                 }
             }
         }
-        let def = layout_struct(name.clone(), fields, force, &self.structs)?;
+        let mut def = layout_struct(name.clone(), fields, force, &self.structs)?;
+        def.keyword = struct_keyword(n, &src);
         self.structs.push(def);
         let id = self.structs.len() - 1;
         self.struct_names.insert(name, id);
@@ -389,4 +390,14 @@ pub(crate) fn function_name(decl: Node, src: &Src) -> Result<Option<String>, ()>
         }
     }
     Err(())
+}
+
+/// Where the `struct`/`class` keyword of definition `n` is written: `None`
+/// when a macro wrote it (the span is then the macro's use, not the keyword).
+pub(crate) fn struct_keyword(n: Node, src: &Src) -> Option<crate::ir::Span> {
+    let kw = n.child(0)?;
+    let text = src.text(kw);
+    let span = src.span(kw);
+    (matches!(text.as_str(), "struct" | "class") && span.end - span.start == text.len())
+        .then_some(span)
 }

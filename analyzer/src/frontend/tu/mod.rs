@@ -18,6 +18,7 @@
 
 mod host_values;
 mod items;
+pub(crate) use items::struct_keyword;
 mod launch_sites;
 mod macro_sites;
 mod prepared;
