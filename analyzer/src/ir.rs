@@ -637,6 +637,10 @@ pub struct Access {
     /// same loop iteration have nothing between them that orders one
     /// lane's access against another's (`symbolic/races.rs`).
     pub epoch: u32,
+    /// Made by a cache-hinted intrinsic (`__ldg`, `__stcs`, …): its own
+    /// instruction, never merged with a neighbour (measured: two `__ldg`s
+    /// of `.x` and `.y` stay two `LDG.E.CONSTANT`).
+    pub hinted: bool,
 }
 
 /// A load nvcc hoists out of a loop: the loop, and the line Nsight Compute

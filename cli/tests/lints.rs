@@ -109,8 +109,8 @@ fn transpose_gets_the_33_padding_fix() {
 
 /// GM004 on structs in a header: the finding is re-checked by analysing
 /// the kernel with the header's struct aligned, and offered as help only
-/// (a fix edits the file checked); a template is named without its
-/// arguments; a struct a macro writes is not reported (its keyword is not
+/// (a fix edits the file checked); a template is not reported (one
+/// declaration serves instances of other sizes); a struct a macro writes is not reported (its keyword is not
 /// in the text); a 12-byte struct is not reported (padding measured
 /// slower); nor a whole element loaded into a variable, or a changed
 /// variable stored (nvcc moves the fields used, measured).
@@ -180,16 +180,12 @@ fn underaligned_structs_in_a_header() {
             )
         })
         .collect();
-    assert_eq!(
-        found,
-        vec![("out".into(), 4), ("in".into(), 4), ("in".into(), 12)],
-        "{v:#}"
-    );
+    assert_eq!(found, vec![("out".into(), 4), ("in".into(), 4)], "{v:#}");
     for d in v.as_array().unwrap() {
         assert!(d["fix"].is_null(), "a header is not edited: {d:#}");
     }
-    let help = v[2]["help"].as_str().unwrap();
-    assert!(help.contains("`struct __align__(8) Vec2`"), "{help}");
+    let help = v[0]["help"].as_str().unwrap();
+    assert!(help.contains("`struct __align__(16) Particle`"), "{help}");
     assert!(
         v[0]["message"]
             .as_str()

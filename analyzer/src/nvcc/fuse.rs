@@ -198,6 +198,7 @@ fn chain(k: &Kernel, i: usize, done: &[bool]) -> Option<Chain> {
         || obj.volatile
         || a.op == Op::Atomic
         || a.unknown.is_some()
+        || a.hinted
     {
         return None;
     }
@@ -233,7 +234,17 @@ fn chain(k: &Kernel, i: usize, done: &[bool]) -> Option<Chain> {
         let bytes = (d, d + b.width as i64);
         let in_element =
             b.obj == a.obj && r.same(&rest) && bytes.0 >= base && bytes.1 <= base + e as i64;
-        if in_element && !done[j] && b.op == a.op && b.unknown.is_none() && same_place(a, b) {
+        // Fields of one width only: a `double` and an `int` of one 16-byte
+        // aligned struct stay an `LDG.E.64` and an `LDG.E` (measured,
+        // `fixtures/groundtruth/align/`).
+        if in_element
+            && !done[j]
+            && b.op == a.op
+            && b.width == a.width
+            && !b.hinted
+            && b.unknown.is_none()
+            && same_place(a, b)
+        {
             if written.iter().any(|w| overlaps(*w, bytes)) {
                 ended = true;
                 break;

@@ -430,6 +430,7 @@ pub(super) fn stand_in(
         hoisted: None,
         select_at: None,
         epoch: 0,
+        hinted: false,
     }
 }
 

@@ -87,9 +87,11 @@ struct SiteCost {
     executions: f64,
 }
 
-/// Keyed by (launch, op, span start as in the unedited file), with the
-/// access's span and text.
-type Sites = BTreeMap<(usize, Op, usize), (SiteCost, Span, String)>;
+/// A site's key: (launch, op, span start as in the unedited file).
+type Key = (usize, Op, usize);
+
+/// The sites of one array, with each access's span and text.
+type Sites = BTreeMap<Key, (SiteCost, Span, String)>;
 
 /// The accesses of `array` in kernel `kernel` by site; `None` when one of
 /// them is unknown or its cost is not a global one.
@@ -126,7 +128,7 @@ fn site_costs<'a>(
 }
 
 /// Instructions and sectors per block of the sites in `keys`.
-fn totals(sites: &Sites, keys: &[(usize, Op, usize)]) -> (f64, f64) {
+fn totals(sites: &Sites, keys: &[Key]) -> (f64, f64) {
     keys.iter()
         .filter_map(|k| sites.get(k))
         .fold((0.0, 0.0), |(i, s), (c, _, _)| {
@@ -138,36 +140,64 @@ fn totals(sites: &Sites, keys: &[(usize, Op, usize)]) -> (f64, f64) {
 }
 
 /// The object's struct, when GM004 may be about it: a global array of a
-/// struct defined in a file, 2, 4, 8 or 16 bytes, aligned below its size.
+/// struct (not a template's instance: one declaration serves instances of
+/// other sizes) defined in a file, 2, 4, 8 or 16 bytes, aligned below its
+/// size.
 fn candidate(o: &MemObject) -> Option<Span> {
-    (o.space == Space::Global && WIDE.contains(&o.elem_size) && o.elem_align < o.elem_size)
-        .then_some(o.elem_keyword)
-        .flatten()
+    (o.space == Space::Global
+        && WIDE.contains(&o.elem_size)
+        && o.elem_align < o.elem_size
+        && !o.elem_type.contains('<'))
+    .then_some(o.elem_keyword)
+    .flatten()
 }
 
-/// The source with `__align__(n)` written after the struct keyword at
-/// `kw`, and the options that re-analyse `kernel`'s `array` on it.
-fn aligned_analysis(
-    ctx: &Context,
-    k: &Kernel,
-    o: &MemObject,
-    kw: Span,
-    insert: &str,
-) -> Option<FileAnalysis> {
+/// The text of file `file` of the unit (0: the file checked; else the
+/// header the program read).
+fn file_text<'a>(ctx: &'a Context, file: u32) -> Option<&'a [u8]> {
+    if file == 0 {
+        return Some(ctx.source);
+    }
+    let path = ctx.analysis.program.files.get(file as usize - 1)?;
+    let h = ctx
+        .options
+        .frontend
+        .headers
+        .iter()
+        .find(|h| &h.path == path)?;
+    Some(&h.text)
+}
+
+/// The definition's head, from after its keyword to its body (`Name`, or
+/// nothing for `typedef struct { … } Name`), when it asks for no
+/// alignment or packing of its own: adding `__align__` beside one would
+/// not do what the re-analysis assumes (nvcc keeps the first).
+fn plain_head(text: &[u8], kw: Span) -> Option<String> {
+    let rest = text.get(kw.end..)?;
+    let end = rest.iter().position(|&b| b == b'{' || b == b';')?;
+    let head = String::from_utf8_lossy(&rest[..end]).trim().to_string();
+    let own = ["align", "packed", "declspec", "attribute"];
+    (!own.iter().any(|w| head.contains(w))).then_some(head)
+}
+
+/// `text` with `insert` written after the struct keyword at `kw`.
+fn with_insert(text: &[u8], kw: Span, insert: &str) -> Option<Vec<u8>> {
+    let word = text.get(kw.start..kw.end)?;
+    (word == b"struct" || word == b"class").then_some(())?;
+    let mut t = Vec::with_capacity(text.len() + insert.len());
+    t.extend_from_slice(text.get(..kw.end)?);
+    t.extend_from_slice(insert.as_bytes());
+    t.extend_from_slice(text.get(kw.end..)?);
+    Some(t)
+}
+
+/// The file analysed again with `insert` written after the struct keyword
+/// at `kw` (in the file, or in the header the program read): every kernel,
+/// so that a struct holding this one shows its new size.
+fn aligned_analysis(ctx: &Context, kw: Span, insert: &str) -> Option<FileAnalysis> {
     let mut options = ctx.options.clone();
-    options.frontend.only_kernel = Some(k.name.clone());
-    options.engine.only_array = Some(o.name.clone());
-    let edit = |text: &[u8]| -> Option<Vec<u8>> {
-        (text.get(kw.start..kw.end)? == b"struct" || text.get(kw.start..kw.end)? == b"class")
-            .then_some(())?;
-        let mut t = Vec::with_capacity(text.len() + insert.len());
-        t.extend_from_slice(text.get(..kw.end)?);
-        t.extend_from_slice(insert.as_bytes());
-        t.extend_from_slice(text.get(kw.end..)?);
-        Some(t)
-    };
     if kw.file == 0 {
-        let edited = edit(ctx.source)?;
+        let edited = with_insert(ctx.source, kw, insert)?;
         options.frontend.reparse = ctx.analysis.parsed.clone().map(|base| Reparse {
             base,
             start: kw.end,
@@ -182,10 +212,37 @@ fn aligned_analysis(
             .headers
             .iter_mut()
             .find(|h| &h.path == path)?;
-        h.text = edit(&h.text)?;
+        h.text = with_insert(&h.text, kw, insert)?;
         options.frontend.reparse = None;
         Some(analyze(ctx.source, ctx.model, &options))
     }
+}
+
+/// The element types, other than the struct at `kw`, whose size changes
+/// once it is aligned: structs that hold it.
+fn grown(ctx: &Context, after: &FileAnalysis, kw: Span) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for k in &ctx.analysis.program.kernels {
+        let Some(a) = after
+            .program
+            .kernels
+            .iter()
+            .find(|x| x.display_name == k.display_name)
+        else {
+            continue;
+        };
+        for o in k.objects.iter().filter(|o| o.elem_keyword != Some(kw)) {
+            let changed = a
+                .objects
+                .iter()
+                .any(|n| n.name == o.name && n.elem_size != o.elem_size);
+            let ty = o.elem_type.trim_start_matches("struct ").trim().to_string();
+            if changed && !out.contains(&ty) {
+                out.push(ty);
+            }
+        }
+    }
+    out
 }
 
 impl Lint for UnderalignedElement {
@@ -198,45 +255,84 @@ impl Lint for UnderalignedElement {
             return; // a Rust struct's alignment is `#[repr(align(n))]`: not offered yet
         }
         let mut budget = FixBudget::default();
-        for (ki, k) in ctx.analysis.program.kernels.iter().enumerate() {
-            for (oi, o) in k.objects.iter().enumerate() {
-                let Some(kw) = candidate(o) else { continue };
-                let narrow = k
-                    .accesses
-                    .iter()
-                    .any(|a| a.obj == oi && u64::from(a.width) < o.elem_size);
-                if !narrow {
-                    continue;
-                }
-                let mine = || ctx.analysis.reports.iter().filter(|r| r.kernel == ki);
-                let known = ctx.known_reports().filter(|r| r.kernel == ki);
-                if known.filter(|r| r.array == o.name).count()
-                    != mine().filter(|r| r.array == o.name).count()
-                {
-                    continue;
-                }
-                let Some(before) = site_costs(mine(), &k.display_name, &o.name, |s| s) else {
-                    continue;
-                };
-                if !budget.take() {
-                    return;
-                }
-                let insert = format!(" __align__({})", o.elem_size);
-                let Some(after) = aligned_analysis(ctx, k, o, kw, &insert) else {
-                    continue;
-                };
-                let unshift = |s: Span| shifted_back(s, kw, insert.len());
-                let Some(after) =
-                    site_costs(after.reports.iter(), &k.display_name, &o.name, unshift)
-                else {
+        for (kw, size, arrays) in candidates(ctx) {
+            let Some(head) = file_text(ctx, kw.file).and_then(|t| plain_head(t, kw)) else {
+                continue;
+            };
+            if !budget.take() {
+                return;
+            }
+            let insert = format!(" __align__({size})");
+            let Some(after) = aligned_analysis(ctx, kw, &insert) else {
+                continue;
+            };
+            let grows = grown(ctx, &after, kw);
+            let change = Change {
+                kw,
+                insert: &insert,
+                head: &head,
+                grows: &grows,
+            };
+            let unshift = |s: Span| shifted_back(s, kw, insert.len());
+            for (ki, oi) in arrays {
+                let k = &ctx.analysis.program.kernels[ki];
+                let o = &k.objects[oi];
+                let mine = ctx.analysis.reports.iter().filter(|r| r.kernel == ki);
+                let before = site_costs(mine, &k.display_name, &o.name, |s| s);
+                let now = site_costs(after.reports.iter(), &k.display_name, &o.name, unshift);
+                let (Some(before), Some(now)) = (before, now) else {
                     continue;
                 };
-                if let Some(d) = finding(ctx, ki, oi, kw, &insert, &before, &after) {
-                    out.push(d);
+                let copies = copies(ctx, ki);
+                for op in [Op::Load, Op::Store] {
+                    let Some((li, changed)) = best_launch(&copies, op, &before, &now) else {
+                        continue;
+                    };
+                    for cluster in clusters(&changed, &now, op) {
+                        let site = Site {
+                            li,
+                            op,
+                            changed: cluster,
+                            before: &before,
+                            after: &now,
+                        };
+                        if let Some(d) = diagnostic(ctx, (ki, oi), &change, &site) {
+                            out.push(d);
+                        }
+                    }
                 }
             }
         }
     }
+}
+
+/// A struct's keyword, its size, and the (kernel, array) pairs holding it.
+type Candidate = (Span, u64, Vec<(usize, usize)>);
+
+/// The arrays GM004 may be about, by the struct they hold (its keyword and
+/// size): one re-analysis of the file per struct. An array qualifies when
+/// some access to it is narrower than its element and none is unknown.
+fn candidates(ctx: &Context) -> Vec<Candidate> {
+    let mut structs: Vec<Candidate> = Vec::new();
+    for (ki, k) in ctx.analysis.program.kernels.iter().enumerate() {
+        for (oi, o) in k.objects.iter().enumerate() {
+            let Some(kw) = candidate(o) else { continue };
+            let narrow = k
+                .accesses
+                .iter()
+                .any(|a| a.obj == oi && u64::from(a.width) < o.elem_size);
+            let mine = |r: &&AccessReport| r.kernel == ki && r.array == o.name;
+            let all = ctx.analysis.reports.iter().filter(mine).count();
+            if !narrow || all != ctx.known_reports().filter(mine).count() {
+                continue;
+            }
+            match structs.iter_mut().find(|(s, _, _)| *s == kw) {
+                Some(e) => e.2.push((ki, oi)),
+                None => structs.push((kw, o.elem_size, vec![(ki, oi)])),
+            }
+        }
+    }
+    structs
 }
 
 /// `s` as it lies in the unedited file, `len` bytes having been written
@@ -249,86 +345,90 @@ fn shifted_back(mut s: Span, kw: Span, len: usize) -> Span {
     s
 }
 
-/// The finding for object `oi` of kernel `ki` under the first launch where
-/// the aligned struct takes fewer instructions and no more sectors.
-fn finding(
-    ctx: &Context,
-    ki: usize,
-    oi: usize,
-    kw: Span,
-    insert: &str,
+/// The sites of `op` under launch `li` the alignment changes (moved in
+/// fewer, wider instructions, or merged into another site's), when it
+/// leaves them fewer instructions and no more sectors.
+fn changed_sites(
+    copies: &[(usize, Span)],
+    li: usize,
+    op: Op,
     before: &Sites,
     after: &Sites,
-) -> Option<Diagnostic> {
-    let k = &ctx.analysis.program.kernels[ki];
-    let o = &k.objects[oi];
-    let launches: Vec<usize> = before.keys().map(|(l, _, _)| *l).collect();
-    let copies = copies(ctx, ki);
-    for li in launches {
-        // The sites the alignment changes: moved in fewer, wider
-        // instructions, or merged into another site's.
-        let changed: Vec<(usize, Op, usize)> = before
+) -> Option<Vec<Key>> {
+    let changed: Vec<Key> = before
+        .iter()
+        .filter(|(key, (b, span, _))| {
+            key.0 == li
+                && key.1 == op
+                && predictable(copies, key, b, *span)
+                && after
+                    .get(key)
+                    .is_none_or(|(a, _, _)| a.pieces < b.pieces || a.width > b.width)
+        })
+        .map(|(key, _)| *key)
+        .collect();
+    changed.iter().find(|key| after.contains_key(key))?;
+    let (ib, sb) = totals(before, &changed);
+    let (ia, sa) = totals(after, &changed);
+    (ia < ib - 1e-9 && sa <= sb + 1e-9).then_some(changed)
+}
+
+/// The launch where aligning saves the most sectors per warp for `op`, and
+/// its changed sites.
+fn best_launch(
+    copies: &[(usize, Span)],
+    op: Op,
+    before: &Sites,
+    after: &Sites,
+) -> Option<(usize, Vec<Key>)> {
+    let mut launches: Vec<usize> = before.keys().map(|(l, _, _)| *l).collect();
+    launches.dedup();
+    let saved = |keys: &[Key]| {
+        let per = keys
             .iter()
-            .filter(|(key, (b, span, _))| {
-                key.0 == li
-                    && predictable(&copies, key, b, *span)
-                    && after
-                        .get(key)
-                        .is_none_or(|(a, _, _)| a.pieces < b.pieces || a.width > b.width)
-            })
-            .map(|(key, _)| *key)
-            .collect();
-        let Some(primary) = changed.iter().find(|key| after.contains_key(key)) else {
-            continue;
-        };
-        let (ib, sb) = totals(before, &changed);
-        let (ia, sa) = totals(after, &changed);
-        if ia >= ib - 1e-9 || sa > sb + 1e-9 {
+            .filter_map(|k| before.get(k))
+            .map(|(c, _, _)| c.executions)
+            .fold(0.0f64, f64::max)
+            .max(1e-9);
+        (totals(before, keys).1 - totals(after, keys).1) / per
+    };
+    launches
+        .into_iter()
+        .filter_map(|li| Some((li, changed_sites(copies, li, op, before, after)?)))
+        .fold(
+            None,
+            |best: Option<(usize, Vec<Key>)>, (li, keys)| match best {
+                Some((bl, bk)) if saved(&bk) >= saved(&keys) => Some((bl, bk)),
+                _ => Some((li, keys)),
+            },
+        )
+}
+
+/// The changed sites by the access nvcc keeps: each site still there once
+/// the struct is aligned, with the sites merged into it (a load merges
+/// into the first of its fields, a store into the last: `nvcc::fuse`).
+fn clusters(changed: &[Key], after: &Sites, op: Op) -> Vec<Vec<Key>> {
+    let mut sorted = changed.to_vec();
+    sorted.sort_by_key(|k| k.2);
+    let kept: Vec<usize> = (0..sorted.len())
+        .filter(|&i| after.contains_key(&sorted[i]))
+        .collect();
+    let mut out: Vec<Vec<Key>> = kept.iter().map(|&i| vec![sorted[i]]).collect();
+    for (i, key) in sorted.iter().enumerate() {
+        if after.contains_key(key) {
             continue;
         }
-        let (b, span, _) = &before[primary];
-        let (a, _, _) = &after[primary];
-        let r =
-            ctx.analysis.reports.iter().find(|r| {
-                r.kernel == ki && r.launch == li && r.array == o.name && r.span == *span
-            })?;
-        let narrowest = changed.iter().map(|key| before[key].0.width).min();
-        let per_warp = |i: f64, s: f64| Counts {
-            instructions: (i / b.executions.max(1e-9)).round() as u32,
-            width: 0,
-            sectors: s / b.executions.max(1e-9),
+        let before = kept.iter().rposition(|&k| k < i);
+        let after_it = kept.iter().position(|&k| k > i);
+        let home = match op {
+            Op::Store => after_it.or(before),
+            _ => before.or(after_it),
         };
-        let was = Counts {
-            width: narrowest.unwrap_or(b.width),
-            ..per_warp(ib, sb)
-        };
-        let now = Counts {
-            width: a.width,
-            ..per_warp(ia, sa)
-        };
-        // The accesses merged, in source order.
-        let mut texts: Vec<String> = Vec::new();
-        let mut others = Vec::new();
-        let mut all: Vec<&(SiteCost, Span, String)> = changed.iter().map(|k| &before[k]).collect();
-        all.sort_by_key(|(_, s, _)| (s.file, s.start));
-        for (_, s, t) in all {
-            if !texts.contains(t) {
-                texts.push(t.clone());
-            }
-            if s != span {
-                others.push(*s);
-            }
+        if let Some(h) = home {
+            out[h].push(*key);
         }
-        return Some(diagnostic(
-            ctx,
-            (k, o),
-            r,
-            (kw, insert),
-            (was, now),
-            (texts, others),
-        ));
     }
-    None
+    out
 }
 
 /// Whether nvcc's instructions for a site follow from the struct's
@@ -339,44 +439,56 @@ fn finding(
 /// nvcc loads only the fields used later. Nor is a store of a variable
 /// (`out[i] = v;` after `v.x += 1`): nvcc stores it field by field, and
 /// aligned to 16 bytes a 16-byte struct of four fields was still three
-/// stores.
-fn predictable(
-    copies: &[(usize, Span)],
-    key: &(usize, Op, usize),
-    c: &SiteCost,
-    span: Span,
-) -> bool {
+/// stores; nor a store of a choice between two loads (`c ? a[i] : b[i]`).
+fn predictable(copies: &[(usize, Span)], key: &Key, c: &SiteCost, span: Span) -> bool {
     c.pieces == 1
         || copies.iter().any(|(l, at)| {
             *l == key.0 && at.file == span.file && at.start <= span.start && span.end <= at.end
         })
 }
 
-/// The element copies of kernel `ki`, by launch: a store in pieces whose
-/// span holds a load in pieces (`out[i] = in[i]`).
+/// The right-hand side of an assignment's text (`out[i] = in[i]`), not of
+/// a compound one or a comparison.
+fn assigned(text: &str) -> Option<&str> {
+    let b = text.as_bytes();
+    let at = (0..b.len()).find(|&i| {
+        b[i] == b'='
+            && b.get(i + 1) != Some(&b'=')
+            && (i == 0 || !b"=<>!+-*/%&|^".contains(&b[i - 1]))
+    })?;
+    Some(text[at + 1..].trim().trim_end_matches(';').trim())
+}
+
+/// The element copies of kernel `ki`, by launch: a store whose value is a
+/// load (`out[i] = in[i]`), one of them in pieces, either side in global or
+/// shared memory (a shared array is placed aligned: its side may be whole).
 fn copies(ctx: &Context, ki: usize) -> Vec<(usize, Span)> {
-    let mut seen: Vec<(usize, Op, Span, u32)> = Vec::new();
+    let mut seen: Vec<(&AccessReport, u32)> = Vec::new();
     for r in ctx.analysis.reports.iter() {
-        if r.kernel != ki || r.space != Space::Global || r.op == Op::Atomic {
+        if r.kernel != ki || r.op == Op::Atomic {
             continue;
         }
         match seen
             .iter_mut()
-            .find(|(l, op, s, _)| *l == r.launch && *op == r.op && *s == r.span)
+            .find(|(x, _)| x.launch == r.launch && x.op == r.op && x.span == r.span)
         {
-            Some(e) => e.3 += 1,
-            None => seen.push((r.launch, r.op, r.span, 1)),
+            Some(e) => e.1 += 1,
+            None => seen.push((r, 1)),
         }
     }
-    let piecewise = |op: Op| seen.iter().filter(move |e| e.1 == op && e.3 > 1);
-    piecewise(Op::Store)
-        .filter(|(l, _, at, _)| {
-            piecewise(Op::Load).any(|(m, _, s, _)| {
-                m == l && s.file == at.file && at.start <= s.start && s.end <= at.end
-            })
-        })
-        .map(|(l, _, at, _)| (*l, *at))
-        .collect()
+    let mut out = Vec::new();
+    for (st, sn) in seen.iter().filter(|(r, _)| r.op == Op::Store) {
+        let Some(value) = assigned(&st.text) else {
+            continue;
+        };
+        for (ld, ln) in seen.iter().filter(|(r, _)| r.op == Op::Load) {
+            if ld.launch == st.launch && (*sn > 1 || *ln > 1) && ld.text.trim() == value {
+                out.push((st.launch, st.span));
+                out.push((ld.launch, ld.span));
+            }
+        }
+    }
+    out
 }
 
 /// Instructions and sectors per warp of the sites the alignment changes.
@@ -387,6 +499,25 @@ struct Counts {
     sectors: f64,
 }
 
+/// The edit a finding is about.
+struct Change<'a> {
+    kw: Span,
+    insert: &'a str,
+    /// The definition's head (`Name`, or empty for an anonymous typedef).
+    head: &'a str,
+    /// Structs that hold this one and change size with it.
+    grows: &'a [String],
+}
+
+/// The sites of one finding.
+struct Site<'a> {
+    li: usize,
+    op: Op,
+    changed: Vec<Key>,
+    before: &'a Sites,
+    after: &'a Sites,
+}
+
 fn plural(n: u32, one: &str) -> String {
     if n == 1 {
         format!("1 {one}")
@@ -395,11 +526,93 @@ fn plural(n: u32, one: &str) -> String {
     }
 }
 
+fn sectors(v: f64) -> String {
+    if (v - 1.0).abs() < 1e-9 {
+        "1 sector".into()
+    } else {
+        format!("{} sectors", fmt_num(v))
+    }
+}
+
+/// `a`, `b` and `c`.
+fn listed(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
 fn diagnostic(
+    ctx: &Context,
+    (ki, oi): (usize, usize),
+    change: &Change,
+    site: &Site,
+) -> Option<Diagnostic> {
+    let k = &ctx.analysis.program.kernels[ki];
+    let o = &k.objects[oi];
+    let primary = *site
+        .changed
+        .iter()
+        .find(|key| site.after.contains_key(key))?;
+    let (b, span, _) = &site.before[&primary];
+    let (a, _, _) = &site.after[&primary];
+    let r = ctx.analysis.reports.iter().find(|r| {
+        r.kernel == ki
+            && r.launch == site.li
+            && r.op == site.op
+            && r.array == o.name
+            && r.span == *span
+    })?;
+    let per_warp = |(i, s): (f64, f64)| {
+        (
+            (i / b.executions.max(1e-9)).round() as u32,
+            s / b.executions.max(1e-9),
+        )
+    };
+    let (ib, sb) = per_warp(totals(site.before, &site.changed));
+    let (ia, sa) = per_warp(totals(site.after, &site.changed));
+    if ia >= ib || sa > sb + 1e-9 {
+        return None;
+    }
+    let narrowest = site
+        .changed
+        .iter()
+        .map(|key| site.before[key].0.width)
+        .min();
+    let was = Counts {
+        instructions: ib,
+        width: narrowest.unwrap_or(b.width),
+        sectors: sb,
+    };
+    let now = Counts {
+        instructions: ia,
+        width: a.width,
+        sectors: sa,
+    };
+    // The accesses merged, in source order.
+    let mut all: Vec<&(SiteCost, Span, String)> =
+        site.changed.iter().map(|k| &site.before[k]).collect();
+    all.sort_by_key(|(_, s, _)| (s.file, s.start));
+    let mut texts: Vec<String> = Vec::new();
+    let mut others = Vec::new();
+    for (_, s, t) in all {
+        let t = format!("`{t}`");
+        if !texts.contains(&t) {
+            texts.push(t);
+        }
+        if s != span {
+            others.push(*s);
+        }
+    }
+    Some(build(ctx, (k, o), r, change, (was, now), (texts, others)))
+}
+
+fn build(
     ctx: &Context,
     (k, o): (&Kernel, &MemObject),
     r: &AccessReport,
-    (kw, insert): (Span, &str),
+    change: &Change,
     (b, a): (Counts, Counts),
     (texts, others): (Vec<String>, Vec<Span>),
 ) -> Diagnostic {
@@ -408,38 +621,63 @@ fn diagnostic(
         _ => "store",
     };
     let ty = o.elem_type.trim_start_matches("struct ").trim();
-    let quoted: Vec<String> = texts.iter().map(|t| format!("`{t}`")).collect();
+    let align = change.insert.trim();
     let message = format!(
-        "underaligned element: `{ty}` is {} bytes but {}-byte aligned, so {} run{} as {} of {} \
-         bytes ({} sectors per warp); aligned to {} bytes, {} of {} bytes ({} sectors) (kernel \
-         `{}`)",
-        o.elem_size,
+        "underaligned element: `{ty}` is {} but {}-byte aligned, so {} run{} as {} of {} \
+         ({} per warp); aligned to {} bytes, {} of {} ({}) (kernel `{}`)",
+        plural(o.elem_size as u32, "byte"),
         o.elem_align,
-        quoted.join(" and "),
-        if quoted.len() == 1 { "s" } else { "" },
+        listed(&texts),
+        if texts.len() == 1 { "s" } else { "" },
         plural(b.instructions, op),
-        b.width,
-        fmt_num(b.sectors),
+        plural(b.width, "byte"),
+        sectors(b.sectors),
         o.elem_size,
         plural(a.instructions, op),
-        a.width,
-        fmt_num(a.sectors),
+        plural(a.width, "byte"),
+        sectors(a.sectors),
         k.display_name,
     );
-    let mut notes = vec![format!(
-        "{}, block {}x{}x{}; re-checked by analysing the kernel with `{ty}` declared \
-         `{}`: its size stays {} bytes, no padding is added",
-        ctx.arch,
-        r.block[0],
-        r.block[1],
-        r.block[2],
-        insert.trim(),
-        o.elem_size
-    )];
+    let kw_text = file_text(ctx, change.kw.file)
+        .and_then(|t| t.get(change.kw.start..change.kw.end))
+        .map_or("struct".to_string(), |w| {
+            String::from_utf8_lossy(w).into_owned()
+        });
+    let written = if change.head.is_empty() {
+        format!("typedef {kw_text} {align} {{ … }} {ty}")
+    } else {
+        format!("{kw_text} {align} {}", change.head)
+    };
+    let mut notes = Vec::new();
     if texts.len() > 1 {
         notes.push(format!(
             "aligned, nvcc moves {} with one {op}: the finding is on the access it keeps",
-            quoted.join(" and ")
+            listed(&texts)
+        ));
+    }
+    let fixable = change.kw.file == 0 && change.grows.is_empty();
+    if change.grows.is_empty() {
+        notes.push(format!(
+            "{}, block {}x{}x{}; re-checked by analysing the kernel with `{ty}` declared \
+             `{align}`: its size stays {}, no padding is added",
+            ctx.arch,
+            r.block[0],
+            r.block[1],
+            r.block[2],
+            plural(o.elem_size as u32, "byte"),
+        ));
+    } else {
+        let held: Vec<String> = change.grows.iter().map(|g| format!("`{g}`")).collect();
+        notes.push(format!(
+            "{}, block {}x{}x{}; re-checked by analysing the kernel with `{ty}` declared \
+             `{align}`: {}, which hold{} it, then change{} size, so no fix is offered",
+            ctx.arch,
+            r.block[0],
+            r.block[1],
+            r.block[2],
+            listed(&held),
+            if held.len() == 1 { "s" } else { "" },
+            if held.len() == 1 { "s" } else { "" },
         ));
     }
     notes.extend(assumption_notes(r));
@@ -449,20 +687,17 @@ fn diagnostic(
         message: format!("also merged once `{ty}` is aligned"),
     }));
     related.push(Label {
-        span: kw,
+        span: change.kw,
         message: format!("`{ty}` defined here"),
     });
-    // A template is declared once for every instance: `struct __align__(8) Vec2`.
-    let name = ty.split('<').next().unwrap_or(ty).trim();
     let help = format!(
-        "declare the struct `{}` (`struct{insert} {name}`): the same {} bytes, moved by one \
-         instruction",
-        insert.trim(),
-        o.elem_size
+        "declare the struct `{align}` (`{written}`): the same {}, moved by one instruction",
+        plural(o.elem_size as u32, "byte")
     );
-    let fix = (kw.file == 0).then(|| Fix {
+    let kw = change.kw;
+    let fix = fixable.then(|| Fix {
         applicability: Applicability::Unsafe,
-        message: format!("declare `{ty}` `{}`", insert.trim()),
+        message: format!("declare `{ty}` `{align}`"),
         edits: vec![Edit {
             span: Span {
                 start: kw.end,
@@ -471,7 +706,7 @@ fn diagnostic(
                 column: kw.end_column,
                 ..kw
             },
-            content: insert.to_string(),
+            content: change.insert.to_string(),
         }],
     });
     let mut f = facts(ctx, r);
@@ -483,7 +718,11 @@ fn diagnostic(
         severity: Severity::Warning,
         message,
         span: r.span,
-        label: format!("{} of {} bytes", plural(b.instructions, op), b.width),
+        label: format!(
+            "{} of {}",
+            plural(b.instructions, op),
+            plural(b.width, "byte")
+        ),
         related,
         notes,
         help: Some(help),

@@ -470,14 +470,20 @@ impl<'a, 't> Lowerer<'a, 't> {
             off: p.off,
             ty: p.pointee,
         };
-        if is_load {
-            return Some(self.rvalue_of(Val::Place(place), n, src));
+        let first = self.k.accesses.len();
+        let v = if is_load {
+            self.rvalue_of(Val::Place(place), n, src)
+        } else {
+            for a in &args[1..] {
+                self.rv(*a, src);
+            }
+            self.access(&place, Op::Store, n, src);
+            Val::Void
+        };
+        for a in &mut self.k.accesses[first..] {
+            a.hinted = true;
         }
-        for a in &args[1..] {
-            self.rv(*a, src);
-        }
-        self.access(&place, Op::Store, n, src);
-        Some(Val::Void)
+        Some(v)
     }
 
     /// A function defined (with a body) in the file: inlined, the overload

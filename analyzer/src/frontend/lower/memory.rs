@@ -277,6 +277,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 inlined_at: self.call_site.clone(),
                 hoisted: None,
                 epoch: self.fences + self.warp_syncs,
+                hinted: false,
             });
         }
     }
