@@ -113,7 +113,8 @@ fn transpose_gets_the_33_padding_fix() {
 /// declaration serves instances of other sizes); a struct a macro writes is not reported (its keyword is not
 /// in the text); a 12-byte struct is not reported (padding measured
 /// slower); nor a whole element loaded into a variable, or a changed
-/// variable stored (nvcc moves the fields used, measured).
+/// variable stored (nvcc moves the fields used, measured); nor fields
+/// every lane reads alike (one sector per instruction either way).
 #[test]
 fn underaligned_structs_in_a_header() {
     let dir = temp_project(
@@ -152,7 +153,11 @@ fn underaligned_structs_in_a_header() {
                  Particle v = in[i];\n\
                  v.x += 1.0f;\n\
                  out[i] = v;\n}\n\
+                 __global__ void shared_by_all(const Particle *in, float *out) {\n\
+                 int i = blockIdx.x * blockDim.x + threadIdx.x;\n\
+                 out[i] = in[blockIdx.x].x * in[blockIdx.x].y;\n}\n\
                  int main() { copy<<<64, 256>>>(0, 0); pairs<<<64, 256>>>(0, 0);\n\
+                 shared_by_all<<<64, 256>>>(0, 0);\n\
                  vecs<<<64, 256>>>(0, 0); points<<<64, 256>>>(0, 0);\n\
                  one_field<<<64, 256>>>(0, 0); changed<<<64, 256>>>(0, 0); }\n",
             ),
