@@ -312,7 +312,8 @@ pub enum Assumption {
     DefaultBlock { block: [u64; 3], kernel: String },
     /// The block taken from `__launch_bounds__(threads)`.
     LaunchBoundsBlock { threads: u64 },
-    /// The array lives in local memory (not in registers).
+    /// The array lives in local memory (not in registers): what
+    /// `nvcc::registers` decided.
     LocalMemory { array: String },
     /// `pointer`, which the analysis cannot follow to a declaration (a
     /// pointer field of a by-value struct parameter, a pointer loaded from

@@ -14,7 +14,7 @@ use crate::finding::{NoteKind, Origin};
 mod access;
 mod control;
 mod launch;
-pub use access::{Access, Hoisted, Inlined, Removed, RemovedWhy};
+pub use access::{Access, Hoisted, Inlined, LocalArray, Placement, Removed, RemovedWhy};
 pub use control::{Barrier, Branch};
 pub use launch::*;
 
@@ -722,6 +722,9 @@ pub struct Kernel {
     pub barriers: Vec<Barrier>,
     /// `if`/`else` statements with work on both sides, in source order.
     pub branches: Vec<Branch>,
+    /// Where nvcc puts each per-thread array that is indexed with a value
+    /// not written as a constant (`nvcc::registers`).
+    pub locals: Vec<LocalArray>,
 }
 
 /// The representative type (`frontend::types::REPRESENTATIVE_TYPES`, one

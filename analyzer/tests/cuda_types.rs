@@ -283,8 +283,9 @@ int main() { k<<<8, 128>>>(0, 0, 0, 0); }
 
 /// Per-thread arrays of wmma fragments indexed by a loop (`c[i]` in
 /// cuda-samples' tensor-core GEMMs, whose shape is spelled with macros)
-/// and a per-thread `cuda::std::array<float, 4>`: local memory, one
-/// fragment (measured size and alignment) or one float apart per index.
+/// and a per-thread `cuda::std::array<float, 4>`, each also written and read
+/// at a data index after the loop (so local memory, `nvcc::registers`):
+/// one fragment (measured size and alignment) or one float apart per index.
 /// The accumulator's element type is the kernel's template parameter,
 /// instantiated as `half` (a half accumulator: not the float one's size).
 #[test]
@@ -307,6 +308,8 @@ __global__ void k(const int *n, float *out) {
         wmma::load_matrix_sync(a[i], 0, 16);
         acc[i] = out[i];
     }
+    a[n[1]] = a[0];
+    out[1] = acc[n[2]];
 }
 int main() { k<half><<<1, 32>>>(0, 0); }
 "#);

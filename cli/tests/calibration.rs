@@ -248,3 +248,65 @@ fn merged_fields_leave_no_access_without_an_instruction() {
         assert_eq!(predicted, measured, "{name}");
     }
 }
+
+/// Which per-thread arrays nvcc puts in local memory
+/// (`fixtures/groundtruth/local/placement.truth.json`: each kernel's stack
+/// frame and `LDL`/`STL` count on the H200): warplint keeps local accesses
+/// for exactly the kernels that had any, removes them as registers for the
+/// others ("registers" in `report`'s removed list), and the measured local
+/// traffic is 4 sectors a request, as it predicts. A kernel marked
+/// `not_modelled` is the documented exception (`#pragma unroll 1`).
+#[test]
+fn local_arrays_are_placed_as_measured() {
+    let dir = root().join("fixtures/groundtruth/local");
+    let truth: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("placement.truth.json")).unwrap())
+            .unwrap();
+    let mut compared = 0;
+    for (file, kernels) in truth["kernels"].as_object().unwrap() {
+        let path = dir.join(file);
+        let out = warplint(&[
+            "report",
+            "--isolated",
+            "--format",
+            "json",
+            path.to_str().unwrap(),
+        ]);
+        let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        for (kernel, m) in kernels.as_object().unwrap() {
+            if m.get("not_modelled").is_some() {
+                continue;
+            }
+            let local: Vec<&serde_json::Value> = doc["accesses"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|a| a["kernel"] == kernel.as_str() && a["space"] == "local")
+                .collect();
+            let measured = m["ldl_stl"].as_u64().unwrap() > 0;
+            assert_eq!(
+                !local.is_empty(),
+                measured,
+                "{file} {kernel}: warplint's local accesses {local:#?}, measured {m}"
+            );
+            if let Some(req) = m.get("local_ld_requests").and_then(|v| v.as_f64()) {
+                let sectors = m["local_ld_sectors"].as_f64().unwrap() / req;
+                for a in local.iter().filter(|a| a["status"] != "unknown") {
+                    let s = a["local"]["sectors"].as_f64();
+                    assert_eq!(s, Some(sectors), "{file} {kernel}: {a:#}");
+                }
+            }
+            compared += 1;
+        }
+        // Arrays in registers are listed as such, not dropped silently.
+        let registers = doc["kernels"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|k| k["removed"].as_array().unwrap())
+            .filter(|r| r["why"] == "registers")
+            .count();
+        assert!(registers > 0, "{file}: no access removed as registers");
+    }
+    assert_eq!(compared, 16);
+}

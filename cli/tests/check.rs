@@ -175,7 +175,7 @@ fn sarif_is_valid_2_1_0() {
         rules,
         vec![
             "GM001", "GM002", "SM001", "RL001", "CM001", "SY001", "CF001", "SY002", "GM003",
-            "GM004"
+            "GM004", "LM001"
         ]
     );
     for r in run["results"].as_array().unwrap() {
@@ -431,7 +431,7 @@ fn the_example_config_parses_and_drives_settings() {
     assert!(text.contains("arch: sm_90"), "{text}");
     assert!(
         text.contains(
-            "select: CF001, CM001, GM001, GM002, GM003, GM004, RL001, SM001, SY001, SY002"
+            "select: CF001, CM001, GM001, GM002, GM003, GM004, LM001, RL001, SM001, SY001, SY002"
         ),
         "{text}"
     );

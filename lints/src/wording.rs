@@ -226,8 +226,9 @@ pub fn assumption(a: &Assumption) -> String {
              not follow to a declaration; one value for the whole block)"
         ),
         Assumption::LocalMemory { array } => format!(
-            "`{array}` lives in local memory (arrays whose indices are all known once \
-             loops unroll are kept in registers)"
+            "nvcc puts `{array}` in local memory (a store and a load index it with values \
+             known only at run time, or it is larger than a thread's registers; nvcc's \
+             choice, measured but not read from the compiled code)"
         ),
         Assumption::UniformData {
             arrays,

@@ -112,6 +112,9 @@ pub enum RemovedWhy {
     /// line, reused a value, or proved it dead. `compiler`: which built
     /// the SASS (`None`: a listing given).
     NotInSass { compiler: Option<String> },
+    /// An element of a per-thread array nvcc keeps in registers
+    /// (`nvcc::registers`): no memory instruction.
+    Registers,
 }
 
 impl RemovedWhy {
@@ -122,6 +125,7 @@ impl RemovedWhy {
             RemovedWhy::Reloaded { .. } => "reloaded",
             RemovedWhy::Forwarded { .. } => "forwarded",
             RemovedWhy::NotInSass { .. } => "not-in-sass",
+            RemovedWhy::Registers => "registers",
         }
     }
 
@@ -130,7 +134,38 @@ impl RemovedWhy {
         match self {
             RemovedWhy::Merged { into } => Some(*into),
             RemovedWhy::Reloaded { from } | RemovedWhy::Forwarded { from } => Some(*from),
-            RemovedWhy::NotInSass { .. } => None,
+            RemovedWhy::NotInSass { .. } | RemovedWhy::Registers => None,
         }
     }
+}
+
+/// Where nvcc puts a per-thread array (`nvcc::registers`), and why.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Placement {
+    /// Every index is a constant once nvcc unrolls the loops of constant
+    /// trip count, or only the stores' (or only the loads') are not: in
+    /// registers.
+    Registers,
+    /// A store and a load index it with values known only at run time: it
+    /// is addressed, in local memory. The two accesses, and the loop of
+    /// run-time trip count one of them depends on, if any.
+    Memory {
+        store: Span,
+        load: Span,
+        runtime_loop: Option<Span>,
+    },
+    /// Larger than the registers a thread has
+    /// (`nvcc::registers::THREAD_REGISTERS` words): part of it spills to
+    /// local memory.
+    TooLarge { words: u64 },
+    /// An index depends on a loop whose trip count is neither a constant
+    /// nor clearly set at run time: not known.
+    Unknown,
+}
+
+/// A per-thread array's placement.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LocalArray {
+    pub obj: usize,
+    pub placement: Placement,
 }

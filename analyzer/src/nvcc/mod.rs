@@ -4,8 +4,9 @@
 //! merges into one wider access (`fuse`), for neighbouring shared elements
 //! (`neighbours`), for loops it unrolls over
 //! consecutive shared-memory elements (`unroll`), the loads it does
-//! not emit again (`reload`), and the stores it turns into one store of a
-//! select (`overwrite`). Every fact here is nvcc's, for
+//! not emit again (`reload`), the stores it turns into one store of a
+//! select (`overwrite`), and the per-thread arrays it keeps in registers
+//! (`registers`). Every fact here is nvcc's, for
 //! the CUDA release warplint stands in for (see [`predefined::CUDA_VERSION`]).
 
 pub(crate) mod disjoint;
@@ -14,11 +15,13 @@ pub(crate) mod hoist;
 pub(crate) mod neighbours;
 pub(crate) mod overwrite;
 pub mod predefined;
+pub(crate) mod registers;
 pub(crate) mod reload;
 pub mod sass;
 pub(crate) mod unroll;
 
 pub use predefined::predefined_macros;
+pub use registers::THREAD_REGISTERS;
 
 /// Removes the accesses `drop` marks, saying why in `Kernel::removed`: the
 /// hardware runs no instruction for them (merged into a neighbour, or a

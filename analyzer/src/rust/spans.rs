@@ -4,7 +4,7 @@
 //! written, a declaration).
 
 use crate::frontend::source::Source;
-use crate::ir::{Program, RemovedWhy, Span};
+use crate::ir::{Placement, Program, RemovedWhy, Span};
 
 /// A piece of the translation (`gen`, bytes of the C++ text) and the Rust
 /// syntax it was written for (`src`, bytes of the Rust text).
@@ -100,7 +100,21 @@ impl<'a> SpanMap<'a> {
                     RemovedWhy::Merged { into: s }
                     | RemovedWhy::Reloaded { from: s }
                     | RemovedWhy::Forwarded { from: s } => m(s),
-                    RemovedWhy::NotInSass { .. } => {}
+                    RemovedWhy::NotInSass { .. } | RemovedWhy::Registers => {}
+                }
+            }
+            for l in &mut k.locals {
+                if let Placement::Memory {
+                    store,
+                    load,
+                    runtime_loop,
+                } = &mut l.placement
+                {
+                    m(store);
+                    m(load);
+                    if let Some(s) = runtime_loop {
+                        m(s);
+                    }
                 }
             }
         }

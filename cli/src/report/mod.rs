@@ -723,6 +723,7 @@ fn removed_lines(files: &[FileResult]) -> String {
                     "merged" => "merged into the access at",
                     "reloaded" => "the value loaded at",
                     "not-in-sass" => "no instruction on its line in the SASS",
+                    "registers" => "kept in registers, no memory instruction",
                     _ => "the value stored at",
                 };
                 let at = match n(&r["at"]["line"]) {

@@ -3,8 +3,9 @@
 mod divergent_barrier;
 mod divergent_branch;
 mod divergent_constant_read;
+mod local_memory_array;
 mod misaligned_global_access;
-mod resource_limit;
+pub(crate) mod resource_limit;
 mod shared_bank_conflict;
 mod uncoalesced_global_access;
 mod underaligned_element;
@@ -25,6 +26,7 @@ pub static LINTS: &[&dyn Lint] = &[
     &unsynchronized_warp_exchange::UnsynchronizedWarpExchange,
     &unpitched_2d_array::Unpitched2dArray,
     &underaligned_element::UnderalignedElement,
+    &local_memory_array::LocalMemoryArray,
 ];
 
 /// A warp whose active lanes touch consecutive elements in lane order,

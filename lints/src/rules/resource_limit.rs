@@ -64,14 +64,14 @@ launch at most the threads a block may have, or raise
 };
 
 /// The limits of one compute capability (the guide's appendix F tables).
-struct Limits {
+pub(crate) struct Limits {
     static_shared: u64,
-    local: u64,
+    pub(crate) local: u64,
     threads: u64,
     dims: [u64; 3],
 }
 
-fn limits(arch: Arch) -> Limits {
+pub(crate) fn limits(arch: Arch) -> Limits {
     if arch.major < 2 {
         Limits {
             static_shared: 16 << 10,

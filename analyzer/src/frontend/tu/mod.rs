@@ -697,6 +697,7 @@ impl<'t> Tu<'t> {
                 Some(ty) => lw.lower_kernel_representing(def, targs, ty),
                 None => lw.lower_kernel(def, targs),
             };
+            crate::nvcc::registers::place_local_arrays(&mut k);
             crate::nvcc::reload::drop_reloads(&mut k);
             crate::nvcc::overwrite::merge_overwrites(&mut k);
             crate::nvcc::fuse::fuse_fields(&mut k);

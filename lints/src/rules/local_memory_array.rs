@@ -1,0 +1,281 @@
+//! LM001 `local-memory-array`.
+
+use warplint_analyzer::ir::{Kernel, MemObject, Placement, Space, Span};
+use warplint_analyzer::symbolic::Cost;
+
+use crate::{fmt_num, Context, Diagnostic, Facts, Label, Lint, Rule, Severity};
+
+pub struct LocalMemoryArray;
+
+pub static RULE: Rule = Rule {
+    code: "LM001",
+    name: "local-memory-array",
+    summary: "a per-thread array nvcc must put in local memory: stored and loaded at indices known only at run time, or larger than a thread's registers",
+    fixable: false,
+    doc: r#"## What it does
+Flags a per-thread array (`float a[16];` in a kernel) that nvcc cannot keep
+in registers: a store and a load both index it with values known only at run
+time (`a[i] = …` in a loop of `n` iterations, then `a[n - 1 - i]`; a
+histogram `h[v & 31] += 1`), or it holds more 4-byte words than the 255
+registers a thread has. Its elements then live in local memory, which is
+device memory behind the L1 cache: every access is a load or store
+instruction with the latency of a global one. The finding names the two
+accesses, the loop whose trip count is set at run time, and the sectors
+each access moves.
+
+Not reported: arrays whose indices are constants once nvcc unrolls the
+loops of constant trip count (`for (int i = 0; i < 8; i++)`, also `i < n
+&& i < 16`), and arrays only read (or only written) at run-time indices
+(`a[threadIdx.x % 8]`, `a[k]`, `a[idx[t] & 63]`): nvcc keeps those in
+registers, reading through a chain of selects. An index whose loop nvcc may
+or may not unroll leaves the placement unknown.
+
+## Why is this bad?
+The CUDA programming guide (5.3.2.2): local memory has the latency and
+bandwidth of global memory. Measured on an H200 (nvcc 13.0, `-Xptxas -v`,
+the SASS's `LDL`/`STL` and Nsight Compute; `fixtures/groundtruth/local/`):
+the arrays stored and loaded at run-time indices got a stack frame and
+`LDL`/`STL` instructions (32 local loads and 16 local stores per warp for
+a 16-float array in a 16-iteration loop, 4 sectors each); every other shape
+above had none. Local accesses are interleaved per thread: when the lanes
+of a warp use one index they move one 32-byte sector per 8 lanes, else
+more.
+
+## Example
+```cuda
+float a[16];
+for (int i = 0; i < n; i++) a[i] = in[t + i * 32];
+for (int i = 0; i < n; i++) s += a[i] * a[n - 1 - i];
+```
+
+## Use instead
+Give the loops a constant bound nvcc can unroll, so every index is a
+constant in each copy:
+```cuda
+for (int i = 0; i < 16 && i < n; i++) a[i] = in[t + i * 32];
+```
+or keep the values in shared memory (`__shared__ float a[16][256]`, indexed
+by thread), or restructure so each value is used where it is computed.
+
+## Limits
+`#pragma unroll 1` on a constant loop keeps its indices values (local
+memory, measured); warplint does not read pragmas and takes the loop as
+unrolled."#,
+};
+
+impl Lint for LocalMemoryArray {
+    fn rule(&self) -> &'static Rule {
+        &RULE
+    }
+
+    fn check(&self, ctx: &Context, out: &mut Vec<Diagnostic>) {
+        // One finding per array of a kernel definition (its instantiations
+        // and launches say the same).
+        let mut seen: Vec<(Span, String)> = Vec::new();
+        for (ki, k) in ctx.analysis.program.kernels.iter().enumerate() {
+            for l in &k.locals {
+                let Some(o) = k.objects.get(l.obj) else {
+                    continue;
+                };
+                if o.space != Space::Local || seen.contains(&(k.span, o.name.clone())) {
+                    continue;
+                }
+                let d = match &l.placement {
+                    Placement::Memory {
+                        store,
+                        load,
+                        runtime_loop,
+                    } => indexed(ctx, ki, o, (*store, *load, *runtime_loop)),
+                    // A size that rests on a representative type stands
+                    // for no real instantiation.
+                    Placement::TooLarge { .. } if k.representative.is_some() => continue,
+                    // Over the local memory a thread may have: RL001's
+                    // error, not a spill.
+                    Placement::TooLarge { words }
+                        if words * 4 > super::resource_limit::limits(ctx.arch).local =>
+                    {
+                        continue
+                    }
+                    Placement::TooLarge { words } => too_large(ctx, k, o, *words),
+                    Placement::Registers | Placement::Unknown => continue,
+                };
+                seen.push((k.span, o.name.clone()));
+                out.push(d);
+            }
+        }
+    }
+}
+
+/// The array's shape, as declared: `16 × float, 64 bytes`.
+fn shape(o: &MemObject) -> String {
+    let elems: u64 = o.dims.iter().map(|d| d.unwrap_or(0)).product();
+    format!(
+        "{elems} × {}, {} bytes a thread",
+        o.elem_type.trim(),
+        elems * o.elem_size
+    )
+}
+
+/// The mean sectors the array's analysed accesses move per warp-level
+/// access, and the most, over the kernel's launches.
+fn sectors(ctx: &Context, ki: usize, o: &MemObject) -> Option<(f64, u32)> {
+    let mut sum = 0.0;
+    let mut n = 0.0;
+    let mut max = 0;
+    for r in ctx
+        .known_reports()
+        .filter(|r| r.kernel == ki && r.array == o.name && r.space == Space::Local)
+    {
+        if let Some(Cost::Global(g)) = &r.cost {
+            sum += g.sectors * r.executions;
+            n += r.executions;
+            max = max.max(g.max_sectors);
+        }
+    }
+    (n > 0.0).then(|| (sum / n, max))
+}
+
+fn text_at(ctx: &Context, k: &Kernel, s: Span) -> String {
+    k.accesses
+        .iter()
+        .find(|a| a.span == s)
+        .map(|a| a.text.clone())
+        .or_else(|| {
+            (s.file == 0)
+                .then(|| ctx.source.get(s.start..s.end))
+                .flatten()
+                .map(|b| String::from_utf8_lossy(b).into_owned())
+        })
+        .unwrap_or_default()
+}
+
+fn indexed(
+    ctx: &Context,
+    ki: usize,
+    o: &MemObject,
+    (store, load, runtime_loop): (Span, Span, Option<Span>),
+) -> Diagnostic {
+    let k = &ctx.analysis.program.kernels[ki];
+    let all_known = ctx
+        .analysis
+        .reports
+        .iter()
+        .filter(|r| r.kernel == ki && r.array == o.name)
+        .all(|r| r.status != warplint_analyzer::Status::Unknown);
+    let traffic = match sectors(ctx, ki, o).filter(|_| all_known) {
+        Some((mean, max)) if (mean - f64::from(max)).abs() < 1e-9 => {
+            format!("; each access moves {max} sectors per warp")
+        }
+        Some((mean, max)) => format!(
+            "; each access moves {} sectors per warp on average, {max} at most",
+            fmt_num(mean)
+        ),
+        None => String::new(),
+    };
+    let why = match runtime_loop {
+        Some(l) => format!(
+            " (the loop on line {} runs a number of times set at run time, so nvcc cannot \
+             unroll it)",
+            l.line
+        ),
+        None => String::new(),
+    };
+    let accesses = if store == load {
+        format!(
+            "`{}` (line {}) reads and writes it at an index",
+            text_at(ctx, k, store),
+            store.line
+        )
+    } else {
+        format!(
+            "`{}` (line {}) and `{}` (line {}) index it with values",
+            text_at(ctx, k, store),
+            store.line,
+            text_at(ctx, k, load),
+            load.line
+        )
+    };
+    let message = format!(
+        "per-thread array `{}` ({}) is in local memory: {accesses} known only at run \
+         time{why}{traffic} (kernel `{}`)",
+        o.name,
+        shape(o),
+        k.display_name
+    );
+    let elems: u64 = o.dims.iter().map(|d| d.unwrap_or(0)).product();
+    let help = match runtime_loop {
+        Some(_) => format!(
+            "bound the loop by a constant nvcc can unroll (`i < {elems} && i < n`), so every \
+             index of `{}` is a constant and it stays in registers; or keep the values in \
+             shared memory",
+            o.name
+        ),
+        None => format!(
+            "index `{}` with constants (a loop of constant trip count, unrolled), or keep the \
+             values in shared memory",
+            o.name
+        ),
+    };
+    let related = vec![
+        Label::declaration(o),
+        Label {
+            span: load,
+            message: "loaded at a run-time index".into(),
+        },
+    ];
+    let at = (store, "stored at a run-time index");
+    diagnostic(ctx, (k, o), at, (message, help), related)
+}
+
+fn too_large(ctx: &Context, k: &Kernel, o: &MemObject, words: u64) -> Diagnostic {
+    let message = format!(
+        "per-thread array `{}` ({}) is larger than the {} registers a thread has ({words} \
+         words): nvcc spills part of it to local memory (kernel `{}`)",
+        o.name,
+        shape(o),
+        warplint_analyzer::nvcc::THREAD_REGISTERS,
+        k.display_name
+    );
+    let help = format!(
+        "hold fewer values per thread (split the work across more threads), or keep `{}` in \
+         shared memory",
+        o.name
+    );
+    let related = Vec::new();
+    let at = (o.decl, "too large for registers");
+    diagnostic(ctx, (k, o), at, (message, help), related)
+}
+
+fn diagnostic(
+    ctx: &Context,
+    (k, o): (&Kernel, &MemObject),
+    (span, label): (Span, &str),
+    (message, help): (String, String),
+    related: Vec<Label>,
+) -> Diagnostic {
+    let block = k.launches.first().map_or([0; 3], |l| l.block);
+    Diagnostic {
+        code: RULE.code,
+        name: RULE.name,
+        severity: Severity::Warning,
+        message,
+        span,
+        label: label.into(),
+        related,
+        notes: vec![format!(
+            "{}: nvcc's choice of registers or local memory, as measured on the H200 \
+             (nvcc 13.0), not read from the compiled code",
+            ctx.arch
+        )],
+        help: Some(help),
+        fix: None,
+        facts: Facts {
+            kernel: k.display_name.clone(),
+            array: o.name.clone(),
+            arch: ctx.arch.to_string(),
+            block,
+            status: "exact".into(),
+            ..Facts::default()
+        },
+    }
+}
