@@ -314,7 +314,9 @@ pub enum Assumption {
     LaunchBoundsBlock { threads: u64 },
     /// The array lives in local memory (not in registers): what
     /// `nvcc::registers` decided.
-    LocalMemory { array: String },
+    /// `decided`: a store and a load at run-time indices put it there;
+    /// else its placement is not known and the cost is what it would be.
+    LocalMemory { array: String, decided: bool },
     /// `pointer`, which the analysis cannot follow to a declaration (a
     /// pointer field of a by-value struct parameter, a pointer loaded from
     /// memory), points to the start of an allocation, as a pointer

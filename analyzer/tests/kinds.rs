@@ -106,7 +106,10 @@ fn assumptions() -> Vec<Assumption> {
             kernel: s(),
         },
         Assumption::LaunchBoundsBlock { threads: 1 },
-        Assumption::LocalMemory { array: s() },
+        Assumption::LocalMemory {
+            array: s(),
+            decided: true,
+        },
         Assumption::UniformData {
             arrays: vec![s()],
             draws: 1,

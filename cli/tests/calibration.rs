@@ -310,3 +310,69 @@ fn local_arrays_are_placed_as_measured() {
     }
     assert_eq!(compared, 16);
 }
+
+/// The review's 50 probes of the registers model
+/// (`fixtures/groundtruth/local/review/truth.json`, H200): LM001 reports
+/// none that had no local memory (no false positive), and `report` keeps
+/// in registers only arrays that had none, but for the listed misses (what
+/// warplint does not read: pragmas, `__noinline__`, `memcpy`, a loop with a
+/// data-dependent exit).
+#[test]
+fn local_array_review_probes_have_no_false_positive() {
+    let dir = root().join("fixtures/groundtruth/local/review");
+    let truth: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("truth.json")).unwrap()).unwrap();
+    let misses = truth["known_misses"].as_object().unwrap();
+    let (mut local_agree, mut registers_agree, mut unknown) = (0, 0, 0);
+    for (file, m) in truth["kernels"].as_object().unwrap() {
+        let path = dir.join(file);
+        let path = path.to_str().unwrap();
+        let measured_local = m["stack_bytes"].as_u64().unwrap() > 0;
+        let check = stdout(&warplint(&[
+            "check",
+            "--isolated",
+            "--select",
+            "LM001",
+            "--output-format",
+            "concise",
+            path,
+        ]));
+        let report: serde_json::Value = serde_json::from_str(&stdout(&warplint(&[
+            "report",
+            "--isolated",
+            "--format",
+            "json",
+            path,
+        ])))
+        .unwrap();
+        let kept = report["accesses"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a["space"] == "local");
+        let flagged = check.contains("LM001");
+        assert!(
+            !flagged || measured_local,
+            "{file}: LM001 without local memory:\n{check}"
+        );
+        if flagged {
+            local_agree += 1;
+        } else if kept {
+            unknown += 1;
+        } else if measured_local {
+            assert!(
+                misses.contains_key(file),
+                "{file}: kept in registers, measured local"
+            );
+        } else {
+            registers_agree += 1;
+        }
+    }
+    // No fewer agreements than when the probes were recorded (8 in local
+    // memory, 25 in registers, 12 left unknown): the model may only
+    // improve.
+    assert!(
+        local_agree >= 8 && registers_agree >= 25,
+        "{local_agree} local, {registers_agree} registers, {unknown} unknown"
+    );
+}

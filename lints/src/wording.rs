@@ -225,10 +225,21 @@ pub fn assumption(a: &Assumption) -> String {
             "`{pointer}` points to the start of an allocation (a pointer the analysis does \
              not follow to a declaration; one value for the whole block)"
         ),
-        Assumption::LocalMemory { array } => format!(
+        Assumption::LocalMemory {
+            array,
+            decided: true,
+        } => format!(
             "nvcc puts `{array}` in local memory (a store and a load index it with values \
-             known only at run time, or it is larger than a thread's registers; nvcc's \
-             choice, measured but not read from the compiled code)"
+             known only at run time; nvcc's choice, measured but not read from the compiled \
+             code)"
+        ),
+        Assumption::LocalMemory {
+            array,
+            decided: false,
+        } => format!(
+            "`{array}` is in local memory, as costed (whether nvcc keeps it in registers \
+             is not known: a loop it may or may not unroll, an element size or an index \
+             not measured)"
         ),
         Assumption::UniformData {
             arrays,

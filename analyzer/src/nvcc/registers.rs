@@ -2,20 +2,32 @@
 //! local memory.
 //!
 //! Measured on the H200 (nvcc 13.0, `-O3 -arch=sm_90`, `-Xptxas -v` and
-//! the SASS's `LDL`/`STL`; `fixtures/groundtruth/local/`):
+//! the SASS's `LDL`/`STL`; `fixtures/groundtruth/local/`, and a review's
+//! 50 probes in its `review/`):
 //! - an array is in registers when every index is a constant once nvcc
-//!   unrolls the loops of constant trip count (a loop of 300 iterations
-//!   too; `i < n && i < 16` is bounded by 16), and also when only its
-//!   loads, or only its stores, are indexed with other values: a read
-//!   `a[threadIdx.x % 8]`, `a[k]`, `a[idx[t] & 63]` or a read in a loop
-//!   of run-time trip count becomes a chain of selects; a store `a[i]` in
-//!   such a loop, read back at constant indices, predicated moves;
-//! - it is in local memory when a store and a load both are (`a[i] = …` in
-//!   `for (i < n)`, then `a[n - 1 - i]`; a histogram `h[v & 31] += 1`;
-//!   constant loops under `#pragma unroll 1`, which this model does not
-//!   see);
-//! - an array of more words than a thread has registers (300 floats read
-//!   in reverse) spills: part of it is in local memory.
+//!   unrolls the loops of constant trip count (512 iterations did, 1024
+//!   did not; `i < n && i < 16` is bounded by 16; a template argument or a
+//!   `constexpr` bound too), and also when only its loads, or only its
+//!   stores, are indexed with other values (4-byte elements): a read
+//!   `a[threadIdx.x % 8]`, `a[k]`, `a[idx[t] & 63]` or a read in a loop of
+//!   run-time trip count becomes a chain of selects; a store `a[i]` in such
+//!   a loop, read back at constant indices, predicated moves; and when an
+//!   array of up to 16 elements is written only at masked indices
+//!   (`acc[k % 4] += …`, a ring buffer's `head = (head + 1) % 8`);
+//! - it is in local memory when a store and a load both are, at different
+//!   indices (`a[i] = …` in `for (i < n)`, then `a[n - 1 - i]`), or the
+//!   load reads what an earlier iteration stored (a 32-bin histogram
+//!   `h[v & 31] += 1`);
+//! - the rest is not known: a loop nvcc may or may not unroll (a
+//!   `do`/`while`, a counter not stepped by a constant, more than 512
+//!   iterations), an element other than 4 bytes read at a run-time index
+//!   (a `long long` and a `char` array went to local memory), an array of
+//!   more words than a thread's registers (300 floats read in reverse
+//!   spilled; 128 doubles summed in order, 200 floats in reverse did not).
+//!
+//! Not read, so not modelled (misses, listed in the review's truth file):
+//! `#pragma unroll 1`/`2`, `__noinline__` callees, `memcpy`, a loop whose
+//! exit depends on data and whose variable is used after it.
 //!
 //! An array in registers has no memory instruction: its accesses are
 //! removed ([`RemovedWhy::Registers`]). The placement of each array is kept
@@ -27,8 +39,18 @@ use crate::ir::{
 };
 
 /// The registers one thread has (compute capability 3.5 and later): an
-/// array of more 4-byte words cannot stay in them.
+/// array of more 4-byte words cannot stay in them all at once.
 pub const THREAD_REGISTERS: u64 = 255;
+
+/// The longest constant loop nvcc was measured to unroll fully (512 did,
+/// 1024 did not): past it, whether its variable is a constant is unsure.
+const MAX_UNROLLED: i64 = 512;
+
+/// The most elements an array may have for nvcc to write it at a masked
+/// run-time index (`a[t % 4] += …`, `a[i & 7]`) with predicated moves
+/// (measured up to 8; a 32-element histogram `h[v & 31]` went to local
+/// memory).
+const MAX_MASKED_ELEMENTS: u64 = 16;
 
 /// What nvcc does with a loop, as far as its variables index arrays.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -183,6 +205,19 @@ fn unroll(k: &Kernel, li: usize) -> Unroll {
     // dimension, data) keeps it a loop.
     let kinds: Vec<Known> = bounds.iter().map(|b| known_expr(k, None, b)).collect();
     if kinds.contains(&Known::Compile) {
+        // nvcc unrolled 512 iterations, not 1024 (measured).
+        let trip = |b: &&Expr| -> Option<i64> {
+            let c = b.as_const()?;
+            let (i, _) = l.vars.iter().enumerate().find(|(i, &v)| counter(*i, v))?;
+            Some(
+                c.saturating_sub(l.init.get(i)?.as_const()?)
+                    .saturating_abs(),
+            )
+        };
+        let longest = bounds.iter().filter_map(trip).min();
+        if longest.is_some_and(|t| t > MAX_UNROLLED) {
+            return Unroll::Unsure;
+        }
         Unroll::Full
     } else if !kinds.is_empty() && kinds.iter().all(|x| *x == Known::Run) {
         Unroll::No
@@ -213,6 +248,41 @@ fn dynamic(k: &Kernel, loops: &[Unroll], e: &Expr) -> Option<(bool, Option<usize
     }
 }
 
+/// Whether every run-time value in index `e` is reduced to a small range
+/// (`% c` or `& c` with a constant of at most [`MAX_MASKED_ELEMENTS`]), or
+/// is a loop variable each iteration reduces so (`head = (head + 1) % 8`).
+fn masked(k: &Kernel, loops: &[Unroll], e: &Expr) -> bool {
+    let small = |c: &Expr| {
+        c.as_const()
+            .is_some_and(|c| c > 0 && c as u64 <= MAX_MASKED_ELEMENTS)
+    };
+    match e.kind() {
+        ExprKind::Const(_) => true,
+        ExprKind::Bin(BinOp::Rem | BinOp::And, _, c) if small(c) => true,
+        ExprKind::Bin(_, a, b) => masked(k, loops, a) && masked(k, loops, b),
+        ExprKind::Un(_, a) => masked(k, loops, a),
+        ExprKind::Select(c, a, b) => {
+            masked(k, loops, c) && masked(k, loops, a) && masked(k, loops, b)
+        }
+        ExprKind::Atom(Atom::LoopVar(v)) => {
+            let reduced = k
+                .loop_vars
+                .get(*v as usize)
+                .and_then(|x| k.loops.get(x.loop_id))
+                .and_then(|l| {
+                    let i = l.vars.iter().position(|w| w == v)?;
+                    Some(matches!(
+                        l.next.get(i)?.kind(),
+                        ExprKind::Bin(BinOp::Rem | BinOp::And, _, c) if small(c)
+                    ))
+                })
+                .unwrap_or(false);
+            reduced || known(k, Some(loops), Atom::LoopVar(*v)) == Known::Compile
+        }
+        ExprKind::Atom(a) => known(k, Some(loops), *a) == Known::Compile,
+    }
+}
+
 /// Where an array lives, from its accesses at run-time indices (each with
 /// the loop of run-time trip count it depends on): a store and a load at
 /// different indices, or a load that reads what an earlier iteration of
@@ -224,14 +294,40 @@ fn decide(
     loops: &[Unroll],
     stores: &[(usize, Option<usize>)],
     loads: &[(usize, Option<usize>)],
-    unsure: bool,
+    (elems, elem_size, unsure): (u64, u64, bool),
 ) -> Placement {
+    // Selects and predicated moves were measured on 4-byte elements; a
+    // `long long` or `char` array read at a lane's index went to local
+    // memory: not known.
+    if elem_size != 4 && !(stores.is_empty() && loads.is_empty()) {
+        let memory = stores.iter().any(|&(si, _)| {
+            loads.iter().any(|&(li, _)| {
+                let (s, l) = (&k.accesses[si], &k.accesses[li]);
+                !(s.offset.same(&l.offset) && s.loops == l.loops)
+            })
+        });
+        if !memory {
+            return Placement::Unknown;
+        }
+    }
     let in_runtime_loop = |i: usize| {
         k.accesses[i]
             .loops
             .iter()
             .any(|&l| loops.get(l) == Some(&Unroll::No))
     };
+    // A small array written only at masked indices: predicated moves.
+    if elems <= MAX_MASKED_ELEMENTS
+        && stores
+            .iter()
+            .all(|&(si, _)| masked(k, loops, &k.accesses[si].offset))
+    {
+        return if unsure {
+            Placement::Unknown
+        } else {
+            Placement::Registers
+        };
+    }
     let mut undecided = unsure;
     for &(si, sl) in stores {
         for &(li, ll) in loads {
@@ -295,7 +391,7 @@ pub fn place_local_arrays(k: &mut Kernel) {
                     },
                 }
             }
-            decide(k, &loops, &stores, &loads, unsure)
+            decide(k, &loops, &stores, &loads, (elems, o.elem_size, unsure))
         };
         if placement == Placement::Registers {
             for &i in &mine {

@@ -508,8 +508,12 @@ impl<'a> Run<'a> {
             });
         }
         if space == Space::Local {
+            let decided = k.locals.iter().any(|l| {
+                l.obj == a.obj && matches!(l.placement, crate::ir::Placement::Memory { .. })
+            });
             run.assume(Assumption::LocalMemory {
                 array: obj.name.clone(),
+                decided,
             });
         }
         if let Some(pointer) = &obj.pointee_of {
