@@ -299,13 +299,7 @@ fn local_arrays_are_placed_as_measured() {
             compared += 1;
         }
         // Arrays in registers are listed as such, not dropped silently.
-        let registers = doc["kernels"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .flat_map(|k| k["removed"].as_array().unwrap())
-            .filter(|r| r["why"] == "registers")
-            .count();
+        let registers = common::removed(&doc, "registers");
         assert!(registers > 0, "{file}: no access removed as registers");
     }
     assert_eq!(compared, 16);

@@ -60,14 +60,7 @@ fn a_listing_verifies_each_access_or_says_it_runs_no_instruction() {
     }
     let hoisted = find(&doc, "unroll8", 57, "load").expect("the hoisted load");
     assert_eq!(hoisted["hoisted_to"]["line"], 55, "{hoisted}");
-    let removed = doc["kernels"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|k| k["removed"].as_array().unwrap())
-        .filter(|r| r["why"] == "not-in-sass")
-        .count();
-    assert_eq!(removed, 0);
+    assert_eq!(common::removed(&doc, "not-in-sass"), 0);
     let text = stdout(&warplint(&[
         "report",
         "--isolated",
@@ -93,14 +86,7 @@ fn register_arrays_run_no_instruction() {
     let plain = report(&[path]);
     let doc = report(&["--sass", "fixtures/sass/unrolled_loads.gi.sass", path]);
     let local = |d: &Value| accesses(d).iter().filter(|a| a["space"] == "local").count();
-    let registers = plain["kernels"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|k| k["removed"].as_array().unwrap())
-        .filter(|r| r["why"] == "registers")
-        .count();
-    assert!(registers > 0);
+    assert!(common::removed(&plain, "registers") > 0);
     assert_eq!(local(&plain), 0);
     assert_eq!(local(&doc), 0);
     // The global loads stay, verified.
@@ -422,14 +408,7 @@ fn an_unrolled_loops_copies_are_counted_on_the_lines_nvcc_gave_them() {
     let after = find(&doc, "loop_both_branches", 64, "store").expect("out[tx]");
     assert!(after.get("counted_at").is_none(), "{after}");
     // Nothing of the loop is said to be missing from the listing.
-    let removed = doc["kernels"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|k| k["removed"].as_array().unwrap())
-        .filter(|x| x["why"] == "not-in-sass")
-        .count();
-    assert_eq!(removed, 0, "{doc}");
+    assert_eq!(common::removed(&doc, "not-in-sass"), 0, "{doc}");
     let plain = report(&[file]);
     assert!(find(&plain, "loop_both_branches", 57, "store").is_none());
 

@@ -195,23 +195,17 @@ fn print_found(out: &mut String, args: &CheckArgs, merged: &Merged, count: usize
             .results
             .iter()
             .flat_map(|f| &f.diagnostics)
-            .filter(|d| d.fix.as_ref().is_some_and(|x| x.applicability == a))
-            .count()
+            .filter(move |d| d.fix.as_ref().is_some_and(|x| x.applicability == a))
     };
-    let (safe, unsafe_) = (fixable(Applicability::Safe), fixable(Applicability::Unsafe));
+    let (safe, unsafe_) = (
+        fixable(Applicability::Safe).count(),
+        fixable(Applicability::Unsafe).count(),
+    );
     if safe > 0 {
         let _ = writeln!(out, "[*] {safe} fixable with the `--fix` option.");
     }
     if unsafe_ > 0 && !args.unsafe_fixes {
-        let mut why: Vec<&str> = merged
-            .results
-            .iter()
-            .flat_map(|f| &f.diagnostics)
-            .filter(|d| {
-                d.fix
-                    .as_ref()
-                    .is_some_and(|x| x.applicability == Applicability::Unsafe)
-            })
+        let mut why: Vec<&str> = fixable(Applicability::Unsafe)
             .map(|d| warplint_lints::unsafe_why(d.code))
             .collect();
         why.sort_unstable();

@@ -40,3 +40,15 @@ pub fn temp_project(tag: &str, files: &[(&str, &str)]) -> PathBuf {
     }
     d
 }
+
+/// How many accesses a `report --format json` document lists as removed
+/// for `why` (`registers`, `not-in-sass`, …).
+pub fn removed(doc: &serde_json::Value, why: &str) -> usize {
+    doc["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|k| k["removed"].as_array().unwrap())
+        .filter(|r| r["why"] == why)
+        .count()
+}
