@@ -309,8 +309,7 @@ fn local_arrays_are_placed_as_measured() {
 /// (`fixtures/groundtruth/local/review/truth.json`, H200): LM001 reports
 /// none that had no local memory (no false positive), and `report` keeps
 /// in registers only arrays that had none, but for the listed misses (what
-/// warplint does not read: pragmas, `__noinline__`, `memcpy`, a loop with a
-/// data-dependent exit).
+/// warplint does not read: pragmas, `__noinline__`, `memcpy`).
 #[test]
 fn local_array_review_probes_have_no_false_positive() {
     let dir = root().join("fixtures/groundtruth/local/review");

@@ -20,14 +20,13 @@
 //!   `h[v & 31] += 1`);
 //! - the rest is not known: a loop nvcc may or may not unroll (a
 //!   `do`/`while`, a counter not stepped by a constant, more than 512
-//!   iterations), an element other than 4 bytes read at a run-time index
+//!   iterations, a condition that reads data), an element other than 4 bytes read at a run-time index
 //!   (a `long long` and a `char` array went to local memory), an array of
 //!   more words than a thread's registers (300 floats read in reverse
 //!   spilled; 128 doubles summed in order, 200 floats in reverse did not).
 //!
 //! Not read, so not modelled (misses, listed in the review's truth file):
-//! `#pragma unroll 1`/`2`, `__noinline__` callees, `memcpy`, a loop whose
-//! exit depends on data and whose variable is used after it.
+//! `#pragma unroll 1`/`2`, `__noinline__` callees, `memcpy`.
 //!
 //! An array in registers has no memory instruction: its accesses are
 //! removed ([`RemovedWhy::Registers`]). The placement of each array is kept
@@ -204,6 +203,22 @@ fn unroll(k: &Kernel, li: usize) -> Unroll {
     // unrolls the loop; else one set at run time (an argument, a
     // dimension, data) keeps it a loop.
     let kinds: Vec<Known> = bounds.iter().map(|b| known_expr(k, None, b)).collect();
+    // A condition that also reads data (`j > 0 && best[j - 1] > v`, a
+    // top-k insertion) leaves the loop at an iteration only the data
+    // decides: measured in local memory, not modelled.
+    let data = conjuncts(cond).into_iter().any(|c| {
+        let mut loaded = false;
+        c.visit_atoms(&mut |a| {
+            loaded |= matches!(a, Atom::Unknown(u) if matches!(
+                k.unknowns.get(u as usize).map(|x| &x.origin),
+                Some(Origin::Loaded { .. } | Origin::LoadedPointer { .. })
+            ));
+        });
+        loaded
+    });
+    if data {
+        return Unroll::Unsure;
+    }
     if kinds.contains(&Known::Compile) {
         // nvcc unrolled 512 iterations, not 1024 (measured).
         let trip = |b: &&Expr| -> Option<i64> {

@@ -71,10 +71,11 @@ by thread), or restructure so each value is used where it is computed.
 Measured and not modelled (a review's 50 probes, H200): `#pragma unroll 1`
 or `unroll 2` on a constant loop keeps its indices values (local memory);
 warplint does not read pragmas and takes the loop as unrolled. An array
-passed to a `__noinline__` function, copied with `memcpy`, or of 1- or
-8-byte elements read at a run-time index went to local memory where
-warplint says registers; a top-k insertion (`while (j > 0 && best[j-1] >
-v)`) too. These are misses, never findings."#,
+passed to a `__noinline__` function or copied with `memcpy` went to local
+memory where warplint says registers. These are misses, never findings.
+An array of 1- or 8-byte elements read at a run-time index, and a loop
+whose condition also reads data (a top-k insertion, `while (j > 0 &&
+best[j-1] > v)`), leave the placement unknown."#,
 };
 
 impl Lint for LocalMemoryArray {
