@@ -50,15 +50,17 @@ The CUDA programming guide (5.3.2.1.1): global memory instructions move
 1, 2, 4, 8 or 16 bytes, and only naturally aligned data compiles to one
 instruction. Measured on an H200 (`fixtures/groundtruth/align/`): copying
 16-byte, 4-byte-aligned structs ran as 5 loads and 4 stores per element
-(80 + 64 sectors per warp) and took 148 µs for 16 M elements; declared
-`__align__(16)`, one `LDG.E.128` and one `STG.E.128` (16 + 16 sectors), 124
-µs. Where the kernel is bound by DRAM bandwidth alone, the extra
-instructions can cost no time (reading the same elements: 83.5 against
-82.7 µs), but they use issue slots and L1 bandwidth other work needs.
+(80 + 64 sectors per warp) and took 148.2 µs for 16 M elements (Nsight
+Compute, `fixtures/groundtruth/align/ncu.txt`); declared `__align__(16)`,
+one `LDG.E.128` and one `STG.E.128` (16 + 16 sectors), 126.2 µs. Where the
+kernel is bound by DRAM bandwidth alone, the extra instructions can cost no
+time (reading the same elements: 83.1 against 82.7 µs; copies of 8-byte
+pieces ran at the same speed), but they use issue slots and L1 bandwidth
+other work needs.
 
 Elements whose size is not a power of two (a 12-byte `float3`) are not
 reported: padding them to 16 bytes moves a third more bytes, and on the
-H200 a streaming copy ran 25% slower padded (101 against 127 µs), while a
+H200 a streaming copy ran 25% slower padded (100.3 against 124.9 µs), while a
 structure of arrays ran no faster than the 12-byte elements.
 
 ## Example
@@ -73,9 +75,13 @@ struct __align__(16) Particle { float x, y, z; int id; };
 out[i] = in[i];                               // one 16-byte load and store
 ```
 
+A copy counts on either side, global or shared memory (`s[t] = in[i]`,
+`out[i] = s[j]`: four `LDG.E` became one `LDG.E.128`, measured).
+
 ## Fix safety
 The fix adds `__align__(n)` to the struct's definition when it is in the
-file checked. It is unsafe: the struct's size is unchanged, but a struct
+file checked, and is not offered when a struct of the file that holds this
+one would grow (the note names it). It is unsafe: the struct's size is unchanged, but a struct
 that contains it may grow, and a pointer to it that is not aligned to `n`
 (into a packed buffer) faults once nvcc relies on the alignment."#,
 };
