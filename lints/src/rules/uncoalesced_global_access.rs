@@ -53,6 +53,16 @@ them apart; another branch, loop or unknown call between them makes the
 access `unknown` (whether they merge is the compiler's choice), never a
 finding.
 
+## Elements moved whole in pieces
+A 12-byte `float3` (or any element whose size is not a power of two) read
+or written whole is three 4-byte accesses, each touching the sectors of the
+warp's 384 bytes. The help says what the H200 measured
+(`fixtures/groundtruth/align/`): the caches serve the three from the same
+sectors, so DRAM moves only the data; padding to 16 bytes makes one access
+but moved a third more bytes and ran 25% slower on a bandwidth-bound copy,
+and a structure of arrays ran no faster. An element of 2, 4, 8 or 16 bytes
+moved in pieces for want of alignment is GM004's.
+
 ## Options
 `[lint.thresholds] global-efficiency-warning` (default 0.5) and
 `global-efficiency-error` (default 0.125): the sector efficiency (ideal /
@@ -151,7 +161,9 @@ impl Lint for UncoalescedGlobalAccess {
             );
             // A field of a wider element that is not a CUDA vector type.
             let aos = obj.elem_size > r.width as u64
-                && (obj.elem_type.contains("struct") || !obj.elem_type.ends_with(char::is_numeric));
+                && (obj.elem_type.contains("struct")
+                    || !obj.elem_type.ends_with(char::is_numeric)
+                    || moved_whole(k, access, obj));
             let help = if aos {
                 aos_help(k, access, obj, site.ops.as_str(), r.width, dialect)
             } else if let Some((bx, _)) = rows {
@@ -230,6 +242,22 @@ fn rows_misaligned(
     (starts.len() > 1 && first != 0 && starts.iter().all(|m| *m == first)).then_some((bx, first))
 }
 
+/// Whether `access` moves a whole element of `obj` in pieces narrower than
+/// it (a `float3` read whole is three 4-byte loads).
+fn moved_whole(
+    k: &warplint_analyzer::ir::Kernel,
+    access: &warplint_analyzer::ir::Access,
+    obj: &warplint_analyzer::ir::MemObject,
+) -> bool {
+    let pieces: u64 = k
+        .accesses
+        .iter()
+        .filter(|x| x.obj == access.obj && x.span == access.span && x.op == access.op)
+        .map(|x| u64::from(x.width))
+        .sum();
+    pieces == obj.elem_size
+}
+
 /// The help for a lane that moves part of a wider element: align a whole
 /// element moved in pieces (for want of alignment), else split the fields
 /// into arrays.
@@ -264,6 +292,27 @@ fn aos_help(
     let whole = pieces == obj.elem_size
         && matches!(obj.elem_size, 8 | 16)
         && obj.elem_align < obj.elem_size;
+    if pieces == obj.elem_size && !obj.elem_size.is_power_of_two() && obj.elem_size < 16 {
+        // A 12-byte `float3` or struct: measured, padding it does not pay.
+        let padded = obj.elem_size.next_power_of_two();
+        let (op, cache) = match ops {
+            "load" => ("loads", "L1 serves from the same sectors"),
+            "store" => ("stores", "L2 merges into the same sectors"),
+            _ => ("accesses", "the caches serve from the same sectors"),
+        };
+        return format!(
+            "each lane {verb} its {}-byte element in {} {}-byte {op}, which {cache} (DRAM \
+             moves only the data); padding it to {padded} bytes ({}) \
+             makes one access but moves {}% more bytes: on the H200 a bandwidth-bound copy \
+             ran 25% slower padded and a structure of arrays no faster, so change the layout \
+             only where instructions, not bandwidth, limit the kernel",
+            obj.elem_size,
+            obj.elem_size / u64::from(width.max(1)),
+            width,
+            dialect.align(padded),
+            (padded - obj.elem_size) * 100 / obj.elem_size,
+        );
+    }
     if whole {
         format!(
             "each lane {verb} its {}-byte element in {}-byte pieces, as its alignment \
