@@ -203,10 +203,16 @@ fn unroll(k: &Kernel, li: usize) -> Unroll {
     // unrolls the loop; else one set at run time (an argument, a
     // dimension, data) keeps it a loop.
     let kinds: Vec<Known> = bounds.iter().map(|b| known_expr(k, None, b)).collect();
-    // A condition that also reads data (`j > 0 && best[j - 1] > v`, a
-    // top-k insertion) leaves the loop at an iteration only the data
-    // decides: measured in local memory, not modelled.
+    // A condition that also reads data besides a counter's bound (`j > 0
+    // && best[j - 1] > v`, a top-k insertion) leaves the loop at an
+    // iteration only the data decides: measured in local memory, not
+    // modelled.
     let data = conjuncts(cond).into_iter().any(|c| {
+        // A counter's bound set by data (`i < cnt`, `cnt` loaded) is a
+        // loop of run-time trip count, not this.
+        if l.vars.iter().any(|&v| bound_of(c, v).is_some()) {
+            return false;
+        }
         let mut loaded = false;
         c.visit_atoms(&mut |a| {
             loaded |= matches!(a, Atom::Unknown(u) if matches!(
