@@ -410,3 +410,54 @@ fn a_load_covers_at_most_one_unused_field() {
     assert_eq!(widths("uchar4", &["x", "y", "z"]), vec![4]);
     assert_eq!(widths("uchar4", &["x", "w"]), vec![1, 1]);
 }
+
+/// Where a per-thread array lives (`nvcc/registers.rs`): a loop bounded by
+/// a count loaded from memory is a loop of run-time trip count (the array
+/// stored and read back in two such loops is in local memory, decided); a
+/// loop whose condition also reads data besides its bound (a top-k
+/// insertion) leaves the placement unknown (measured in local memory, not
+/// modelled); a constant loop keeps it in registers (no access left).
+#[test]
+fn per_thread_arrays_are_placed_by_their_loops() {
+    let placement = |body: &str| -> Vec<warplint_analyzer::ir::Placement> {
+        let src = format!(
+            "__global__ void k(const int *counts, const float *in, float *out) {{\n\
+             float a[8];\n{body}\n}}\n\
+             int main() {{ k<<<4, 256>>>(0, 0, 0); }}\n"
+        );
+        let r = analyze(src.as_bytes(), &Modern, &Options::default());
+        r.program.kernels[0]
+            .locals
+            .iter()
+            .map(|l| l.placement.clone())
+            .collect()
+    };
+    use warplint_analyzer::ir::Placement;
+    let loaded = placement(
+        "int cnt = counts[blockIdx.x];\n\
+         for (int i = 0; i < cnt; i++) a[i] = in[i * 256 + threadIdx.x];\n\
+         float s = 0;\n\
+         for (int i = 0; i < cnt; i++) s += a[cnt - 1 - i];\n\
+         out[threadIdx.x] = s;",
+    );
+    assert!(
+        matches!(loaded.as_slice(), [Placement::Memory { .. }]),
+        "{loaded:?}"
+    );
+    let topk = placement(
+        "for (int i = 0; i < 8; i++) a[i] = 1e30f;\n\
+         float v = in[threadIdx.x];\n\
+         int j = 7;\n\
+         while (j > 0 && a[j - 1] > v) { a[j] = a[j - 1]; j--; }\n\
+         a[j] = v;\n\
+         out[threadIdx.x] = a[0];",
+    );
+    assert_eq!(topk, vec![Placement::Unknown]);
+    let constant = placement(
+        "for (int i = 0; i < 8; i++) a[i] = in[i * 256 + threadIdx.x];\n\
+         float s = 0;\n\
+         for (int i = 0; i < 8; i++) s += a[7 - i];\n\
+         out[threadIdx.x] = s;",
+    );
+    assert_eq!(constant, vec![Placement::Registers]);
+}
