@@ -264,15 +264,7 @@ fn local_arrays_are_placed_as_measured() {
             .unwrap();
     let mut compared = 0;
     for (file, kernels) in truth["kernels"].as_object().unwrap() {
-        let path = dir.join(file);
-        let out = warplint(&[
-            "report",
-            "--isolated",
-            "--format",
-            "json",
-            path.to_str().unwrap(),
-        ]);
-        let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        let doc = common::report_json(&dir.join(file));
         for (kernel, m) in kernels.as_object().unwrap() {
             if m.get("not_modelled").is_some() {
                 continue;
@@ -330,14 +322,7 @@ fn local_array_review_probes_have_no_false_positive() {
             "concise",
             path,
         ]));
-        let report: serde_json::Value = serde_json::from_str(&stdout(&warplint(&[
-            "report",
-            "--isolated",
-            "--format",
-            "json",
-            path,
-        ])))
-        .unwrap();
+        let report = common::report_json(std::path::Path::new(path));
         let kept = report["accesses"]
             .as_array()
             .unwrap()

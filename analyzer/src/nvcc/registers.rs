@@ -317,16 +317,18 @@ fn decide(
     loads: &[(usize, Option<usize>)],
     (elems, elem_size, unsure): (u64, u64, bool),
 ) -> Placement {
+    // The load reads the index the store wrote, in the same iteration.
+    let same = |si: usize, li: usize| {
+        let (s, l) = (&k.accesses[si], &k.accesses[li]);
+        s.offset.same(&l.offset) && s.loops == l.loops
+    };
     // Selects and predicated moves were measured on 4-byte elements; a
     // `long long` or `char` array read at a lane's index went to local
     // memory: not known.
     if elem_size != 4 && !(stores.is_empty() && loads.is_empty()) {
-        let memory = stores.iter().any(|&(si, _)| {
-            loads.iter().any(|&(li, _)| {
-                let (s, l) = (&k.accesses[si], &k.accesses[li]);
-                !(s.offset.same(&l.offset) && s.loops == l.loops)
-            })
-        });
+        let memory = stores
+            .iter()
+            .any(|&(si, _)| loads.iter().any(|&(li, _)| !same(si, li)));
         if !memory {
             return Placement::Unknown;
         }
@@ -353,9 +355,8 @@ fn decide(
     for &(si, sl) in stores {
         for &(li, ll) in loads {
             let (s, l) = (&k.accesses[si], &k.accesses[li]);
-            let same = s.offset.same(&l.offset) && s.loops == l.loops;
             let carried = li < si && in_runtime_loop(si);
-            if !same || carried {
+            if !same(si, li) || carried {
                 let runtime_loop = sl.or(ll).map(|x| k.loops[x].span);
                 return Placement::Memory {
                     store: s.span,

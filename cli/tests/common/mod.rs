@@ -52,3 +52,15 @@ pub fn removed(doc: &serde_json::Value, why: &str) -> usize {
         .filter(|r| r["why"] == why)
         .count()
 }
+
+/// `warplint report --isolated --format json` on `path`, parsed.
+pub fn report_json(path: &std::path::Path) -> serde_json::Value {
+    let out = warplint(&[
+        "report",
+        "--isolated",
+        "--format",
+        "json",
+        path.to_str().unwrap(),
+    ]);
+    serde_json::from_str(&stdout(&out)).unwrap()
+}

@@ -163,7 +163,7 @@ impl Lint for UncoalescedGlobalAccess {
             let aos = obj.elem_size > r.width as u64
                 && (obj.elem_type.contains("struct")
                     || !obj.elem_type.ends_with(char::is_numeric)
-                    || moved_whole(k, access, obj));
+                    || piece_bytes(k, access) == obj.elem_size);
             let help = if aos {
                 aos_help(k, access, obj, site.ops.as_str(), r.width, dialect)
             } else if let Some((bx, _)) = rows {
@@ -242,20 +242,21 @@ fn rows_misaligned(
     (starts.len() > 1 && first != 0 && starts.iter().all(|m| *m == first)).then_some((bx, first))
 }
 
-/// Whether `access` moves a whole element of `obj` in pieces narrower than
-/// it (a `float3` read whole is three 4-byte loads).
-fn moved_whole(
-    k: &warplint_analyzer::ir::Kernel,
-    access: &warplint_analyzer::ir::Access,
-    obj: &warplint_analyzer::ir::MemObject,
-) -> bool {
-    let pieces: u64 = k
-        .accesses
+/// The bytes the source access `access` moves, over the pieces the front
+/// end split it into (one access per piece, same span and operation, from
+/// the same inlined call): a whole element moved in pieces sums to its size.
+fn piece_bytes(k: &warplint_analyzer::ir::Kernel, access: &warplint_analyzer::ir::Access) -> u64 {
+    k.accesses
         .iter()
-        .filter(|x| x.obj == access.obj && x.span == access.span && x.op == access.op)
+        .filter(|x| {
+            x.obj == access.obj
+                && x.span == access.span
+                && x.op == access.op
+                && x.inlined_at.as_ref().map(|i| i.call)
+                    == access.inlined_at.as_ref().map(|i| i.call)
+        })
         .map(|x| u64::from(x.width))
-        .sum();
-    pieces == obj.elem_size
+        .sum()
 }
 
 /// The help for a lane that moves part of a wider element: align a whole
@@ -277,18 +278,7 @@ fn aos_help(
     // A whole element moved in pieces narrower than it, for
     // want of alignment (`struct { double lo, hi; }` is two
     // 8-byte accesses): aligned to its size, it is one.
-    let pieces = k
-        .accesses
-        .iter()
-        .filter(|x| {
-            x.obj == access.obj
-                && x.span == access.span
-                && x.op == access.op
-                && x.inlined_at.as_ref().map(|i| i.call)
-                    == access.inlined_at.as_ref().map(|i| i.call)
-        })
-        .map(|x| u64::from(x.width))
-        .sum::<u64>();
+    let pieces = piece_bytes(k, access);
     let whole = pieces == obj.elem_size
         && matches!(obj.elem_size, 8 | 16)
         && obj.elem_align < obj.elem_size;
