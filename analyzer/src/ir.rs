@@ -722,6 +722,10 @@ pub struct Kernel {
     pub barriers: Vec<Barrier>,
     /// `if`/`else` statements with work on both sides, in source order.
     pub branches: Vec<Branch>,
+    /// The conditions of `if`s with a loop on a side: nvcc does not merge
+    /// their two sides' stores (`nvcc/overwrite.rs`; measured,
+    /// `fixtures/groundtruth/sm_90/predication.cu`'s `else_only_work`).
+    pub branched_ifs: Vec<Span>,
     /// Where nvcc puts each per-thread array that is indexed with a value
     /// not written as a constant (`nvcc::registers`).
     pub locals: Vec<LocalArray>,

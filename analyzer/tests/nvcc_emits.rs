@@ -461,3 +461,59 @@ fn per_thread_arrays_are_placed_by_their_loops() {
     );
     assert_eq!(constant, vec![Placement::Registers]);
 }
+
+/// The executions and predicated-off executions per block of the store to
+/// `a` in `body`, followed by `after` (1 block of 8 warps, `n` = 64: the
+/// first 2 warps take `t < n`).
+fn issued(body: &str, after: &str) -> (f64, f64) {
+    let src = format!(
+        "__global__ void k(float *a, const float *b, float *out, int n, int m) {{\n\
+         int t = threadIdx.x;\n{body}\n{after}\n}}\n\
+         void run(float *a, const float *b, float *o) {{ k<<<1, 256>>>(a, b, o, 64, m_of()); }}\n"
+    );
+    let r = analyze(src.as_bytes(), &Modern, &Options::default())
+        .reports
+        .into_iter()
+        .find(|r| r.array == "a" && r.op == Op::Store)
+        .expect("the store to a");
+    (r.executions, r.predicated_off)
+}
+
+/// Which `if` sides nvcc predicates, as measured
+/// (`fixtures/groundtruth/sm_90/predication.cu`): the 6 warps whose lanes
+/// all fail a predicated side still issue its instruction; a side nvcc
+/// branches around is issued by the 2 warps with an active lane only.
+#[test]
+fn an_if_side_is_predicated_only_where_measured() {
+    let out = "out[t] = 1.0f;";
+    let predicated = (2.0, 6.0);
+    let branched = (2.0, 0.0);
+    assert_eq!(issued("if (t < n) a[t] = 0.0f;", out), predicated);
+    let two = "if (t < n) { a[t] = 0.0f; a[t + 256] = 1.0f; }";
+    assert_eq!(issued(two, out), predicated);
+    let nested = "if (t < n) { if (t < 32) a[t * 2] = 0.0f; }";
+    assert_eq!(issued(nested, out), (1.0, 7.0), "one warp takes both");
+    let else_side = "if (t >= n) out[t + 256] = 1.0f; else a[t * 2] = 0.0f;";
+    assert_eq!(issued(else_side, out), predicated);
+    // Four stores, a global load, a loop or division on either side.
+    let four = "if (t < n) { a[t] = 0; a[t + 256] = 1; a[t + 512] = 2; a[t + 768] = 3; }";
+    assert_eq!(issued(four, out), branched);
+    assert_eq!(issued("if (t < n) a[t] = b[t * 2];", out), branched);
+    let looped = "if (t < n) a[t] = 1.0f; else { float s = 0; for (int i = 0; i < m; i++) s += b[i]; out[t] = s; }";
+    assert_eq!(issued(looped, out), branched);
+    assert_eq!(issued("if (t < n) a[t] = b[0] / b[1];", out), branched);
+    // The kernel's last statement: nvcc exits the failing threads.
+    assert_eq!(issued("if (t < n) a[t] = 0.0f;", ""), branched);
+    // A barrier after it is code after it.
+    assert_eq!(
+        issued("if (t < n) a[t] = 0.0f;", "__syncthreads();"),
+        predicated
+    );
+    // In a loop of run-time trip count nvcc unrolls by four and branches
+    // around the iterations' sides together; a constant loop it unrolls
+    // whole, each side predicated.
+    let runtime = "for (int i = 0; i < m; i++) { if (t < n) a[t + 256 * i] = i; }";
+    assert_eq!(issued(runtime, out).1, 0.0);
+    let constant = "for (int i = 0; i < 4; i++) { if (t < n) a[t + 256 * i] = i; }";
+    assert_eq!(issued(constant, out), (8.0, 24.0));
+}

@@ -93,6 +93,11 @@ fn compare_case(
     let mut checked = 0;
     for f in fields {
         let Some(want) = c[*f].as_f64() else { continue };
+        // A case may say why its ideal is not compared (the instruction
+        // mix nvcc chose for one unrolled iteration), never its cost.
+        if *f == "ideal_wavefronts" && c["ideal_not_compared"].is_string() {
+            continue;
+        }
         let got = preds.get(&key).and_then(|m| m.get(f)).copied();
         checked += 1;
         match got {

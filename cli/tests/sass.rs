@@ -29,7 +29,8 @@ fn find<'a>(doc: &'a Value, kernel: &str, line: u64, op: &str) -> Option<&'a Val
 
 /// `widen.cu` as nvcc 13.0 compiled it: four neighbouring loads are one
 /// `LDS.128` that nvcc gives the second load's line (the model merges them
-/// on the first: the instruction is found through the accesses it covers),
+/// on the first: the instruction is found through the accesses it covers,
+/// and reported once, on the line it is counted on, naming the first),
 /// an unrolled loop's stores two `STS.128`, scalar global loads `LDG`s.
 /// A line with no instruction of an access's kind removes it
 /// (`scalars.cu`: four stores nvcc makes one, on the last one's line).
@@ -42,10 +43,12 @@ fn a_listing_verifies_each_access_or_says_it_runs_no_instruction() {
         "fixtures/sass/widen.cu",
     ]);
     assert!(plain["accesses"][0].get("sass").is_none());
-    let quad = find(&doc, "four_loads", 22, "load").expect("the merged load");
+    let quad = find(&doc, "four_loads", 23, "load").expect("the merged load");
     assert_eq!(quad["access_bytes"], 16);
     assert_eq!(quad["sass"]["opcode"], "LDS.128", "{quad}");
     assert_eq!(quad["sass"]["compiler"], Value::Null);
+    assert_eq!(quad["counted_from"]["line"], 22, "{quad}");
+    assert!(find(&doc, "four_loads", 22, "load").is_none());
     let stores = find(&doc, "unroll8", 57, "store").expect("the unrolled store");
     assert_eq!(stores["sass"]["opcode"], "STS.128");
     let scalar = find(&doc, "global_quad", 50, "load").expect("a scalar global load");
@@ -58,8 +61,9 @@ fn a_listing_verifies_each_access_or_says_it_runs_no_instruction() {
     for a in accesses(&doc) {
         assert!(a.get("sass").is_some(), "{a}");
     }
-    let hoisted = find(&doc, "unroll8", 57, "load").expect("the hoisted load");
-    assert_eq!(hoisted["hoisted_to"]["line"], 55, "{hoisted}");
+    let hoisted = find(&doc, "unroll8", 55, "load").expect("the hoisted load");
+    assert_eq!(hoisted["hoisted_from"]["line"], 57, "{hoisted}");
+    assert!(find(&doc, "unroll8", 57, "load").is_none());
     assert_eq!(common::removed(&doc, "not-in-sass"), 0);
     let text = stdout(&warplint(&[
         "report",
@@ -233,7 +237,7 @@ echo cubin > "$out"
     let nvcc_path = dir.join("bin/nvcc");
     let nvcc_arg = nvcc_path.to_str().unwrap();
     let doc = report(&["--nvcc", nvcc_arg, "fixtures/sass/widen.cu"]);
-    let quad = find(&doc, "four_loads", 22, "load").expect("the merged load");
+    let quad = find(&doc, "four_loads", 23, "load").expect("the merged load");
     assert_eq!(quad["sass"]["opcode"], "LDS.128");
     assert_eq!(quad["sass"]["compiler"], "nvcc 13.0");
     let out = warplint(&[
@@ -342,25 +346,22 @@ fn volatile_accesses_are_emitted_as_written() {
 /// `if`'s line, and nvcc 13.0 put the `STG.E.64` of `dbl` on the first
 /// store's line (7), where Nsight Compute counted it
 /// (`fixtures/groundtruth/sm_90/overwrite2.cu`). With the listing, the
-/// finding names that line, and `report` gives a second record there.
+/// finding names that line, and `report` gives its one record there.
 #[test]
 fn an_instruction_on_a_merged_access_line_is_counted_there() {
     let file = "fixtures/groundtruth/sm_90/overwrite2.cu";
     let listing = "fixtures/sass/groundtruth/overwrite2.gi.sass";
     let doc = report(&["--sass", listing, file]);
-    let own = find(&doc, "dbl", 8, "store").expect("the select store");
-    assert_eq!(own["counted_at"]["line"], 7, "{own}");
+    assert!(find(&doc, "dbl", 8, "store").is_none());
     let there = find(&doc, "dbl", 7, "store").expect("its record on line 7");
     assert_eq!(there["attribution"], "sass");
     assert_eq!(there["counted_from"]["line"], 8);
-    assert_eq!(there["global"], own["global"]);
-    // Without the listing: one record, on the `if`'s line.
+    // Without the listing: one record, on the `if`'s line, of the same cost.
     let plain = report(&[file]);
     assert!(find(&plain, "dbl", 7, "store").is_none());
-    assert!(find(&plain, "dbl", 8, "store")
-        .unwrap()
-        .get("counted_at")
-        .is_none());
+    let own = find(&plain, "dbl", 8, "store").unwrap();
+    assert!(own.get("counted_at").is_none());
+    assert_eq!(there["global"], own["global"]);
     // `sqrt_float`'s store is on its own line in the listing: not moved.
     let f = find(&doc, "sqrt_float", 16, "store").expect("sqrt_float's store");
     assert!(f.get("counted_at").is_none(), "{f}");
@@ -391,8 +392,8 @@ fn an_unrolled_loops_copies_are_counted_on_the_lines_nvcc_gave_them() {
     let file = "fixtures/groundtruth/sm_90/forward_branches.cu";
     let listing = "fixtures/sass/groundtruth/forward_branches.gi.sass";
     let doc = report(&["--sass", listing, file]);
-    let own = find(&doc, "loop_both_branches", 61, "store").expect("the merged store");
-    assert_eq!(own["counted_at"]["line"], 57, "{own}");
+    assert!(find(&doc, "loop_both_branches", 61, "store").is_none());
+    let own = find(&doc, "loop_both_branches", 57, "store").expect("the merged store");
     assert_eq!(
         own["also_counted_at_lines"],
         serde_json::json!([62]),

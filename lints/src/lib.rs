@@ -528,22 +528,7 @@ pub fn instruction_notes(k: &warplint_analyzer::ir::Kernel, r: &AccessReport) ->
             },
         }
     });
-    let hoisted = r.hoisted.map(|h| {
-        let counted = if h.counted == h.from {
-            " (Nsight Compute counts it on that line)".to_string()
-        } else {
-            format!(
-                " (it is the kernel's first memory instruction: Nsight Compute counts it on \
-                 line {}, the kernel's first statement)",
-                h.counted.line
-            )
-        };
-        format!(
-            "nvcc hoists this load out of the loop at line {}: it runs once each time the loop \
-             is entered, not in every iteration{counted}",
-            h.from.line,
-        )
-    });
+    let hoisted = r.hoisted.as_ref().map(wording::hoisted);
     merged.into_iter().chain(hoisted).chain(verified).collect()
 }
 

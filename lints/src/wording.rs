@@ -723,6 +723,25 @@ fn hundredths(x: u32) -> String {
 }
 
 /// `line 7`, `lines 57 and 62`, `lines 3, 5 and 9`.
+/// A load nvcc hoists out of its loop: where it runs, and the line Nsight
+/// Compute counts it on.
+pub fn hoisted(h: &warplint_analyzer::ir::Hoisted) -> String {
+    let counted = if h.counted == h.from {
+        " (Nsight Compute counts it on that line)".to_string()
+    } else {
+        format!(
+            " (it is the kernel's first memory instruction: Nsight Compute counts it on \
+             line {}, the kernel's first statement)",
+            h.counted.line
+        )
+    };
+    format!(
+        "nvcc hoists this load out of the loop at line {}: it runs once each time the loop \
+         is entered, not in every iteration{counted}",
+        h.from.line,
+    )
+}
+
 pub fn lines_list(lines: impl IntoIterator<Item = u32>) -> String {
     let l: Vec<String> = lines.into_iter().map(|n| n.to_string()).collect();
     match l.as_slice() {

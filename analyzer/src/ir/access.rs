@@ -58,6 +58,13 @@ pub struct Access {
     /// instruction, never merged with a neighbour (measured: two `__ldg`s
     /// of `.x` and `.y` stay two `LDG.E.CONSTANT`).
     pub hinted: bool,
+    /// The access sits in `if` sides nvcc predicates rather than branches
+    /// around, from guard `j` of `guards` on (each later guard is such a
+    /// side's): every warp that reaches guard `j` issues the instruction,
+    /// also one with no lane left active, at no cost
+    /// (`frontend/lower/predicate.rs`; measured,
+    /// `fixtures/groundtruth/sm_90/predication.cu`).
+    pub predicated_from: Option<u32>,
 }
 
 /// A load nvcc hoists out of a loop: the loop, and the line Nsight Compute

@@ -94,6 +94,7 @@ pub fn merge_overwrites(k: &mut Kernel) {
                 });
                 let b = &mut k.accesses[j];
                 b.guards.pop();
+                b.predicated_from = None;
             }
             continue;
         }
@@ -136,6 +137,7 @@ pub fn merge_overwrites(k: &mut Kernel) {
         let keep = k.accesses[i].guards.clone();
         let b = &mut k.accesses[j];
         b.guards = keep;
+        b.predicated_from = None;
         b.span = at;
     }
     // A load forwarded from a store merged here now takes its value from
@@ -198,7 +200,7 @@ fn replaced(k: &Kernel, drop: &[Option<RemovedWhy>], j: usize) -> Option<usize> 
 fn other_branch(k: &Kernel, drop: &[Option<RemovedWhy>], j: usize) -> Option<usize> {
     let b = &k.accesses[j];
     let (else_guard, outer) = b.guards.split_last()?;
-    if else_guard.expect {
+    if else_guard.expect || else_guard.site.is_some_and(|s| k.branched_ifs.contains(&s)) {
         return None;
     }
     if outer.len() > loop_entry_guards(k, b) {

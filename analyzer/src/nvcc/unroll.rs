@@ -201,6 +201,7 @@ pub fn vectorise_unrolled(k: &mut Kernel) {
             site: None,
             exits: false,
         });
+        a.predicated_from = None;
     }
     super::drop_marked(k, &drop);
 }
@@ -293,6 +294,7 @@ fn join_pre_loop_read(
         site: None,
         exits: false,
     });
+    a.predicated_from = None;
 }
 
 /// `e` with loop variable `var` replaced by `value`.

@@ -226,6 +226,7 @@ fn report(
         block: c(setup.block),
         grid: c(setup.grid),
         executions: run.totals.executions as f64 / nblocks,
+        predicated_off: run.totals.off as f64 / nblocks,
         status,
         assumptions: run.assumptions,
         for_every: Vec::new(),

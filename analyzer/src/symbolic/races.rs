@@ -183,6 +183,7 @@ fn given(l: &crate::ir::Launch, a: &Access) -> bool {
 /// each access's own).
 fn stand_in(a: &Access, b: &Access) -> Access {
     let mut s = b.clone();
+    s.predicated_from = None;
     s.guards.extend(a.guards.iter().cloned());
     s.guards.push(Guard {
         cond: a.offset.clone(),

@@ -431,6 +431,7 @@ pub(super) fn stand_in(
         select_at: None,
         epoch: 0,
         hinted: false,
+        predicated_from: None,
     }
 }
 

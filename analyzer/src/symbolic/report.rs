@@ -153,6 +153,11 @@ pub struct AccessReport {
     pub grid: [u64; 3],
     /// Warp-level executions per block the means are taken over.
     pub executions: f64,
+    /// Warp-level executions per block that issue the instruction with no
+    /// lane active (a predicated `if` side the warp's lanes all fail):
+    /// no cost, and not among `executions`; Nsight Compute counts them
+    /// among its executed instructions.
+    pub predicated_off: f64,
     pub status: Status,
     /// What the cost rests on, each once (in the order met; outputs word
     /// and sort them).

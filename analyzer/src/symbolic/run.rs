@@ -158,6 +158,8 @@ impl Compiled {
 #[derive(Clone, Copy, Default)]
 pub(super) struct Totals {
     pub(super) executions: u64,
+    /// Predicated executions with no lane active: issued, at no cost.
+    pub(super) off: u64,
     pub(super) cost: u64,
     pub(super) ideal: u64,
     pub(super) transactions: u64,
@@ -169,6 +171,7 @@ impl Totals {
     pub(super) fn since(self, before: Totals) -> Totals {
         Totals {
             executions: self.executions - before.executions,
+            off: self.off - before.off,
             cost: self.cost - before.cost,
             ideal: self.ideal - before.ideal,
             transactions: self.transactions - before.transactions,
@@ -178,6 +181,7 @@ impl Totals {
 
     pub(super) fn add(&mut self, o: Totals) {
         self.executions = self.executions.saturating_add(o.executions);
+        self.off = self.off.saturating_add(o.off);
         self.cost = self.cost.saturating_add(o.cost);
         self.ideal = self.ideal.saturating_add(o.ideal);
         self.transactions = self.transactions.saturating_add(o.transactions);
@@ -310,9 +314,17 @@ impl Run<'_> {
             self.pair_execute(mask);
             return;
         }
-        let guards = &self.a.guards;
-        let active = self.mask_of(guards, mask);
+        // A predicated access is issued by every warp that reaches its
+        // first predicated `if`, lanes active or not (`Access::predicated_from`).
+        let a = self.a;
+        let split = a.predicated_from.map_or(a.guards.len(), |j| j as usize);
+        let (outer, inner) = a.guards.split_at(split.min(a.guards.len()));
+        let reach = self.mask_of(outer, mask);
+        let active = self.mask_of(inner, reach);
         if active == 0 {
+            if reach != 0 && !inner.is_empty() {
+                self.totals.off = self.totals.off.saturating_add(self.weight);
+            }
             return;
         }
         if self.evaluated >= self.opts.max_executions {
@@ -399,6 +411,7 @@ impl Run<'_> {
         let w = self.weight;
         self.totals.add(Totals {
             executions: w,
+            off: 0,
             cost: (cost as u64).saturating_mul(w),
             ideal: (ideal as u64).saturating_mul(w),
             transactions: (transactions as u64).saturating_mul(w),

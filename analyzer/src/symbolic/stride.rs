@@ -368,6 +368,7 @@ impl Run<'_> {
         let t = self.totals.since(c.before);
         self.totals.add(Totals {
             executions: t.executions.saturating_mul(n),
+            off: t.off.saturating_mul(n),
             cost: t.cost.saturating_mul(n),
             ideal: t.ideal.saturating_mul(n),
             transactions: t.transactions.saturating_mul(n),

@@ -138,29 +138,38 @@ fn num(v: f64) -> Value {
     }
 }
 
+/// The access's cost object: means per executed warp-level instruction,
+/// those issued with no lane active included (at no cost), and maxima.
 fn cost_json(run: &ArchRun, r: &AccessReport) -> (String, Value) {
     let key = r.space.name().to_string();
+    let issued = r.executions + r.predicated_off;
+    let share = if issued > 0.0 {
+        r.executions / issued
+    } else {
+        1.0
+    };
+    let mean = |v: f64| num(v * share);
     let v = match &r.cost {
         None => Value::Null,
         Some(Cost::Shared(s)) => json!({
-            "wavefronts": num(s.wavefronts),
-            "ideal_wavefronts": num(s.ideal_wavefronts),
+            "wavefronts": mean(s.wavefronts),
+            "ideal_wavefronts": mean(s.ideal_wavefronts),
             "ways": num(s.ways),
             "max_wavefronts": s.max_wavefronts,
             "max_ways": num(s.max_ways),
         }),
         Some(Cost::Global(g)) if run.sector_based => json!({
-            "sectors": num(g.sectors),
-            "ideal_sectors": num(g.ideal_sectors),
+            "sectors": mean(g.sectors),
+            "ideal_sectors": mean(g.ideal_sectors),
             "max_sectors": g.max_sectors,
         }),
         Some(Cost::Global(g)) => json!({
-            "transactions": num(g.transactions),
-            "bytes": num(g.bytes),
-            "ideal_sectors": num(g.ideal_sectors),
+            "transactions": mean(g.transactions),
+            "bytes": mean(g.bytes),
+            "ideal_sectors": mean(g.ideal_sectors),
         }),
         Some(Cost::Constant(c)) => json!({
-            "requests": num(c.requests),
+            "requests": mean(c.requests),
             "max_requests": c.max_requests,
         }),
     };
@@ -182,7 +191,13 @@ pub fn access_json(path: &str, run: &ArchRun, r: &AccessReport) -> Value {
     m.insert("access_bytes".into(), json!(r.width));
     m.insert("block".into(), json!(r.block));
     m.insert("grid".into(), json!(r.grid));
-    m.insert("executions".into(), num(r.executions));
+    // Nsight Compute counts a predicated instruction issued with no lane
+    // active among the executed ones: so do the record's executions and
+    // means (`predicated_off` says how many).
+    m.insert("executions".into(), num(r.executions + r.predicated_off));
+    if r.predicated_off > 0.0 {
+        m.insert("predicated_off".into(), num(r.predicated_off));
+    }
     m.insert("status".into(), json!(r.status.name()));
     let (assumptions, kinds): (Vec<_>, Vec<_>) =
         wording::assumptions(&r.assumptions).into_iter().unzip();
@@ -246,9 +261,10 @@ fn access_items(f: &FileResult) -> Vec<(String, usize, warplint_analyzer::Status
             .filter(|(i, _)| {
                 i.repeated && !direct.contains(&(i.call.file, i.call.line, r.space, r.op))
             });
-        let at_loop = r
-            .hoisted
-            .map(|h| hoisted_json(&mut v, f.path_of(h.counted.file), h.counted));
+        let at_loop = r.hoisted.map(|h| {
+            let files = (f.path_of(h.counted.file), f.path_of(h.from.file));
+            hoisted_json(&mut v, files, h)
+        });
         // The further lines of a loop the SASS has the instruction's
         // copies on: a record on each.
         let also: Vec<Value> = r
@@ -262,16 +278,16 @@ fn access_items(f: &FileResult) -> Vec<(String, usize, warplint_analyzer::Status
             .as_ref()
             .and_then(|c| c.counted_at)
             .map(|s| sass_line_json(&mut v, f.path_of(s.file), s));
-        if let (Some(m), false) = (v.as_object_mut(), also.is_empty()) {
+        // A hoisted load, or an instruction the SASS puts on another line,
+        // is reported once: on the line it is counted on, naming the
+        // access (`hoisted_from`, `counted_from`), never also on its own.
+        let mut first = at_loop.or(at_sass).unwrap_or(v);
+        if let (Some(m), false) = (first.as_object_mut(), also.is_empty()) {
             let lines: Vec<Value> = also.iter().map(|a| a["line"].clone()).collect();
             m.insert("also_counted_at_lines".into(), Value::Array(lines));
         }
-        out.push((item(&v), r.kernel, r.status));
-        for moved in [at_call.map(|(_, c)| c), at_loop, at_sass]
-            .into_iter()
-            .flatten()
-            .chain(also)
-        {
+        out.push((item(&first), r.kernel, r.status));
+        for moved in at_call.map(|(_, c)| c).into_iter().chain(also) {
             out.push((item(&moved), r.kernel, r.status));
         }
     }
@@ -314,22 +330,32 @@ fn call_site_json(v: &mut Value, call_file: &str, call: Span) -> Value {
     to.record(v)
 }
 
-/// A load nvcc hoists out of a loop (`hoisted_to` on its record), and,
-/// returned, its record on the line Nsight Compute counts it on
-/// (`"attribution": "hoisted"`, `hoisted_from`): the loop's, or the
-/// kernel's first statement's when it is the kernel's first memory
-/// instruction (`fixtures/groundtruth/sm_90/hoist.cu`, `hoistline.cu`).
-/// The record spans that position only.
-fn hoisted_json(v: &mut Value, loop_file: &str, l: Span) -> Value {
+/// A load nvcc hoists out of a loop: its record on the line Nsight Compute
+/// counts it on (`"attribution": "hoisted"`, `hoisted_from` the access,
+/// `hoisted_out_of` the loop): the loop's, or the kernel's first
+/// statement's when it is the kernel's first memory instruction
+/// (`fixtures/groundtruth/sm_90/hoist.cu`, `hoistline.cu`). The record
+/// spans that position only.
+fn hoisted_json(
+    v: &mut Value,
+    (counted_file, loop_file): (&str, &str),
+    h: warplint_analyzer::ir::Hoisted,
+) -> Value {
+    let l = h.counted;
     let to = Moved {
-        file: loop_file,
+        file: counted_file,
         at: l,
         end: (l.line, l.column),
         to_key: "hoisted_to",
         attribution: "hoisted",
         from_key: "hoisted_from",
     };
-    to.record(v)
+    let mut c = to.record(v);
+    if let Some(m) = c.as_object_mut() {
+        let out_of = json!({"file": loop_file, "line": h.from.line, "column": h.from.column});
+        m.insert("hoisted_out_of".into(), out_of);
+    }
+    c
 }
 
 /// An access whose instruction the SASS read puts on the line of an
@@ -672,7 +698,11 @@ pub fn table(files: &[FileResult]) -> String {
     let mut seen = std::collections::HashSet::new();
     for f in files {
         for (_, r) in f.records() {
-            if r.assumptions.is_empty() && r.unknown_reason.is_none() && r.for_every.is_empty() {
+            if r.assumptions.is_empty()
+                && r.unknown_reason.is_none()
+                && r.for_every.is_empty()
+                && r.hoisted.is_none()
+            {
                 continue;
             }
             let mut block = String::new();
@@ -689,6 +719,9 @@ pub fn table(files: &[FileResult]) -> String {
             }
             for (a, _) in wording::assumptions(&r.assumptions) {
                 block.push_str(&format!("  assumed: {a}\n"));
+            }
+            if let Some(h) = &r.hoisted {
+                block.push_str(&format!("  moved: {}\n", wording::hoisted(h)));
             }
             if seen.insert(block.clone()) {
                 details.push_str(&block);

@@ -278,6 +278,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 hoisted: None,
                 epoch: self.fences + self.warp_syncs,
                 hinted: false,
+                predicated_from: None,
             });
         }
     }

@@ -37,6 +37,7 @@ mod loops;
 mod macros;
 mod memory;
 pub(crate) mod objects;
+mod predicate;
 mod shuffle;
 mod stmt;
 mod templates;
@@ -235,6 +236,9 @@ pub(crate) struct Lowerer<'a, 't> {
     /// Barriers, fences and calls the engine cannot see (which may write
     /// memory) lowered so far ([`crate::ir::Loop::fenced`]).
     fences: u32,
+    /// The sides of the kernel's `if`s, in the order their lowering
+    /// finished, for [`predicate::mark`].
+    if_sides: Vec<predicate::Side>,
     /// Calls whose code branches (a math function of `fuse::SPLITS`) and
     /// floating-point divisions (a slow path; not by a power of two, which
     /// is a multiplication) lowered so far: work nvcc branches around in
@@ -395,6 +399,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             call_site: None,
             slow_paths: 0,
             fences: 0,
+            if_sides: Vec::new(),
             branchy_calls: 0,
             warp_syncs: 0,
             float_vars: Default::default(),
@@ -730,6 +735,7 @@ impl<'a, 't> Lowerer<'a, 't> {
         let main = Src::of(def.src);
         let n = def.node;
         self.forget_memory();
+        self.if_sides.clear();
         self.last_store_known.clear();
         self.struct_params.clear();
         self.pointees.clear();
@@ -860,6 +866,8 @@ impl<'a, 't> Lowerer<'a, 't> {
             self.stmt(body, &main);
         }
         self.mark_repeated_calls();
+        let sides = std::mem::take(&mut self.if_sides);
+        predicate::mark(&mut self.k, &sides, self.fences);
         flags::mark_compared(&mut self.k);
         std::mem::take(&mut self.k)
     }

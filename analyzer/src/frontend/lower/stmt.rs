@@ -14,7 +14,7 @@ use crate::finding::{NoteKind, Origin};
 use crate::frontend::fields::Fields;
 use crate::frontend::fuse;
 use crate::frontend::types::Ty;
-use crate::ir::{BinOp, Expr, Guard};
+use crate::ir::{BinOp, Expr, Guard, Span};
 
 /// An `if` that nvcc turns into a select: it only assigns values (no
 /// memory access, loop, jump or call other than a branch-free math
@@ -405,10 +405,12 @@ impl<'a, 't> Lowerer<'a, 't> {
             self.k.accesses[accesses_before].select_at = Some(at);
         }
         let then_work = self.has_work(then_mark);
+        let mut sides = vec![self.side(site, true, (then_mark, accesses_before), then_work)];
         let then_scopes = std::mem::replace(&mut self.scopes, before);
         self.frame().terminated = false;
         if let Some(s) = alt {
             let else_mark = self.side_mark();
+            let else_before = self.k.accesses.len();
             self.guards.push(Guard {
                 cond: cond.clone(),
                 expect: false,
@@ -418,7 +420,9 @@ impl<'a, 't> Lowerer<'a, 't> {
             self.stmt(s, src);
             self.guards.pop();
             self.frame().terminated = false;
-            if then_work && self.has_work(else_mark) && !pushed {
+            let else_work = self.has_work(else_mark);
+            sides.push(self.side(site, false, (else_mark, else_before), else_work));
+            if then_work && else_work && !pushed {
                 self.k.branches.push(crate::ir::Branch {
                     span: self.span(c, src),
                     text: src.text(c),
@@ -432,7 +436,46 @@ impl<'a, 't> Lowerer<'a, 't> {
         if pushed {
             self.constexpr_undecided.pop();
         }
+        // Whether nvcc predicates a side is decided once the kernel is
+        // lowered (`predicate.rs`): it depends on what follows.
+        if let (Some(at), false) = (site, pushed) {
+            // nvcc branches around both sides where one holds work
+            // (measured, `else_only_work`).
+            let work = sides.iter().flatten().any(|s| s.work);
+            if sides.iter().flatten().any(|s| s.looped) {
+                self.k.branched_ifs.push(at);
+            }
+            let (end, fences) = (self.k.accesses.len(), self.fences);
+            self.if_sides
+                .extend(sides.into_iter().flatten().map(|mut s| {
+                    s.work = work;
+                    s.end = end;
+                    s.fences = fences;
+                    s
+                }));
+        }
         self.merge_scopes(cond, then_scopes);
+    }
+
+    /// One side of an `if` whose lowering began at `m` with access
+    /// `first`, for [`super::predicate::mark`].
+    fn side(
+        &self,
+        site: Option<Span>,
+        expect: bool,
+        (m, first): (SideMark, usize),
+        work: bool,
+    ) -> Option<super::predicate::Side> {
+        Some(super::predicate::Side {
+            site: site?,
+            expect,
+            accesses: first..self.k.accesses.len(),
+            work: work || self.k.loops.len() != m.loops,
+            looped: self.k.loops.len() != m.loops,
+            loops: self.open_loops.clone(),
+            end: 0,
+            fences: 0,
+        })
     }
 
     /// Where the lowering stands, to tell afterwards whether a side of an
@@ -559,7 +602,7 @@ struct SideMark {
 /// Whether a loop's trip count is a constant: its control (conditions,
 /// breaks) reads nothing but constants and its own variables, and those
 /// variables' initial values and updates read nothing else either.
-fn constant_trip(lp: &crate::ir::Loop) -> bool {
+pub(super) fn constant_trip(lp: &crate::ir::Loop) -> bool {
     use crate::ir::Atom;
     let mut work: Vec<&Expr> = lp.pre_cond.iter().chain(&lp.post_cond).collect();
     work.extend(lp.breaks.iter().flatten().map(|g| &g.cond));
