@@ -480,7 +480,7 @@ fn issued(body: &str, after: &str) -> (f64, f64) {
 }
 
 /// Which `if` sides nvcc predicates, as measured
-/// (`fixtures/groundtruth/sm_90/predication.cu`): the 6 warps whose lanes
+/// (`fixtures/groundtruth/sm_90/predication*.cu`): the 6 warps whose lanes
 /// all fail a predicated side still issue its instruction; a side nvcc
 /// branches around is issued by the 2 warps with an active lane only.
 #[test]
@@ -495,9 +495,26 @@ fn an_if_side_is_predicated_only_where_measured() {
     assert_eq!(issued(nested, out), (1.0, 7.0), "one warp takes both");
     let else_side = "if (t >= n) out[t + 256] = 1.0f; else a[t * 2] = 0.0f;";
     assert_eq!(issued(else_side, out), predicated);
-    // Four stores, a global load, a loop or division on either side.
+    // Up to about eight instructions: six stores of zero (and the base's
+    // two), a vector constructor; four stores of four constants are nine.
+    let six = (0..6)
+        .map(|i| format!("a[t + {}] = 0.0f;", 256 * i))
+        .collect::<String>();
+    assert_eq!(issued(&format!("if (t < n) {{ {six} }}"), out), predicated);
+    let vector = "if (t < n) ((float4 *)a)[t] = make_float4(1, 2, 3, 4);";
+    assert_eq!(issued(vector, out), predicated);
     let four = "if (t < n) { a[t] = 0; a[t + 256] = 1; a[t + 512] = 2; a[t + 768] = 3; }";
     assert_eq!(issued(four, out), branched);
+    let arith = "if (t < n) a[t] = t * 1.5f + t * t * 0.5f - t * 0.25f + 3.0f * t;";
+    assert_eq!(issued(arith, out), branched);
+    // A global load, a call, a division, a loop on either side, a nested
+    // `if` beside other work, an `else if`.
+    assert_eq!(issued("if (t < n) a[t] = expf((float)t);", out), branched);
+    assert_eq!(issued("if (t < n) a[t] = t / n;", out), branched);
+    let beside = "if (t < n) { a[t + 512] = 1.0f; if (t < 32) a[t] = 0.0f; }";
+    assert_eq!(issued(beside, out).1, 0.0);
+    let chain = "if (t < 32) out[t + 256] = 0.0f; else if (t < n) a[t] = 1.0f;";
+    assert_eq!(issued(chain, out).1, 0.0);
     assert_eq!(issued("if (t < n) a[t] = b[t * 2];", out), branched);
     let looped = "if (t < n) a[t] = 1.0f; else { float s = 0; for (int i = 0; i < m; i++) s += b[i]; out[t] = s; }";
     assert_eq!(issued(looped, out), branched);
@@ -514,6 +531,13 @@ fn an_if_side_is_predicated_only_where_measured() {
     // whole, each side predicated.
     let runtime = "for (int i = 0; i < m; i++) { if (t < n) a[t + 256 * i] = i; }";
     assert_eq!(issued(runtime, out).1, 0.0);
-    let constant = "for (int i = 0; i < 4; i++) { if (t < n) a[t + 256 * i] = i; }";
-    assert_eq!(issued(constant, out), (8.0, 24.0));
+    let constant = "for (int i = 0; i < 4; i++) { if (t < n * i) a[t + 256 * i] = i; }";
+    assert_eq!(
+        issued(constant, out),
+        (12.0, 20.0),
+        "0, 2, 4, 6 of 8 warps at i = 0..3"
+    );
+    // A condition the constant loop does not change: unswitched.
+    let invariant = "for (int i = 0; i < 4; i++) { if (t < n) a[t + 256 * i] = i; }";
+    assert_eq!(issued(invariant, out).1, 0.0);
 }

@@ -6,28 +6,37 @@
 //! instruction it reports is diluted. A side nvcc branches around is
 //! skipped by such a warp.
 //!
-//! Measured on an H200 (nvcc 13.0 `-O3`,
-//! `fixtures/groundtruth/sm_90/predication.cu`, 1 block of 8 warps whose
-//! first 2 take the side): predicated (all 8 warps issue it) are one or
-//! two global stores, one shared store, a shared update (`s[i] += s[i +
-//! k]`: two shared loads and a store) in a constant loop, nested `if`s of
-//! one store, and both sides of a short `if`/`else`. Branched (only the 2
-//! warps issue it): four or more stores, any global load (`v = b[t]`,
-//! `a[t] = b[t] * 2`), a loop or a division on either side of the `if`
-//! (the other side's store too), an `if` in a loop of run-time
-//! trip count, and an `if` that ends the kernel (`@P EXIT`). What was not measured is taken as branched: the
-//! warps that issue it are the ones with an active lane, the engine's
-//! reading without this model.
+//! Measured on an H200 (nvcc 13.0 `-O3`): fitted on
+//! `fixtures/groundtruth/sm_90/predication.cu` (1 block of 8 warps whose
+//! first 2 take the side), then checked on the held-out
+//! `predication_review.cu` and `predication_review2.cu`. ptxas predicates
+//! a side of at most about eight instructions (three, four or six
+//! constant stores, a sum of three shared loads, nested `if`s that fold
+//! into one condition) when code follows the `if`; it branches around a
+//! side of nine or more (four stores of four constants), one with a
+//! global load, a call (`expf`, `sqrtf`'s slow path), an integer or
+//! floating-point division, a loop, a `return`, a nested `if` beside
+//! other work or with an `else`; both sides of an `if` with a loop on
+//! either; an `if` in a loop of run-time trip count (unrolled by four,
+//! the iterations' sides branched around together) or whose condition a
+//! constant loop does not change (unswitched); an `if` that ends the
+//! kernel (`@P EXIT`). Where both sides touch one array nvcc selects the
+//! address and issues one unpredicated access: not modelled here, so
+//! not predicated. The side's instructions are estimated from its
+//! syntax ([`syntax_cost`]) and its accesses. What was not measured is
+//! taken as branched: the warps that issue it are the ones with an
+//! active lane, the engine's reading without this model.
 
-use crate::ir::{Kernel, Op, Space, Span};
+use super::Src;
+use crate::frontend::fields::Fields;
+use crate::ir::{Atom, Kernel, Op, Space, Span};
 use std::ops::Range;
+use tree_sitter::Node;
 
-/// Most stores a predicated side was measured to hold (two; four were
-/// branched around).
-const MAX_STORES: usize = 2;
-/// Most accesses a predicated side was measured to hold (a shared update:
-/// two loads and a store).
-const MAX_ACCESSES: usize = 3;
+/// Most instructions (estimated) of a side ptxas was measured to
+/// predicate: eight (six constant stores and the base's two); nine were
+/// branched around (four stores of four constants).
+const MAX_INSTRUCTIONS: u32 = 8;
 
 /// One side of an `if`, as the lowering left it.
 #[derive(Clone, Debug)]
@@ -38,9 +47,14 @@ pub struct Side {
     pub expect: bool,
     /// The accesses lowered in the side.
     pub accesses: Range<usize>,
-    /// A side of the `if` (this one or the other) holds work nvcc
-    /// branches around (`stmt.rs`, `has_work`) or a loop of any kind.
+    /// nvcc branches around this side whatever it holds: a side of the
+    /// `if` (this one or the other) holds work (`stmt.rs`, `has_work`) or
+    /// a loop, both sides touch one array, or the side's syntax says so
+    /// ([`syntax_cost`]).
     pub work: bool,
+    /// The side's instructions besides its accesses and their bases
+    /// ([`syntax_cost`]).
+    pub ops: u32,
     /// This side holds a loop.
     pub looped: bool,
     /// The loops the `if` sits in: something follows it in every
@@ -68,7 +82,7 @@ pub fn mark(k: &mut Kernel, sides: &[Side], fences: u32) {
             .loops
             .iter()
             .all(|l| k.loops.get(*l).is_some_and(super::stmt::constant_trip));
-        if s.work || tail || !unrolled || s.accesses.is_empty() || !fits(k, s) {
+        if s.work || tail || !unrolled || s.accesses.is_empty() || !fits(k, s) || unswitched(k, s) {
             continue;
         }
         let Some(at) = k.accesses.get(s.accesses.clone()) else {
@@ -82,22 +96,144 @@ pub fn mark(k: &mut Kernel, sides: &[Side], fences: u32) {
     }
 }
 
-/// Whether the side's accesses are of the kinds and numbers measured
-/// predicated: no atomic, no load but a shared one, no per-thread array.
+/// Whether the side's accesses are of the kinds measured predicated (no
+/// atomic, no load but a shared one, no per-thread array) and its
+/// instructions few enough: one per access, two per global array (its
+/// base's load and address), and its syntax's.
 fn fits(k: &Kernel, s: &Side) -> bool {
     let Some(at) = k.accesses.get(s.accesses.clone()) else {
         return false;
     };
     let space = |obj: usize| k.objects.get(obj).map(|o| o.space);
-    let stores = at.iter().filter(|a| a.op == Op::Store).count();
-    at.len() <= MAX_ACCESSES
-        && stores <= MAX_STORES
-        && at.iter().all(|a| {
-            matches!(
-                (a.op, space(a.obj)),
-                (Op::Store, Some(Space::Global | Space::Shared)) | (Op::Load, Some(Space::Shared))
-            )
-        })
+    let kinds = at.iter().all(|a| {
+        matches!(
+            (a.op, space(a.obj)),
+            (Op::Store, Some(Space::Global | Space::Shared)) | (Op::Load, Some(Space::Shared))
+        )
+    });
+    let mut bases: Vec<usize> = at
+        .iter()
+        .filter(|a| space(a.obj) == Some(Space::Global))
+        .map(|a| a.obj)
+        .collect();
+    bases.sort_unstable();
+    bases.dedup();
+    let n = at.len() as u32 + 2 * bases.len() as u32 + s.ops;
+    kinds && n <= MAX_INSTRUCTIONS
+}
+
+/// An `if` in a constant loop whose condition reads none of the loop's
+/// variables: nvcc unswitches it, one side around the unrolled
+/// iterations together.
+fn unswitched(k: &Kernel, s: &Side) -> bool {
+    let Some(a) = k.accesses.get(s.accesses.start) else {
+        return false;
+    };
+    let Some(g) = a.guards.iter().rev().find(|g| g.site == Some(s.site)) else {
+        return false;
+    };
+    let atoms = g.cond.atoms();
+    s.loops.iter().any(|l| {
+        k.loops
+            .get(*l)
+            .is_some_and(|lp| !lp.vars.iter().any(|v| atoms.contains(&Atom::LoopVar(*v))))
+    })
+}
+
+/// The instructions an `if` side's syntax adds to its accesses: one per
+/// arithmetic operator outside an index (an index's constant offset is
+/// folded into the instruction), compound assignment, conversion,
+/// selection and distinct non-zero constant stored; `None` where nvcc
+/// branches around it whatever its size: a call, a division, a loop, a
+/// jump, inline `asm`, or a nested `if` that is not the side's only
+/// statement or has an `else` (`has_else`: the outer `if` has one).
+pub fn syntax_cost(side: Node, src: &Src, has_else: bool) -> Option<u32> {
+    let mut side = side;
+    let mut cost = 0;
+    loop {
+        let kids = side.kids();
+        match (side.node_kind(), &kids[..]) {
+            ("compound_statement", [one]) => side = *one,
+            ("if_statement", _) if !has_else && side.field("alternative").is_none() => {
+                let cond = side.field("condition")?;
+                cost += ops_in(cond, src, false)?;
+                side = side.field("consequence")?;
+            }
+            _ => break,
+        }
+    }
+    let mut constants: Vec<String> = Vec::new();
+    Some(cost + ops_in(side, src, false)? + count_constants(side, src, &mut constants))
+}
+
+/// The operators of `n` outside an index; `None` for what is branched
+/// around.
+fn ops_in(n: Node, src: &Src, in_index: bool) -> Option<u32> {
+    let kind = n.node_kind();
+    // A vector constructor (`make_float4(...)`) makes no instruction.
+    let constructor = || {
+        n.field("function")
+            .is_some_and(|f| src.text(f).starts_with("make_"))
+    };
+    match kind {
+        "call_expression" if constructor() => {}
+        "call_expression" | "return_statement" | "break_statement" | "continue_statement"
+        | "goto_statement" | "for_statement" | "while_statement" | "do_statement"
+        | "switch_statement" | "for_range_loop" | "if_statement" | "gnu_asm_expression"
+        | "lambda_expression" | "throw_statement" => return None,
+        _ => {}
+    }
+    let mut own = 0;
+    if kind == "binary_expression" {
+        let op = n.field("operator").map(|o| src.text(o)).unwrap_or_default();
+        let literal = |f: &str| {
+            n.field(f)
+                .is_some_and(|x| x.node_kind() == "number_literal")
+        };
+        if (op == "/" || op == "%") && !(literal("left") && literal("right")) {
+            return None;
+        }
+        own = u32::from(!in_index);
+    } else if matches!(
+        kind,
+        "unary_expression" | "conditional_expression" | "cast_expression"
+    ) || (kind == "assignment_expression"
+        && n.field("operator").is_some_and(|o| src.text(o) != "="))
+    {
+        own = u32::from(!in_index);
+    }
+    let mut total = own;
+    for (i, c) in n.kids().into_iter().enumerate() {
+        let index = in_index || (kind == "subscript_expression" && i > 0);
+        total += ops_in(c, src, index)?;
+    }
+    Some(total)
+}
+
+/// Distinct non-zero number literals stored by `n`'s assignments: each
+/// is moved into a register first.
+fn count_constants(n: Node, src: &Src, seen: &mut Vec<String>) -> u32 {
+    let mut total = 0;
+    if n.node_kind() == "assignment_expression" {
+        if let Some(r) = n
+            .field("right")
+            .filter(|r| r.node_kind() == "number_literal")
+        {
+            let text = src.text(r);
+            let zero = text
+                .trim_end_matches(['f', 'F', 'u', 'U', 'l', 'L'])
+                .parse::<f64>()
+                .is_ok_and(|v| v == 0.0);
+            if !zero && !seen.contains(&text) {
+                seen.push(text);
+                total += 1;
+            }
+        }
+    }
+    for c in n.kids() {
+        total += count_constants(c, src, seen);
+    }
+    total
 }
 
 /// The index of side `s`'s guard in `a`'s guards, where every later

@@ -405,7 +405,9 @@ impl<'a, 't> Lowerer<'a, 't> {
             self.k.accesses[accesses_before].select_at = Some(at);
         }
         let then_work = self.has_work(then_mark);
-        let mut sides = vec![self.side(site, true, (then_mark, accesses_before), then_work)];
+        let cost = cons.and_then(|c| super::predicate::syntax_cost(c, src, alt.is_some()));
+        let mut sides =
+            vec![self.side(site, true, (then_mark, accesses_before), (then_work, cost))];
         let then_scopes = std::mem::replace(&mut self.scopes, before);
         self.frame().terminated = false;
         if let Some(s) = alt {
@@ -421,7 +423,8 @@ impl<'a, 't> Lowerer<'a, 't> {
             self.guards.pop();
             self.frame().terminated = false;
             let else_work = self.has_work(else_mark);
-            sides.push(self.side(site, false, (else_mark, else_before), else_work));
+            let cost = super::predicate::syntax_cost(s, src, true);
+            sides.push(self.side(site, false, (else_mark, else_before), (else_work, cost)));
             if then_work && else_work && !pushed {
                 self.k.branches.push(crate::ir::Branch {
                     span: self.span(c, src),
@@ -441,7 +444,21 @@ impl<'a, 't> Lowerer<'a, 't> {
         if let (Some(at), false) = (site, pushed) {
             // nvcc branches around both sides where one holds work
             // (measured, `else_only_work`).
-            let work = sides.iter().flatten().any(|s| s.work);
+            // Both sides touching one array: nvcc selects the address and
+            // issues one access (not modelled), so neither is predicated.
+            let objs = |s: &super::predicate::Side| -> Vec<usize> {
+                self.k.accesses[s.accesses.clone()]
+                    .iter()
+                    .map(|a| a.obj)
+                    .collect()
+            };
+            let shared = match &sides[..] {
+                [Some(a), Some(b)] => objs(a).iter().any(|o| objs(b).contains(o)),
+                _ => false,
+            };
+            // An `else if` nvcc branches to (measured, `else_if_chain`).
+            let else_if = n.parent().is_some_and(|p| p.node_kind() == "else_clause");
+            let work = shared || else_if || sides.iter().flatten().any(|s| s.work);
             if sides.iter().flatten().any(|s| s.looped) {
                 self.k.branched_ifs.push(at);
             }
@@ -464,13 +481,14 @@ impl<'a, 't> Lowerer<'a, 't> {
         site: Option<Span>,
         expect: bool,
         (m, first): (SideMark, usize),
-        work: bool,
+        (work, cost): (bool, Option<u32>),
     ) -> Option<super::predicate::Side> {
         Some(super::predicate::Side {
             site: site?,
             expect,
             accesses: first..self.k.accesses.len(),
-            work: work || self.k.loops.len() != m.loops,
+            work: work || cost.is_none() || self.k.loops.len() != m.loops,
+            ops: cost.unwrap_or(0),
             looped: self.k.loops.len() != m.loops,
             loops: self.open_loops.clone(),
             end: 0,
