@@ -541,3 +541,31 @@ fn an_if_side_is_predicated_only_where_measured() {
     let invariant = "for (int i = 0; i < 4; i++) { if (t < n) a[t + 256 * i] = i; }";
     assert_eq!(issued(invariant, out).1, 0.0);
 }
+
+/// The stores to `a` of `body` then `after` (1 block of 8 warps, `n` = 64):
+/// each one's executions per block.
+fn stores_to_a(body: &str, after: &str) -> Vec<f64> {
+    let src = format!(
+        "__global__ void k(float *a, float *out, int n) {{\n\
+         int t = threadIdx.x;\n{body}\n{after}\n}}\n\
+         void run(float *a, float *o) {{ k<<<1, 256>>>(a, o, 64); }}\n"
+    );
+    analyze(src.as_bytes(), &Modern, &Options::default())
+        .reports
+        .into_iter()
+        .filter(|r| r.array == "a" && r.op == Op::Store)
+        .map(|r| r.executions)
+        .collect()
+}
+
+/// An `if`/`else` whose sides store to one array is one store at a
+/// selected address, run by every warp (measured, `nvcc/sink.rs`); not
+/// where the sides do not pair off, nor where the `if` ends the kernel.
+#[test]
+fn an_if_elses_alike_sides_sink_into_one_access() {
+    let pair = "if (t < n) a[t] = 1.0f; else a[t + 256] = 2.0f;";
+    assert_eq!(stores_to_a(pair, "out[t] = 1.0f;"), vec![8.0]);
+    assert_eq!(stores_to_a(pair, ""), vec![2.0, 6.0], "the kernel's end");
+    let uneven = "if (t < n) { a[t] = 0.0f; a[t + 256] = 1.0f; } else a[t + 512] = 2.0f;";
+    assert_eq!(stores_to_a(uneven, "out[t] = 1.0f;"), vec![2.0, 2.0, 6.0]);
+}

@@ -5,7 +5,9 @@
 //! (`neighbours`), for loops it unrolls over
 //! consecutive shared-memory elements (`unroll`), the loads it does
 //! not emit again (`reload`), the stores it turns into one store of a
-//! select (`overwrite`), and the per-thread arrays it keeps in registers
+//! select (`overwrite`), the two sides of an `if`/`else` it sinks into
+//! one access at a selected address (`sink`), and the per-thread arrays
+//! it keeps in registers
 //! (`registers`). Every fact here is nvcc's, for
 //! the CUDA release warplint stands in for (see [`predefined::CUDA_VERSION`]).
 
@@ -18,6 +20,7 @@ pub mod predefined;
 pub(crate) mod registers;
 pub(crate) mod reload;
 pub mod sass;
+pub(crate) mod sink;
 pub(crate) mod unroll;
 
 pub use predefined::predefined_macros;

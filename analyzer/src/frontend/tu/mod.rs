@@ -700,6 +700,7 @@ impl<'t> Tu<'t> {
             crate::nvcc::registers::place_local_arrays(&mut k);
             crate::nvcc::reload::drop_reloads(&mut k);
             crate::nvcc::overwrite::merge_overwrites(&mut k);
+            crate::nvcc::sink::sink_common_accesses(&mut k);
             crate::nvcc::fuse::fuse_fields(&mut k);
             crate::nvcc::neighbours::merge_neighbours(&mut k);
             crate::nvcc::unroll::vectorise_unrolled(&mut k);
