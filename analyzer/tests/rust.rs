@@ -171,6 +171,54 @@ __global__ void k(float* out) {
 /// `match` as a statement (a binding arm with a guard, an or-pattern, a
 /// range, a constant) and as a value: as the `if` chain and `?:` nvcc
 /// would read.
+/// `if let Some(x) = s.get(i)`, `for (j, x) in s.iter().enumerate()` and
+/// `for j in (a..b).rev()` are a bounds check, a counted loop over the
+/// slice's length and a loop counted down, as nvcc reads them.
+#[test]
+fn pattern_bound_control_flow_costs_what_its_twin_does() {
+    let rust = r#"
+use cuda_std::prelude::*;
+#[kernel]
+pub unsafe fn k(a: &[f32], b: &mut [f32], out: *mut f32) {
+    let i = thread::index_1d() as usize;
+    if let Some(x) = b.get_mut(i * 2) {
+        *x = 1.0;
+    }
+    if let Some(&v) = a.get(i) {
+        *out.add(i) = v;
+    } else {
+        *out.add(i + 1) = 0.0;
+    }
+    let mut s = 0.0f32;
+    for (j, x) in a.iter().enumerate() {
+        s += *x * j as f32;
+    }
+    for j in (0..8).rev() {
+        *out.add(i * 8 + j) = s;
+    }
+}
+"#;
+    let cuda = r#"
+__global__ void k(const float* a, unsigned long long a__len, float* b, unsigned long long b__len, float* out) {
+    unsigned long long i = (unsigned long long)(threadIdx.x + blockIdx.x * blockDim.x);
+    { unsigned long long at = i * 2; if (at < b__len) { float* x = &b[at]; *x = 1.0f; } }
+    { unsigned long long at2 = i; if (at2 < a__len) { float v = a[at2]; *(out + i) = v; } else { *(out + (i + 1)) = 0.0f; } }
+    float s = 0.0f;
+    for (unsigned long long j = 0; j < a__len; j += 1) { const float* x = &a[j]; s += (*x) * (float)j; }
+    for (long long j = (long long)(8) - 1; j >= (long long)(0); j -= 1) { *(out + (i * 8 + j)) = s; }
+}
+"#;
+    let r = twins(rust, cuda, &[7, 9, 10, 12, 16, 19]);
+    assert!(
+        !r.program
+            .notes
+            .iter()
+            .any(|n| matches!(n.kind, NoteKind::RustUnread { .. })),
+        "{:?}",
+        r.program.notes
+    );
+}
+
 #[test]
 fn match_costs_what_its_if_chain_does() {
     let rust = r#"

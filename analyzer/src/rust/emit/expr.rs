@@ -115,7 +115,7 @@ impl Emitter {
         }
     }
 
-    fn path(&mut self, p: &syn::ExprPath) -> Ty {
+    pub(super) fn path(&mut self, p: &syn::ExprPath) -> Ty {
         let segs: Vec<String> = p
             .path
             .segments

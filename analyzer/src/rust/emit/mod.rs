@@ -10,6 +10,7 @@ use syn::spanned::Spanned;
 
 mod expr;
 mod matches;
+mod patterns;
 
 use super::spans::Seg;
 use super::types::{self, Ty};
@@ -637,8 +638,10 @@ impl Emitter {
     }
 
     fn if_stmt(&mut self, i: &syn::ExprIf) {
-        if let syn::Expr::Let(_) = &*i.cond {
-            self.skip(&i.cond, "if let", false);
+        if let syn::Expr::Let(l) = &*i.cond {
+            if !self.if_let(i, l) {
+                self.skip(&i.cond, "if let", false);
+            }
             return;
         }
         self.piece(i, |e| {
@@ -661,11 +664,15 @@ impl Emitter {
     /// `for i in a..b`, `a..=b` and `(a..b).step_by(s)`.
     fn for_loop(&mut self, f: &syn::ExprForLoop) {
         let syn::Pat::Ident(id) = &*f.pat else {
-            self.skip(&f.pat, "for pattern", false);
+            if !self.for_pattern(f) {
+                self.skip(&f.pat, "for pattern", false);
+            }
             return;
         };
         let Some((from, to, inclusive, step)) = counted(&f.expr) else {
-            self.skip(&f.expr, "for over an iterator", false);
+            if !self.for_pattern(f) {
+                self.skip(&f.expr, "for over an iterator", false);
+            }
             return;
         };
         let name = id.ident.to_string();
