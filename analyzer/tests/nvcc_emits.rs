@@ -503,6 +503,14 @@ fn an_if_side_is_predicated_only_where_measured() {
     assert_eq!(issued(&format!("if (t < n) {{ {six} }}"), out), predicated);
     let vector = "if (t < n) ((float4 *)a)[t] = make_float4(1, 2, 3, 4);";
     assert_eq!(issued(vector, out), predicated);
+    assert_eq!(
+        issued("if (t < n) a[t] = fminf((float)t, 3.0f);", out),
+        predicated
+    );
+    // Two stores to each of two arrays: branched around at eight.
+    let two =
+        "if (t < n) { a[t] = 0.0f; a[t + 256] = 0.0f; out[t + 256] = 0.0f; out[t + 512] = 0.0f; }";
+    assert_eq!(issued(two, out), branched);
     let four = "if (t < n) { a[t] = 0; a[t + 256] = 1; a[t + 512] = 2; a[t + 768] = 3; }";
     assert_eq!(issued(four, out), branched);
     let arith = "if (t < n) a[t] = t * 1.5f + t * t * 0.5f - t * 0.25f + 3.0f * t;";
@@ -559,13 +567,19 @@ fn stores_to_a(body: &str, after: &str) -> Vec<f64> {
 }
 
 /// An `if`/`else` whose sides store to one array is one store at a
-/// selected address, run by every warp (measured, `nvcc/sink.rs`); not
-/// where the sides do not pair off, nor where the `if` ends the kernel.
+/// selected address, run by every warp (measured, `nvcc/sink.rs`), the
+/// sides paired from their ends; not where a side overwrites a store
+/// just made.
 #[test]
 fn an_if_elses_alike_sides_sink_into_one_access() {
     let pair = "if (t < n) a[t] = 1.0f; else a[t + 256] = 2.0f;";
     assert_eq!(stores_to_a(pair, "out[t] = 1.0f;"), vec![8.0]);
-    assert_eq!(stores_to_a(pair, ""), vec![2.0, 6.0], "the kernel's end");
+    assert_eq!(stores_to_a(pair, ""), vec![8.0], "at the kernel's end too");
+    // Paired from the ends: the `then` side's second store and the
+    // `else` store are one; the first stays on its side.
     let uneven = "if (t < n) { a[t] = 0.0f; a[t + 256] = 1.0f; } else a[t + 512] = 2.0f;";
-    assert_eq!(stores_to_a(uneven, "out[t] = 1.0f;"), vec![2.0, 2.0, 6.0]);
+    assert_eq!(stores_to_a(uneven, "out[t] = 1.0f;"), vec![2.0, 8.0]);
+    // A store over what the thread stored just before stays apart.
+    let over = "a[t] = 3.0f; if (t < n) a[t] = 1.0f; else a[t + 256] = 2.0f;";
+    assert_eq!(stores_to_a(over, "out[t] = 1.0f;").len(), 3);
 }

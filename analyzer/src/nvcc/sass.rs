@@ -331,7 +331,8 @@ impl Sass {
 /// lines of `spans` (an access and those merged into it: nvcc gives a
 /// merged instruction one of their lines, not always the model's); or,
 /// for an access inlined from a call, those whose inlining passes through
-/// the call's line.
+/// the call's line; for one with none on its lines, those of a header the
+/// analysis did not read (the toolkit's intrinsics) inlined at them.
 fn at_lines<'a>(
     sass: &'a Sass,
     functions: &[&'a Function],
@@ -347,9 +348,22 @@ fn at_lines<'a>(
             .flat_map(|f| &f.insns)
             .filter(move |i| i.op == op && i.space.is_none_or(|s| s == space))
     };
-    let here: Vec<&Insn> = insns()
+    let mut here: Vec<&Insn> = insns()
         .filter(|i| spans.iter().any(|s| is(&i.at, s)))
         .collect();
+    // An intrinsic the toolkit's headers define (`__ldg`): its
+    // instruction's line is the header's, inlined at the access's line.
+    if here.is_empty() && call.is_none() {
+        let unanalysed = |l: &Loc| sass.file_ids.get(l.file).copied().flatten().is_none();
+        here = insns()
+            .filter(|i| unanalysed(&i.at))
+            .filter(|i| {
+                i.inlined_at
+                    .last()
+                    .is_some_and(|l| spans.iter().any(|s| is(l, s)))
+            })
+            .collect();
+    }
     match call {
         Some(c) if here.is_empty() => insns()
             .filter(|i| i.inlined_at.iter().any(|l| is(l, &c)) || is(&i.at, &c))

@@ -10,75 +10,108 @@
 //! warps, on the `else` line), `ifelse_shared_to_global` (a shared load
 //! and a global store on each side: one `LDS` and one `STG`, both on the
 //! `else` line) and `ifelse_shared_loads` (one `LDS`, which nvcc counts on
-//! the line that uses the value; warplint says the `else` line). Only
-//! where the two sides' accesses pair off in order, alike in array,
-//! operation and width, and the sides hold nothing else that accesses
-//! memory, and where an access follows the `if` (one that ends the kernel
-//! stays a branch, `overwrite.cu`'s `else_branch`): a side of three
-//! stores against one of one stays two
-//! predicated sides (`ifelse_2_1`); an `if` with a loop on a side is
+//! the line that uses the value; warplint says the `else` line);
+//! `predication_review3.cu` (also at the kernel's end, after a barrier,
+//! per inlined call; in loops and inlined functions on the `then` line;
+//! but two shared stores of different values stay two predicated `STS`).
+//! The sides' accesses are paired from their ends while alike in array,
+//! operation and width (no shared store); those before the pairs stay
+//! (`ifelse_2_1`: two stores against one, the second and the `else`
+//! store one `STG`, the first predicated). Not where a side holds a
+//! nested `if` or jump, nor where a side stores over what the thread
+//! stored just before the `if` (`overwrite.cu`'s `else_branch`,
+//! `overwrite.rs`'s case, keeps its two); an `if` with a loop on a side is
 //! branched, its accesses each their own (`else_only_work`); the same
 //! address on both sides is `overwrite.rs`'s case, also when a side loads
 //! first.
 
-use crate::ir::{Access, Expr, Kernel, RemovedWhy, Space, Span};
+use super::reload::stores_bytes_of;
+use crate::ir::{Access, Expr, Kernel, Op, RemovedWhy, Space, Span};
 
 /// Makes each `if`/`else` whose sides' accesses pair off one access per
-/// pair, on the `else` side's span, its address a select (see the module
-/// doc).
+/// pair, its address a select (see the module doc).
 pub fn sink_common_accesses(k: &mut Kernel) {
     let n = k.accesses.len();
     let mut drop: Vec<Option<RemovedWhy>> = vec![None; n];
-    let mut sites: Vec<Span> = k
+    // Each `if`, once per call it was inlined through.
+    let mut ifs: Vec<(Span, Option<Span>)> = k
         .accesses
         .iter()
-        .filter_map(|a| a.guards.last().and_then(|g| g.site))
+        .filter_map(|a| {
+            let site = a.guards.last()?.site?;
+            Some((site, a.inlined_at.as_ref().map(|i| i.call)))
+        })
         .collect();
-    sites.sort_by_key(|s| (s.file, s.line, s.column));
-    sites.dedup();
-    for site in sites {
+    let key = |s: &Span| (s.file, s.line, s.column);
+    ifs.sort_by_key(|(s, c)| (key(s), c.as_ref().map(key)));
+    ifs.dedup();
+    for (site, call) in ifs {
         if k.branched_ifs.contains(&site) || k.branches.iter().any(|b| b.span == site) {
             continue;
         }
-        let Some((then, other)) = sides(k, site) else {
+        let Some((then, other)) = sides(k, site, call) else {
             continue;
         };
-        if then.len() != other.len() || then.is_empty() {
+        // Paired from the sides' ends, as LLVM sinks: the accesses before
+        // the pairs stay on their sides (`ifelse_2_1`: the `then` side's
+        // second store and the `else` store are one, its first predicated).
+        let pairs: Vec<(usize, usize)> = then
+            .iter()
+            .rev()
+            .zip(other.iter().rev())
+            .map(|(&i, &j)| (i, j))
+            .take_while(|&(i, j)| alike(k, i, j))
+            .collect();
+        if pairs.is_empty() {
             continue;
         }
-        // An `if`/`else` that ends the kernel stays a branch (measured,
-        // `overwrite.cu`'s `else_branch`): some access must follow it, or
-        // the loop it sits in go round again.
-        let last = other.iter().chain(&then).max().copied().unwrap_or(0);
-        let follows = last + 1 < n || !k.accesses[last].loops.is_empty();
-        if !follows {
+        // A side that stores over what the thread stored just before the
+        // `if` is `overwrite.rs`'s (measured apart: `overwrite.cu`'s
+        // `else_branch` keeps its two stores).
+        let first = then.first().copied().unwrap_or(0);
+        let overwrites = (0..first)
+            .rev()
+            .take(crate::budget::MAX_FUSE_WINDOW)
+            .any(|p| {
+                then.iter()
+                    .chain(&other)
+                    .any(|&x| stores_bytes_of(&k.accesses[p], &k.accesses[x]))
+            });
+        if overwrites {
             continue;
         }
-        if !then.iter().zip(&other).all(|(&i, &j)| alike(k, i, j)) {
-            continue;
-        }
-        for (i, j) in then.into_iter().zip(other) {
-            let cond = k.accesses[i].guards.last().map(|g| g.cond.clone());
-            let Some(cond) = cond else { continue };
-            let taken = k.accesses[i].offset.clone();
-            let b = &mut k.accesses[j];
-            b.offset = Expr::select(cond, taken, b.offset.clone());
-            b.guards.pop();
-            b.predicated_from = None;
-            drop[i] = Some(RemovedWhy::Merged { into: b.span });
+        for (i, j) in pairs {
+            let Some(cond) = k.accesses[i].guards.last().map(|g| g.cond.clone()) else {
+                continue;
+            };
+            // nvcc counts it on the `else` line in a kernel's body, on the
+            // `then` line in a loop or an inlined function (measured).
+            let (a, b) = (&k.accesses[i], &k.accesses[j]);
+            let on_then = !b.loops.is_empty() || b.inlined_at.is_some();
+            let offset = Expr::select(cond, a.offset.clone(), b.offset.clone());
+            let (keep, gone) = if on_then { (i, j) } else { (j, i) };
+            let kept = &mut k.accesses[keep];
+            kept.offset = offset;
+            kept.guards.pop();
+            kept.predicated_from = None;
+            drop[gone] = Some(RemovedWhy::Merged { into: kept.span });
         }
     }
     super::drop_marked(k, &drop);
 }
 
-/// The accesses of `site`'s `then` and `else` sides, in order, where every
-/// access under the `if` sits directly in one of them (no nested `if`,
-/// `break` or `return` guard after the side's) and the two sides share
-/// the guards before it; `None` otherwise.
-fn sides(k: &Kernel, site: Span) -> Option<(Vec<usize>, Vec<usize>)> {
+/// The accesses of `site`'s `then` and `else` sides inlined through
+/// `call`, in order, where every such access under the `if` sits
+/// directly in one of them (no nested `if`, `break` or `return` guard
+/// after the side's) and the two sides share the guards before it;
+/// `None` otherwise.
+fn sides(k: &Kernel, site: Span, call: Option<Span>) -> Option<(Vec<usize>, Vec<usize>)> {
     let (mut then, mut other) = (Vec::new(), Vec::new());
     let mut outer: Option<&[crate::ir::Guard]> = None;
     for (i, a) in k.accesses.iter().enumerate() {
+        if a.inlined_at.as_ref().map(|x| x.call) != call {
+            continue;
+        }
         let Some(at) = a.guards.iter().position(|g| g.site == Some(site)) else {
             continue;
         };
@@ -106,7 +139,9 @@ fn sides(k: &Kernel, site: Span) -> Option<(Vec<usize>, Vec<usize>)> {
 /// Whether accesses `i` (`then`) and `j` (`else`) are one instruction's
 /// two forms: the same array, operation, width and loops, and nothing
 /// that keeps them apart (a volatile or generic array, a cache hint, an
-/// access nvcc merges across iterations, an unknown address).
+/// access nvcc merges across iterations, an unknown address, a store to
+/// shared memory: nvcc kept two predicated `STS` for different values,
+/// and whether the values are the same is not known here).
 fn alike(k: &Kernel, i: usize, j: usize) -> bool {
     let (a, b): (&Access, &Access) = (&k.accesses[i], &k.accesses[j]);
     let o = &k.objects[a.obj];
@@ -122,5 +157,8 @@ fn alike(k: &Kernel, i: usize, j: usize) -> bool {
         && b.unknown.is_none()
         && a.select_at.is_none()
         && !o.volatile
-        && matches!(o.space, Space::Global | Space::Shared)
+        && match (a.op, o.space) {
+            (Op::Store, Space::Shared) => false,
+            (_, space) => matches!(space, Space::Global | Space::Shared),
+        }
 }

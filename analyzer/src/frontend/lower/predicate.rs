@@ -20,9 +20,9 @@
 //! either; an `if` in a loop of run-time trip count (unrolled by four,
 //! the iterations' sides branched around together) or whose condition a
 //! constant loop does not change (unswitched); an `if` that ends the
-//! kernel (`@P EXIT`). Where both sides touch one array nvcc selects the
-//! address and issues one unpredicated access: not modelled here, so
-//! not predicated. The side's instructions are estimated from its
+//! kernel (`@P EXIT`). Where both sides access one array alike nvcc
+//! sinks them into one access (`nvcc/sink.rs`, which clears the mark).
+//! The side's instructions are estimated from its
 //! syntax ([`syntax_cost`]) and its accesses. What was not measured is
 //! taken as branched: the warps that issue it are the ones with an
 //! active lane, the engine's reading without this model.
@@ -38,6 +38,18 @@ use tree_sitter::Node;
 /// branched around (four stores of four constants).
 const MAX_INSTRUCTIONS: u32 = 8;
 
+/// The limit where a side stores to two global arrays or more: a side of
+/// four stores, two to each of two arrays, estimated at eight, was
+/// branched around (its addresses took ten instructions,
+/// `predication_review3.cu`'s `two_arrays_two_each`).
+const MAX_INSTRUCTIONS_TWO_BASES: u32 = 7;
+
+/// Calls that are one instruction each (`VIADDMNMX`, `FMNMX` with an
+/// absolute operand): measured predicated.
+const ONE_INSTRUCTION: [&str; 10] = [
+    "min", "max", "fminf", "fmaxf", "fmin", "fmax", "fabsf", "fabs", "abs", "umin",
+];
+
 /// One side of an `if`, as the lowering left it.
 #[derive(Clone, Debug)]
 pub struct Side {
@@ -49,7 +61,7 @@ pub struct Side {
     pub accesses: Range<usize>,
     /// nvcc branches around this side whatever it holds: a side of the
     /// `if` (this one or the other) holds work (`stmt.rs`, `has_work`) or
-    /// a loop, both sides touch one array, or the side's syntax says so
+    /// a loop, the `if` is an `else if`, or the side's syntax says so
     /// ([`syntax_cost`]).
     pub work: bool,
     /// The side's instructions besides its accesses and their bases
@@ -119,7 +131,12 @@ fn fits(k: &Kernel, s: &Side) -> bool {
     bases.sort_unstable();
     bases.dedup();
     let n = at.len() as u32 + 2 * bases.len() as u32 + s.ops;
-    kinds && n <= MAX_INSTRUCTIONS
+    let limit = if bases.len() >= 2 {
+        MAX_INSTRUCTIONS_TWO_BASES
+    } else {
+        MAX_INSTRUCTIONS
+    };
+    kinds && n <= limit
 }
 
 /// An `if` in a constant loop whose condition reads none of the loop's
@@ -170,20 +187,20 @@ pub fn syntax_cost(side: Node, src: &Src, has_else: bool) -> Option<u32> {
 /// around.
 fn ops_in(n: Node, src: &Src, in_index: bool) -> Option<u32> {
     let kind = n.node_kind();
-    // A vector constructor (`make_float4(...)`) makes no instruction.
-    let constructor = || {
-        n.field("function")
-            .is_some_and(|f| src.text(f).starts_with("make_"))
-    };
+    // A vector constructor (`make_float4(...)`) makes no instruction; a
+    // minimum, maximum or absolute value one (measured predicated,
+    // `predication_review3.cu`).
+    let callee = || n.field("function").map(|f| src.text(f)).unwrap_or_default();
+    let mut own = 0;
     match kind {
-        "call_expression" if constructor() => {}
+        "call_expression" if callee().starts_with("make_") => {}
+        "call_expression" if ONE_INSTRUCTION.contains(&callee().as_str()) => own = 1,
         "call_expression" | "return_statement" | "break_statement" | "continue_statement"
         | "goto_statement" | "for_statement" | "while_statement" | "do_statement"
         | "switch_statement" | "for_range_loop" | "if_statement" | "gnu_asm_expression"
         | "lambda_expression" | "throw_statement" => return None,
         _ => {}
     }
-    let mut own = 0;
     if kind == "binary_expression" {
         let op = n.field("operator").map(|o| src.text(o)).unwrap_or_default();
         let literal = |f: &str| {

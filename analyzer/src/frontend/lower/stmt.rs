@@ -444,21 +444,11 @@ impl<'a, 't> Lowerer<'a, 't> {
         if let (Some(at), false) = (site, pushed) {
             // nvcc branches around both sides where one holds work
             // (measured, `else_only_work`).
-            // Both sides touching one array: nvcc selects the address and
-            // issues one access (not modelled), so neither is predicated.
-            let objs = |s: &super::predicate::Side| -> Vec<usize> {
-                self.k.accesses[s.accesses.clone()]
-                    .iter()
-                    .map(|a| a.obj)
-                    .collect()
-            };
-            let shared = match &sides[..] {
-                [Some(a), Some(b)] => objs(a).iter().any(|o| objs(b).contains(o)),
-                _ => false,
-            };
             // An `else if` nvcc branches to (measured, `else_if_chain`).
+            // Two sides alike over one array are sunk into one access
+            // afterwards (`nvcc/sink.rs`), which is then not predicated.
             let else_if = n.parent().is_some_and(|p| p.node_kind() == "else_clause");
-            let work = shared || else_if || sides.iter().flatten().any(|s| s.work);
+            let work = else_if || sides.iter().flatten().any(|s| s.work);
             if sides.iter().flatten().any(|s| s.looped) {
                 self.k.branched_ifs.push(at);
             }
