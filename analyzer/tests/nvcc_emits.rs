@@ -579,6 +579,12 @@ fn an_if_elses_alike_sides_sink_into_one_access() {
     // `else` store are one; the first stays on its side.
     let uneven = "if (t < n) { a[t] = 0.0f; a[t + 256] = 1.0f; } else a[t + 512] = 2.0f;";
     assert_eq!(stores_to_a(uneven, "out[t] = 1.0f;"), vec![2.0, 8.0]);
+    // Directly in another `if`'s block: two branches (fdtd2d); after an
+    // early `return`, one store.
+    let nested = format!("if (t < 128) {{ {pair} }}");
+    assert_eq!(stores_to_a(&nested, "out[t] = 1.0f;").len(), 2);
+    let early = format!("if (t >= 200) return; {pair}");
+    assert_eq!(stores_to_a(&early, "out[t] = 1.0f;").len(), 1);
     // A store over what the thread stored just before stays apart.
     let over = "a[t] = 3.0f; if (t < n) a[t] = 1.0f; else a[t + 256] = 2.0f;";
     assert_eq!(stores_to_a(over, "out[t] = 1.0f;").len(), 3);

@@ -163,7 +163,7 @@ pub fn merge_overwrites(k: &mut Kernel) {
 
 /// How many guards `a`'s innermost loop is entered under (0 outside
 /// loops): an access with more sits in an `if` inside that body.
-fn loop_entry_guards(k: &Kernel, a: &Access) -> usize {
+pub(super) fn loop_entry_guards(k: &Kernel, a: &Access) -> usize {
     a.loops
         .last()
         .and_then(|l| k.loops.get(*l))

@@ -14,6 +14,9 @@
 //! `predication_review3.cu` (also at the kernel's end, after a barrier,
 //! per inlined call; in loops and inlined functions on the `then` line;
 //! but two shared stores of different values stay two predicated `STS`).
+//! Not where the `if` sits directly in another `if`'s block (polybench
+//! fdtd2d's `if (i == 0) … else …` inside its bounds check kept its two
+//! stores, measured on an H100; `overwrite.rs` found the same).
 //! The sides' accesses are paired from their ends while alike in array,
 //! operation and width (no shared store); those before the pairs stay
 //! (`ifelse_2_1`: two stores against one, the second and the `else`
@@ -38,7 +41,7 @@ pub fn sink_common_accesses(k: &mut Kernel) {
         .accesses
         .iter()
         .filter_map(|a| {
-            let site = a.guards.last()?.site?;
+            let site = a.guards.iter().rev().find(|g| !g.exits)?.site?;
             Some((site, a.inlined_at.as_ref().map(|i| i.call)))
         })
         .collect();
@@ -68,6 +71,16 @@ pub fn sink_common_accesses(k: &mut Kernel) {
         // A side that stores over what the thread stored just before the
         // `if` is `overwrite.rs`'s (measured apart: `overwrite.cu`'s
         // `else_branch` keeps its two stores).
+        // Directly in another `if`'s block (beyond what the innermost loop
+        // is entered under; an early `return` aside): two branches, as
+        // measured (polybench fdtd2d's `if (i == 0) ey[..] = ..; else
+        // ey[..] = ..;` inside its bounds check: two `STG`s), as for
+        // `overwrite.rs`'s pairs.
+        let a = &k.accesses[pairs[0].1];
+        let conditions = a.guards.iter().filter(|g| !g.exits).count() - 1;
+        if conditions > super::overwrite::loop_entry_guards(k, a) {
+            continue;
+        }
         let first = then.first().copied().unwrap_or(0);
         let overwrites = (0..first)
             .rev()
@@ -81,7 +94,9 @@ pub fn sink_common_accesses(k: &mut Kernel) {
             continue;
         }
         for (i, j) in pairs {
-            let Some(cond) = k.accesses[i].guards.last().map(|g| g.cond.clone()) else {
+            let side = |x: &Access| x.guards.iter().position(|g| g.site == Some(site));
+            let Some(cond) = side(&k.accesses[i]).map(|p| k.accesses[i].guards[p].cond.clone())
+            else {
                 continue;
             };
             // nvcc counts it on the `else` line in a kernel's body, on the
@@ -90,9 +105,12 @@ pub fn sink_common_accesses(k: &mut Kernel) {
             let on_then = !b.loops.is_empty() || b.inlined_at.is_some();
             let offset = Expr::select(cond, a.offset.clone(), b.offset.clone());
             let (keep, gone) = if on_then { (i, j) } else { (j, i) };
+            let Some(at) = side(&k.accesses[keep]) else {
+                continue;
+            };
             let kept = &mut k.accesses[keep];
             kept.offset = offset;
-            kept.guards.pop();
+            kept.guards.remove(at);
             kept.predicated_from = None;
             drop[gone] = Some(RemovedWhy::Merged { into: kept.span });
         }
@@ -115,7 +133,9 @@ fn sides(k: &Kernel, site: Span, call: Option<Span>) -> Option<(Vec<usize>, Vec<
         let Some(at) = a.guards.iter().position(|g| g.site == Some(site)) else {
             continue;
         };
-        if at + 1 != a.guards.len() {
+        // After it only an early `return`'s guards (the lowering keeps
+        // those last).
+        if a.guards[at + 1..].iter().any(|g| !g.exits) {
             return None;
         }
         let before = &a.guards[..at];
