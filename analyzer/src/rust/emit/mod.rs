@@ -649,16 +649,21 @@ impl Emitter {
             e.expr(&i.cond);
             e.w(") ");
             e.block(&i.then_branch);
-            if let Some((_, els)) = &i.else_branch {
-                e.w(" else ");
-                match &**els {
-                    syn::Expr::If(inner) => e.if_stmt(inner),
-                    syn::Expr::Block(b) => e.block(&b.block),
-                    other => e.statement_expr(other, false),
-                }
-            }
+            e.else_branch(i);
             e.w("\n");
         });
+    }
+
+    /// ` else …` of `i`, where it has one.
+    fn else_branch(&mut self, i: &syn::ExprIf) {
+        if let Some((_, els)) = &i.else_branch {
+            self.w(" else ");
+            match &**els {
+                syn::Expr::If(inner) => self.if_stmt(inner),
+                syn::Expr::Block(b) => self.block(&b.block),
+                other => self.statement_expr(other, false),
+            }
+        }
     }
 
     /// `for i in a..b`, `a..=b` and `(a..b).step_by(s)`.

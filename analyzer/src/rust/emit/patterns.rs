@@ -123,14 +123,7 @@ impl Emitter {
             e.bind_element(&b, p, &elem, &at);
             e.block(&i.then_branch);
             e.w("}");
-            if let Some((_, els)) = &i.else_branch {
-                e.w(" else ");
-                match &**els {
-                    syn::Expr::If(inner) => e.if_stmt(inner),
-                    syn::Expr::Block(x) => e.block(&x.block),
-                    other => e.statement_expr(other, false),
-                }
-            }
+            e.else_branch(i);
             e.w("\n}\n");
             e.scopes.pop();
         });
