@@ -527,6 +527,10 @@ fn an_if_side_is_predicated_only_where_measured() {
     let looped = "if (t < n) a[t] = 1.0f; else { float s = 0; for (int i = 0; i < m; i++) s += b[i]; out[t] = s; }";
     assert_eq!(issued(looped, out), branched);
     assert_eq!(issued("if (t < n) a[t] = b[0] / b[1];", out), branched);
+    // After an early `return` (measured, `predication_return.cu`): the 7
+    // warps with a thread left issue it; the 8th returned whole.
+    let early = "if (t >= 200) return; if (t < n) a[t] = 0.0f;";
+    assert_eq!(issued(early, out), (2.0, 5.0));
     // The kernel's last statement: nvcc exits the failing threads.
     assert_eq!(issued("if (t < n) a[t] = 0.0f;", ""), branched);
     // A barrier after it is code after it.

@@ -319,7 +319,12 @@ impl Run<'_> {
         let a = self.a;
         let split = a.predicated_from.map_or(a.guards.len(), |j| j as usize);
         let (outer, inner) = a.guards.split_at(split.min(a.guards.len()));
+        // An early `return`'s guards, which the lowering keeps last: a
+        // thread that returned issues nothing.
+        let exits = inner.iter().rev().take_while(|g| g.exits).count();
+        let (inner, returned) = inner.split_at(inner.len() - exits);
         let reach = self.mask_of(outer, mask);
+        let reach = self.mask_of(returned, reach);
         let active = self.mask_of(inner, reach);
         if active == 0 {
             if reach != 0 && !inner.is_empty() {

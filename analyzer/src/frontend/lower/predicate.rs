@@ -9,7 +9,9 @@
 //! Measured on an H200 (nvcc 13.0 `-O3`): fitted on
 //! `fixtures/groundtruth/sm_90/predication.cu` (1 block of 8 warps whose
 //! first 2 take the side), then checked on the held-out
-//! `predication_review.cu` and `predication_review2.cu`. ptxas predicates
+//! `predication_review.cu` and `predication_review2.cu` (and the third
+//! review's `predication_review3*.cu`, and `predication_return.cu`: after
+//! an early `return` alike). ptxas predicates
 //! a side of at most about eight instructions (three, four or six
 //! constant stores, a sum of three shared loads, nested `if`s that fold
 //! into one condition) when code follows the `if`; it branches around a
@@ -262,7 +264,10 @@ fn predicated_from(a: &crate::ir::Access, s: &Side) -> Option<u32> {
         .guards
         .iter()
         .rposition(|g| g.site == Some(s.site) && g.expect == s.expect && !g.exits)?;
-    let last = j + 1 == a.guards.len();
+    // After it only predicated sides' guards, or an early `return`'s
+    // (the lowering keeps those last; measured predicated after one,
+    // `predication_return.cu`).
+    let last = a.guards[j + 1..].iter().all(|g| g.exits);
     let inner = a.predicated_from == Some(j as u32 + 1);
     (last || inner).then_some(j as u32)
 }
