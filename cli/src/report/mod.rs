@@ -263,7 +263,7 @@ fn access_items(f: &FileResult) -> Vec<(String, usize, warplint_analyzer::Status
             });
         let at_loop = r.hoisted.map(|h| {
             let files = (f.path_of(h.counted.file), f.path_of(h.from.file));
-            hoisted_json(&mut v, files, h)
+            hoisted_json(&v, files, h)
         });
         // The further lines of a loop the SASS has the instruction's
         // copies on: a record on each.
@@ -271,13 +271,13 @@ fn access_items(f: &FileResult) -> Vec<(String, usize, warplint_analyzer::Status
             .sass
             .iter()
             .flat_map(|c| c.in_loop.iter().skip(1))
-            .map(|s| sass_line_json(&mut v.clone(), f.path_of(s.file), *s))
+            .map(|s| sass_line_json(&v, f.path_of(s.file), *s))
             .collect();
         let at_sass = r
             .sass
             .as_ref()
             .and_then(|c| c.counted_at)
-            .map(|s| sass_line_json(&mut v, f.path_of(s.file), s));
+            .map(|s| sass_line_json(&v, f.path_of(s.file), s));
         // A hoisted load, or an instruction the SASS puts on another line,
         // is reported once: on the line it is counted on, naming the
         // access (`hoisted_from`, `counted_from`), never also on its own.
@@ -323,11 +323,14 @@ fn call_site_json(v: &mut Value, call_file: &str, call: Span) -> Value {
         file: call_file,
         at: call,
         end: (call.end_line, call.end_column),
-        to_key: "inlined_at",
         attribution: "call-site",
         from_key: "inlined_from",
     };
-    to.record(v)
+    let second = to.record(v);
+    if let Some(m) = v.as_object_mut() {
+        m.insert("inlined_at".into(), to.position());
+    }
+    second
 }
 
 /// A load nvcc hoists out of a loop: its record on the line Nsight Compute
@@ -337,7 +340,7 @@ fn call_site_json(v: &mut Value, call_file: &str, call: Span) -> Value {
 /// (`fixtures/groundtruth/sm_90/hoist.cu`, `hoistline.cu`). The record
 /// spans that position only.
 fn hoisted_json(
-    v: &mut Value,
+    v: &Value,
     (counted_file, loop_file): (&str, &str),
     h: warplint_analyzer::ir::Hoisted,
 ) -> Value {
@@ -346,7 +349,6 @@ fn hoisted_json(
         file: counted_file,
         at: l,
         end: (l.line, l.column),
-        to_key: "hoisted_to",
         attribution: "hoisted",
         from_key: "hoisted_from",
     };
@@ -358,43 +360,43 @@ fn hoisted_json(
     c
 }
 
-/// An access whose instruction the SASS read puts on the line of an
-/// access merged into it (`counted_at` on its record), and, returned, its
-/// record on that line (`"attribution": "sass"`, `counted_from`), where
-/// Nsight Compute counts it (`fixtures/groundtruth/sm_90/overwrite2.cu`).
-fn sass_line_json(v: &mut Value, file: &str, s: Span) -> Value {
+/// An access whose instruction the SASS read puts on another line (that
+/// of an access merged into it, or of its loop's copies): its record on
+/// that line (`"attribution": "sass"`, `counted_from`), where Nsight
+/// Compute counts it (`fixtures/groundtruth/sm_90/overwrite2.cu`).
+fn sass_line_json(v: &Value, file: &str, s: Span) -> Value {
     let to = Moved {
         file,
         at: s,
         end: (s.end_line, s.end_column),
-        to_key: "counted_at",
         attribution: "sass",
         from_key: "counted_from",
     };
     to.record(v)
 }
 
-/// Where a second record of an access puts it (the line Nsight Compute
-/// counts its instruction on), and the keys that link the two.
+/// Where another record of an access puts it (the line Nsight Compute
+/// counts its instruction on), and the key that names the access there.
 struct Moved<'a> {
     file: &'a str,
     at: Span,
     end: (u32, u32),
-    /// Set on the access's own record: where the second one is.
-    to_key: &'a str,
     attribution: &'a str,
-    /// Set on the second record: where the access is.
+    /// Set on the new record: where the access is.
     from_key: &'a str,
 }
 
 impl Moved<'_> {
-    /// Marks `v` with where its second record is, and returns that record.
-    fn record(&self, v: &mut Value) -> Value {
+    /// Where the new record is.
+    fn position(&self) -> Value {
+        json!({"file": self.file, "line": self.at.line, "column": self.at.column})
+    }
+
+    /// `v`'s record at this position, naming `v`'s own.
+    fn record(&self, v: &Value) -> Value {
         let mut c = v.clone();
-        if let (Some(m), Some(cm)) = (v.as_object_mut(), c.as_object_mut()) {
-            let own = json!({"file": m["file"], "line": m["line"], "column": m["column"]});
-            let at = json!({"file": self.file, "line": self.at.line, "column": self.at.column});
-            m.insert(self.to_key.into(), at);
+        if let Some(cm) = c.as_object_mut() {
+            let own = json!({"file": v["file"], "line": v["line"], "column": v["column"]});
             cm.insert("file".into(), json!(self.file));
             cm.insert("line".into(), json!(self.at.line));
             cm.insert("column".into(), json!(self.at.column));
