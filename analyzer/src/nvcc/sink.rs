@@ -37,22 +37,26 @@ pub fn sink_common_accesses(k: &mut Kernel) {
     let n = k.accesses.len();
     let mut drop: Vec<Option<RemovedWhy>> = vec![None; n];
     // Each `if`, once per call it was inlined through.
-    let mut ifs: Vec<(Span, Option<Span>)> = k
-        .accesses
-        .iter()
-        .filter_map(|a| {
-            let site = a.guards.iter().rev().find(|g| !g.exits)?.site?;
-            Some((site, a.inlined_at.as_ref().map(|i| i.call)))
-        })
-        .collect();
+    // Each `if`, once per call it was inlined through, with the accesses
+    // under it (one pass: a kernel's accesses are not read again per `if`).
     let key = |s: &Span| (s.file, s.line, s.column);
-    ifs.sort_by_key(|(s, c)| (key(s), c.as_ref().map(key)));
-    ifs.dedup();
-    for (site, call) in ifs {
+    let mut under: std::collections::HashMap<(Span, Option<Span>), Vec<usize>> = Default::default();
+    for (i, a) in k.accesses.iter().enumerate() {
+        let call = a.inlined_at.as_ref().map(|x| x.call);
+        let mut sites: Vec<Span> = a.guards.iter().filter_map(|g| g.site).collect();
+        sites.sort_by_key(key);
+        sites.dedup();
+        for site in sites {
+            under.entry((site, call)).or_default().push(i);
+        }
+    }
+    let mut ifs: Vec<((Span, Option<Span>), Vec<usize>)> = under.into_iter().collect();
+    ifs.sort_by_key(|((s, c), _)| (key(s), c.as_ref().map(key)));
+    for ((site, _), members) in ifs {
         if k.branched_ifs.contains(&site) || k.branches.iter().any(|b| b.span == site) {
             continue;
         }
-        let Some((then, other)) = sides(k, site, call) else {
+        let Some((then, other)) = sides(k, site, &members) else {
             continue;
         };
         // Paired from the sides' ends, as LLVM sinks: the accesses before
@@ -118,18 +122,16 @@ pub fn sink_common_accesses(k: &mut Kernel) {
     super::drop_marked(k, &drop);
 }
 
-/// The accesses of `site`'s `then` and `else` sides inlined through
-/// `call`, in order, where every such access under the `if` sits
+/// The accesses of `site`'s `then` and `else` sides among `members` (the
+/// accesses under it inlined through one call), in order, where each sits
 /// directly in one of them (no nested `if`, `break` or `return` guard
 /// after the side's) and the two sides share the guards before it;
 /// `None` otherwise.
-fn sides(k: &Kernel, site: Span, call: Option<Span>) -> Option<(Vec<usize>, Vec<usize>)> {
+fn sides(k: &Kernel, site: Span, members: &[usize]) -> Option<(Vec<usize>, Vec<usize>)> {
     let (mut then, mut other) = (Vec::new(), Vec::new());
     let mut outer: Option<&[crate::ir::Guard]> = None;
-    for (i, a) in k.accesses.iter().enumerate() {
-        if a.inlined_at.as_ref().map(|x| x.call) != call {
-            continue;
-        }
+    for &i in members {
+        let a = &k.accesses[i];
         let Some(at) = a.guards.iter().position(|g| g.site == Some(site)) else {
             continue;
         };
