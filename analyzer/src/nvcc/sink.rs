@@ -31,16 +31,19 @@
 use super::reload::stores_bytes_of;
 use crate::ir::{Access, Expr, Kernel, Op, RemovedWhy, Space, Span};
 
+/// An `if`'s condition and the call it was inlined through (`None`: the
+/// kernel's own body).
+type IfOf = (Span, Option<Span>);
+
 /// Makes each `if`/`else` whose sides' accesses pair off one access per
 /// pair, its address a select (see the module doc).
 pub fn sink_common_accesses(k: &mut Kernel) {
     let n = k.accesses.len();
     let mut drop: Vec<Option<RemovedWhy>> = vec![None; n];
-    // Each `if`, once per call it was inlined through.
     // Each `if`, once per call it was inlined through, with the accesses
     // under it (one pass: a kernel's accesses are not read again per `if`).
     let key = |s: &Span| (s.file, s.line, s.column);
-    let mut under: std::collections::HashMap<(Span, Option<Span>), Vec<usize>> = Default::default();
+    let mut under: std::collections::HashMap<IfOf, Vec<usize>> = Default::default();
     for (i, a) in k.accesses.iter().enumerate() {
         let call = a.inlined_at.as_ref().map(|x| x.call);
         let mut sites: Vec<Span> = a.guards.iter().filter_map(|g| g.site).collect();
@@ -50,7 +53,7 @@ pub fn sink_common_accesses(k: &mut Kernel) {
             under.entry((site, call)).or_default().push(i);
         }
     }
-    let mut ifs: Vec<((Span, Option<Span>), Vec<usize>)> = under.into_iter().collect();
+    let mut ifs: Vec<(IfOf, Vec<usize>)> = under.into_iter().collect();
     ifs.sort_by_key(|((s, c), _)| (key(s), c.as_ref().map(key)));
     for ((site, _), members) in ifs {
         if k.branched_ifs.contains(&site) || k.branches.iter().any(|b| b.span == site) {
