@@ -531,8 +531,27 @@ fn an_if_side_is_predicated_only_where_measured() {
     // warps with a thread left issue it; the 8th returned whole.
     let early = "if (t >= 200) return; if (t < n) a[t] = 0.0f;";
     assert_eq!(issued(early, out), (2.0, 5.0));
-    // The kernel's last statement: nvcc exits the failing threads.
+    // The kernel's last statement: nvcc exits the failing threads. Of a
+    // last `if`/`else` it predicates one side, measured to be either:
+    // both are taken as branched around.
     assert_eq!(issued("if (t < n) a[t] = 0.0f;", ""), branched);
+    let tail_else = "if (t < n) out[t + 256] = 1.0f; else a[t] = 0.0f;";
+    assert_eq!(issued(tail_else, ""), (6.0, 0.0));
+    let tail_then = "if (t < n) a[t] = 0.0f; else out[t + 256] = 1.0f;";
+    assert_eq!(issued(tail_then, ""), branched);
+    // A constant loop in the side is unrolled, each copy predicated
+    // (`const_loop2_in_side`); a loop of run-time trip count is branched
+    // around, and so are both sides of an `if`/`else` with a loop.
+    let unrolled = "if (t < n) { for (int k = 0; k < 2; k++) a[t + 256 * k] = k; }";
+    assert_eq!(issued(unrolled, out), (4.0, 12.0));
+    let runtime = "if (t < n) { for (int k = 0; k < m; k++) a[t + 256 * k] = k; }";
+    assert_eq!(issued(runtime, out).1, 0.0);
+    let ifelse =
+        "if (t < n) { for (int k = 0; k < 2; k++) a[t + 256 * k] = k; } else out[t] = 2.0f;";
+    assert_eq!(issued(ifelse, out).1, 0.0);
+    // Unrolled eight times, the copies are too many.
+    let long = "if (t < n) { for (int k = 0; k < 8; k++) a[t + 256 * k] = k; }";
+    assert_eq!(issued(long, out).1, 0.0);
     // A barrier after it is code after it.
     assert_eq!(
         issued("if (t < n) a[t] = 0.0f;", "__syncthreads();"),

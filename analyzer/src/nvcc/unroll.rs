@@ -81,7 +81,7 @@ pub(super) fn multiple_of(e: &Expr, var: u32) -> u64 {
 
 /// Loop `l`'s counting variable: one that starts at a constant, steps by
 /// one and bounds the loop (`k < N`), with its first value and trip count.
-fn counter(k: &Kernel, l: usize) -> Option<(u32, i64, i64)> {
+pub(crate) fn counter(k: &Kernel, l: usize) -> Option<(u32, i64, i64)> {
     let lp = k.loops.get(l)?;
     // Iterations apart across a barrier or a call nvcc does not merge
     // across, or left early, are not merged.

@@ -49,7 +49,15 @@ impl Run<'_> {
         let line = lp.span.line;
         let invariant = self.invariant[level];
         let mut groups: Vec<(u32, u64)> = Vec::new();
-        let entry = self.mask_of(&lp.entry_guards, mask);
+        // A predicated access in a loop inside its `if` side: the loop is
+        // unrolled and every copy issued by the warps that reach the `if`
+        // (`Access::predicated_from`); its guards from there on are the
+        // access's to apply.
+        let entry_guards = match self.a.predicated_from {
+            Some(j) => &lp.entry_guards[..(j as usize).min(lp.entry_guards.len())],
+            None => &lp.entry_guards[..],
+        };
+        let entry = self.mask_of(entry_guards, mask);
         if entry == 0 {
             return;
         }

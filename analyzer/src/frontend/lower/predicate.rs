@@ -17,12 +17,15 @@
 //! into one condition) when code follows the `if`; it branches around a
 //! side of nine or more (four stores of four constants), one with a
 //! global load, a call (`expf`, `sqrtf`'s slow path), an integer or
-//! floating-point division, a loop, a `return`, a nested `if` beside
-//! other work or with an `else`; both sides of an `if` with a loop on
-//! either; an `if` in a loop of run-time trip count (unrolled by four,
+//! floating-point division, a loop of run-time trip count, a `return`, a
+//! nested `if` beside other work or with an `else`; both sides of an
+//! `if`/`else` with a loop on either (a constant loop in an `if` alone is
+//! unrolled, each copy counted, and predicated when short:
+//! `const_loop2_in_side`); an `if` in a loop of run-time trip count (unrolled by four,
 //! the iterations' sides branched around together) or whose condition a
 //! constant loop does not change (unswitched); an `if` that ends the
-//! kernel (`@P EXIT`). Where both sides access one array alike nvcc
+//! kernel (`@P EXIT`; of an `if`/`else` there one side is predicated,
+//! measured to be either). Where both sides access one array alike nvcc
 //! sinks them into one access (`nvcc/sink.rs`, which clears the mark).
 //! The side's instructions are estimated from its
 //! syntax ([`syntax_cost`]) and its accesses. What was not measured is
@@ -62,9 +65,9 @@ pub struct Side {
     /// The accesses lowered in the side.
     pub accesses: Range<usize>,
     /// nvcc branches around this side whatever it holds: a side of the
-    /// `if` (this one or the other) holds work (`stmt.rs`, `has_work`) or
-    /// a loop, the `if` is an `else if`, or the side's syntax says so
-    /// ([`syntax_cost`]).
+    /// `if` (this one or the other) holds work (`stmt.rs`, `has_work`),
+    /// an `if`/`else` has a loop on either side, the `if` is an `else if`,
+    /// or the side's syntax says so ([`syntax_cost`]).
     pub work: bool,
     /// The side's instructions besides its accesses and their bases
     /// ([`syntax_cost`]).
@@ -86,7 +89,11 @@ pub struct Side {
 pub fn mark(k: &mut Kernel, sides: &[Side], fences: u32) {
     for s in sides {
         // An `if` nothing follows ends the kernel: nvcc exits the threads
-        // that fail it (`@P EXIT`).
+        // that fail it (`@P EXIT`). Of an `if`/`else` there it predicates
+        // one side, exits its threads and runs the other in the warps
+        // left; which one was measured both ways (the `else` in
+        // `ifelse_tail_two_arrays`, the `then` in `overwrite.cu`'s
+        // `else_branch`): both are taken as branched.
         let tail = s.loops.is_empty() && s.end >= k.accesses.len() && s.fences >= fences;
         // nvcc unrolls a loop of run-time trip count by four and branches
         // around the four iterations' sides together (measured,
@@ -125,6 +132,21 @@ fn fits(k: &Kernel, s: &Side) -> bool {
             (Op::Store, Some(Space::Global | Space::Shared)) | (Op::Load, Some(Space::Shared))
         )
     });
+    // A constant loop in the side is unrolled whole: its accesses and
+    // syntax count once per iteration (measured predicated,
+    // `const_loop2_in_side`); any other loop is branched around.
+    let mut copies = Vec::with_capacity(at.len());
+    for a in at {
+        let mut n: i64 = 1;
+        for l in a.loops.iter().filter(|l| !s.loops.contains(l)) {
+            let Some((_, _, trip)) = crate::nvcc::unroll::counter(k, *l) else {
+                return false;
+            };
+            n = n.saturating_mul(trip);
+        }
+        copies.push(u32::try_from(n).unwrap_or(u32::MAX));
+    }
+    let most = copies.iter().copied().max().unwrap_or(1);
     let mut bases: Vec<usize> = at
         .iter()
         .filter(|a| space(a.obj) == Some(Space::Global))
@@ -132,7 +154,11 @@ fn fits(k: &Kernel, s: &Side) -> bool {
         .collect();
     bases.sort_unstable();
     bases.dedup();
-    let n = at.len() as u32 + 2 * bases.len() as u32 + s.ops;
+    let n = copies
+        .iter()
+        .fold(0u32, |t, c| t.saturating_add(*c))
+        .saturating_add(2 * bases.len() as u32)
+        .saturating_add(s.ops.saturating_mul(most));
     let limit = if bases.len() >= 2 {
         MAX_INSTRUCTIONS_TWO_BASES
     } else {
@@ -163,8 +189,9 @@ fn unswitched(k: &Kernel, s: &Side) -> bool {
 /// arithmetic operator outside an index (an index's constant offset is
 /// folded into the instruction), compound assignment, conversion,
 /// selection and distinct non-zero constant stored; `None` where nvcc
-/// branches around it whatever its size: a call, a division, a loop, a
-/// jump, inline `asm`, or a nested `if` that is not the side's only
+/// branches around it whatever its size: a call, a division, a `while`
+/// or `do` loop (a `for` counts its body: [`fits`] says whether it is
+/// unrolled), a jump, inline `asm`, or a nested `if` that is not the side's only
 /// statement or has an `else` (`has_else`: the outer `if` has one).
 pub fn syntax_cost(side: Node, src: &Src, has_else: bool) -> Option<u32> {
     let mut side = side;
@@ -197,10 +224,13 @@ fn ops_in(n: Node, src: &Src, in_index: bool) -> Option<u32> {
     match kind {
         "call_expression" if callee().starts_with("make_") => {}
         "call_expression" if ONE_INSTRUCTION.contains(&callee().as_str()) => own = 1,
+        // A loop's header is gone once it is unrolled; whether it is
+        // constant is [`fits`]'s to say.
+        "for_statement" => return ops_in(n.field("body")?, src, in_index),
         "call_expression" | "return_statement" | "break_statement" | "continue_statement"
-        | "goto_statement" | "for_statement" | "while_statement" | "do_statement"
-        | "switch_statement" | "for_range_loop" | "if_statement" | "gnu_asm_expression"
-        | "lambda_expression" | "throw_statement" => return None,
+        | "goto_statement" | "while_statement" | "do_statement" | "switch_statement"
+        | "for_range_loop" | "if_statement" | "gnu_asm_expression" | "lambda_expression"
+        | "throw_statement" => return None,
         _ => {}
     }
     if kind == "binary_expression" {

@@ -448,8 +448,13 @@ impl<'a, 't> Lowerer<'a, 't> {
             // Two sides alike over one array are sunk into one access
             // afterwards (`nvcc/sink.rs`), which is then not predicated.
             let else_if = n.parent().is_some_and(|p| p.node_kind() == "else_clause");
-            let work = else_if || sides.iter().flatten().any(|s| s.work);
-            if sides.iter().flatten().any(|s| s.looped) {
+            // A loop on either side of an `if`/`else`: both branched around
+            // (measured with a run-time loop, `else_only_work`; a
+            // constant loop in an `if` alone is unrolled, `predicate.rs`).
+            let looped = sides.iter().flatten().any(|s| s.looped);
+            let work =
+                else_if || sides.iter().flatten().any(|s| s.work) || (looped && alt.is_some());
+            if looped {
                 self.k.branched_ifs.push(at);
             }
             let (end, fences) = (self.k.accesses.len(), self.fences);
@@ -477,7 +482,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             site: site?,
             expect,
             accesses: first..self.k.accesses.len(),
-            work: work || cost.is_none() || self.k.loops.len() != m.loops,
+            work: work || cost.is_none(),
             ops: cost.unwrap_or(0),
             looped: self.k.loops.len() != m.loops,
             loops: self.open_loops.clone(),
