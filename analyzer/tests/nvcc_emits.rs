@@ -466,17 +466,28 @@ fn per_thread_arrays_are_placed_by_their_loops() {
 /// `a` in `body`, followed by `after` (1 block of 8 warps, `n` = 64: the
 /// first 2 warps take `t < n`).
 fn issued(body: &str, after: &str) -> (f64, f64) {
+    let r = store_to_a(body, after);
+    (r.executions, r.predicated_off)
+}
+
+/// The executions per block that issue the store to `a` with no lane
+/// active if nvcc predicates its side, where that is undecided.
+fn undecided(body: &str, after: &str) -> f64 {
+    store_to_a(body, after).undecided_off
+}
+
+/// The report of the store to `a` (see [`issued`]).
+fn store_to_a(body: &str, after: &str) -> AccessReport {
     let src = format!(
         "__global__ void k(float *a, const float *b, float *out, int n, int m) {{\n\
          int t = threadIdx.x;\n{body}\n{after}\n}}\n\
          void run(float *a, const float *b, float *o) {{ k<<<1, 256>>>(a, b, o, 64, m_of()); }}\n"
     );
-    let r = analyze(src.as_bytes(), &Modern, &Options::default())
+    analyze(src.as_bytes(), &Modern, &Options::default())
         .reports
         .into_iter()
         .find(|r| r.array == "a" && r.op == Op::Store)
-        .expect("the store to a");
-    (r.executions, r.predicated_off)
+        .expect("the store to a")
 }
 
 /// Which `if` sides nvcc predicates, as measured
@@ -507,10 +518,15 @@ fn an_if_side_is_predicated_only_where_measured() {
         issued("if (t < n) a[t] = fminf((float)t, 3.0f);", out),
         predicated
     );
-    // Two stores to each of two arrays: branched around at eight.
+    // Two stores to each of two arrays, eight: measured predicated and
+    // branched around, undecided; at seven, predicated.
     let two =
         "if (t < n) { a[t] = 0.0f; a[t + 256] = 0.0f; out[t + 256] = 0.0f; out[t + 512] = 0.0f; }";
     assert_eq!(issued(two, out), branched);
+    assert_eq!(undecided(two, out), 6.0);
+    let seven = "if (t < n) { a[t] = 0.0f; a[t + 256] = 0.0f; out[t + 256] = 0.0f; }";
+    assert_eq!(issued(seven, out), predicated);
+    assert_eq!(undecided(seven, out), 0.0);
     let four = "if (t < n) { a[t] = 0; a[t + 256] = 1; a[t + 512] = 2; a[t + 768] = 3; }";
     assert_eq!(issued(four, out), branched);
     let arith = "if (t < n) a[t] = t * 1.5f + t * t * 0.5f - t * 0.25f + 3.0f * t;";
@@ -533,12 +549,16 @@ fn an_if_side_is_predicated_only_where_measured() {
     assert_eq!(issued(early, out), (2.0, 5.0));
     // The kernel's last statement: nvcc exits the failing threads. Of a
     // last `if`/`else` it predicates one side, measured to be either:
-    // both are taken as branched around.
+    // both are undecided, the record the branched reading.
     assert_eq!(issued("if (t < n) a[t] = 0.0f;", ""), branched);
+    assert_eq!(undecided("if (t < n) a[t] = 0.0f;", ""), 0.0);
     let tail_else = "if (t < n) out[t + 256] = 1.0f; else a[t] = 0.0f;";
     assert_eq!(issued(tail_else, ""), (6.0, 0.0));
+    assert_eq!(undecided(tail_else, ""), 2.0);
     let tail_then = "if (t < n) a[t] = 0.0f; else out[t + 256] = 1.0f;";
     assert_eq!(issued(tail_then, ""), branched);
+    assert_eq!(undecided(tail_then, ""), 6.0);
+    assert_eq!(undecided(tail_then, out), 0.0, "not at the end: a branch");
     // A constant loop in the side is unrolled, each copy predicated
     // (`const_loop2_in_side`); a loop of run-time trip count is branched
     // around, and so are both sides of an `if`/`else` with a loop.

@@ -65,6 +65,11 @@ pub struct Access {
     /// (`frontend/lower/predicate.rs`; measured,
     /// `fixtures/groundtruth/sm_90/predication.cu`).
     pub predicated_from: Option<u32>,
+    /// nvcc was measured both to predicate a side like this one and to
+    /// branch around it: the warps that would issue [`Self::predicated_from`]'s
+    /// instruction with no lane active are counted apart, neither claimed
+    /// nor denied (`AccessReport::undecided_off`).
+    pub predication_undecided: bool,
 }
 
 /// A load nvcc hoists out of a loop: the loop, and the line Nsight Compute

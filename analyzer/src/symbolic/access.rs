@@ -227,6 +227,7 @@ fn report(
         grid: c(setup.grid),
         executions: run.totals.executions as f64 / nblocks,
         predicated_off: run.totals.off as f64 / nblocks,
+        undecided_off: run.totals.undecided as f64 / nblocks,
         status,
         assumptions: run.assumptions,
         for_every: Vec::new(),

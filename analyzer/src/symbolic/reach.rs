@@ -432,6 +432,7 @@ pub(super) fn stand_in(
         epoch: 0,
         hinted: false,
         predicated_from: None,
+        predication_undecided: false,
     }
 }
 

@@ -158,6 +158,10 @@ pub struct AccessReport {
     /// no cost, and not among `executions`; Nsight Compute counts them
     /// among its executed instructions.
     pub predicated_off: f64,
+    /// As `predicated_off`, where whether nvcc predicates the side is
+    /// undecided (measured both ways): the warps that issue the
+    /// instruction with no lane active if it does; in no mean.
+    pub undecided_off: f64,
     pub status: Status,
     /// What the cost rests on, each once (in the order met; outputs word
     /// and sort them).

@@ -160,6 +160,9 @@ pub(super) struct Totals {
     pub(super) executions: u64,
     /// Predicated executions with no lane active: issued, at no cost.
     pub(super) off: u64,
+    /// Such executions where the predication is undecided
+    /// (`Access::predication_undecided`).
+    pub(super) undecided: u64,
     pub(super) cost: u64,
     pub(super) ideal: u64,
     pub(super) transactions: u64,
@@ -172,6 +175,7 @@ impl Totals {
         Totals {
             executions: self.executions - before.executions,
             off: self.off - before.off,
+            undecided: self.undecided - before.undecided,
             cost: self.cost - before.cost,
             ideal: self.ideal - before.ideal,
             transactions: self.transactions - before.transactions,
@@ -182,6 +186,7 @@ impl Totals {
     pub(super) fn add(&mut self, o: Totals) {
         self.executions = self.executions.saturating_add(o.executions);
         self.off = self.off.saturating_add(o.off);
+        self.undecided = self.undecided.saturating_add(o.undecided);
         self.cost = self.cost.saturating_add(o.cost);
         self.ideal = self.ideal.saturating_add(o.ideal);
         self.transactions = self.transactions.saturating_add(o.transactions);
@@ -328,7 +333,12 @@ impl Run<'_> {
         let active = self.mask_of(inner, reach);
         if active == 0 {
             if reach != 0 && !inner.is_empty() {
-                self.totals.off = self.totals.off.saturating_add(self.weight);
+                let off = if a.predication_undecided {
+                    &mut self.totals.undecided
+                } else {
+                    &mut self.totals.off
+                };
+                *off = off.saturating_add(self.weight);
             }
             return;
         }
@@ -417,6 +427,7 @@ impl Run<'_> {
         self.totals.add(Totals {
             executions: w,
             off: 0,
+            undecided: 0,
             cost: (cost as u64).saturating_mul(w),
             ideal: (ideal as u64).saturating_mul(w),
             transactions: (transactions as u64).saturating_mul(w),

@@ -369,6 +369,7 @@ impl Run<'_> {
         self.totals.add(Totals {
             executions: t.executions.saturating_mul(n),
             off: t.off.saturating_mul(n),
+            undecided: t.undecided.saturating_mul(n),
             cost: t.cost.saturating_mul(n),
             ideal: t.ideal.saturating_mul(n),
             transactions: t.transactions.saturating_mul(n),

@@ -139,10 +139,11 @@ fn num(v: f64) -> Value {
 }
 
 /// The access's cost object: means per executed warp-level instruction,
-/// those issued with no lane active included (at no cost), and maxima.
-fn cost_json(run: &ArchRun, r: &AccessReport) -> (String, Value) {
+/// those issued with no lane active included (at no cost; `undecided`:
+/// those too whose predication is undecided), and maxima.
+fn cost_json(run: &ArchRun, r: &AccessReport, undecided: bool) -> (String, Value) {
     let key = r.space.name().to_string();
-    let issued = r.executions + r.predicated_off;
+    let issued = r.executions + r.predicated_off + if undecided { r.undecided_off } else { 0.0 };
     let share = if issued > 0.0 {
         r.executions / issued
     } else {
@@ -198,6 +199,19 @@ pub fn access_json(path: &str, run: &ArchRun, r: &AccessReport) -> Value {
     if r.predicated_off > 0.0 {
         m.insert("predicated_off".into(), num(r.predicated_off));
     }
+    // Where nvcc was measured both to predicate such a side and to branch
+    // around it: the record is the branched reading, this the other.
+    if r.undecided_off > 0.0 {
+        let (key, cost) = cost_json(run, r, true);
+        m.insert(
+            "if_predicated".into(),
+            json!({
+                "predicated_off": num(r.undecided_off),
+                "executions": num(r.executions + r.predicated_off + r.undecided_off),
+                key: cost,
+            }),
+        );
+    }
     m.insert("status".into(), json!(r.status.name()));
     let (assumptions, kinds): (Vec<_>, Vec<_>) =
         wording::assumptions(&r.assumptions).into_iter().unzip();
@@ -222,7 +236,7 @@ pub fn access_json(path: &str, run: &ArchRun, r: &AccessReport) -> Value {
             }),
         );
     }
-    let (k, v) = cost_json(run, r);
+    let (k, v) = cost_json(run, r, false);
     m.insert(k, v);
     Value::Object(m)
 }

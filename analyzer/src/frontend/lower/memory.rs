@@ -279,6 +279,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                 epoch: self.fences + self.warp_syncs,
                 hinted: false,
                 predicated_from: None,
+                predication_undecided: false,
             });
         }
     }

@@ -46,7 +46,8 @@ const MAX_INSTRUCTIONS: u32 = 8;
 /// The limit where a side stores to two global arrays or more: a side of
 /// four stores, two to each of two arrays, estimated at eight, was
 /// branched around (its addresses took ten instructions,
-/// `predication_review3.cu`'s `two_arrays_two_each`).
+/// `predication_review3.cu`'s `two_arrays_two_each`), two other sides at
+/// eight were predicated: at eight it is undecided.
 const MAX_INSTRUCTIONS_TWO_BASES: u32 = 7;
 
 /// Calls that are one instruction each (`VIADDMNMX`, `FMNMX` with an
@@ -81,6 +82,8 @@ pub struct Side {
     pub end: usize,
     /// Barriers, fences and unseen calls lowered before that end.
     pub fences: u32,
+    /// The `if` has an `else`.
+    pub has_else: bool,
 }
 
 /// Marks the accesses of every predicated side of `k`, `sides` in the
@@ -93,7 +96,7 @@ pub fn mark(k: &mut Kernel, sides: &[Side], fences: u32) {
         // one side, exits its threads and runs the other in the warps
         // left; which one was measured both ways (the `else` in
         // `ifelse_tail_two_arrays`, the `then` in `overwrite.cu`'s
-        // `else_branch`): both are taken as branched.
+        // `else_branch`): undecided for both.
         let tail = s.loops.is_empty() && s.end >= k.accesses.len() && s.fences >= fences;
         // nvcc unrolls a loop of run-time trip count by four and branches
         // around the four iterations' sides together (measured,
@@ -103,7 +106,15 @@ pub fn mark(k: &mut Kernel, sides: &[Side], fences: u32) {
             .loops
             .iter()
             .all(|l| k.loops.get(*l).is_some_and(super::stmt::constant_trip));
-        if s.work || tail || !unrolled || s.accesses.is_empty() || !fits(k, s) || unswitched(k, s) {
+        if s.work || (tail && !s.has_else) || !unrolled || s.accesses.is_empty() {
+            continue;
+        }
+        let undecided = match fits(k, s) {
+            Fit::No => continue,
+            Fit::Undecided => true,
+            Fit::Yes => tail,
+        };
+        if unswitched(k, s) {
             continue;
         }
         let Some(at) = k.accesses.get(s.accesses.clone()) else {
@@ -113,17 +124,27 @@ pub fn mark(k: &mut Kernel, sides: &[Side], fences: u32) {
         let Some(from) = from else { continue };
         for (a, j) in k.accesses[s.accesses.clone()].iter_mut().zip(from) {
             a.predicated_from = Some(j);
+            a.predication_undecided |= undecided;
         }
     }
+}
+
+/// Whether a side is short enough to be predicated.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Fit {
+    Yes,
+    /// Measured both predicated and branched around at this size.
+    Undecided,
+    No,
 }
 
 /// Whether the side's accesses are of the kinds measured predicated (no
 /// atomic, no load but a shared one, no per-thread array) and its
 /// instructions few enough: one per access, two per global array (its
 /// base's load and address), and its syntax's.
-fn fits(k: &Kernel, s: &Side) -> bool {
+fn fits(k: &Kernel, s: &Side) -> Fit {
     let Some(at) = k.accesses.get(s.accesses.clone()) else {
-        return false;
+        return Fit::No;
     };
     let space = |obj: usize| k.objects.get(obj).map(|o| o.space);
     let kinds = at.iter().all(|a| {
@@ -140,7 +161,7 @@ fn fits(k: &Kernel, s: &Side) -> bool {
         let mut n: i64 = 1;
         for l in a.loops.iter().filter(|l| !s.loops.contains(l)) {
             let Some((_, _, trip)) = crate::nvcc::unroll::counter(k, *l) else {
-                return false;
+                return Fit::No;
             };
             n = n.saturating_mul(trip);
         }
@@ -164,7 +185,14 @@ fn fits(k: &Kernel, s: &Side) -> bool {
     } else {
         MAX_INSTRUCTIONS
     };
-    kinds && n <= limit
+    match (kinds, n) {
+        (true, n) if n <= limit => Fit::Yes,
+        // Two arrays at eight: predicated in `two_arrays` and
+        // `two_arrays_three_one_const`, branched around in
+        // `two_arrays_two_each`.
+        (true, n) if n <= MAX_INSTRUCTIONS => Fit::Undecided,
+        _ => Fit::No,
+    }
 }
 
 /// An `if` in a constant loop whose condition reads none of the loop's

@@ -463,6 +463,7 @@ impl<'a, 't> Lowerer<'a, 't> {
                     s.work = work;
                     s.end = end;
                     s.fences = fences;
+                    s.has_else = alt.is_some();
                     s
                 }));
         }
@@ -488,6 +489,7 @@ impl<'a, 't> Lowerer<'a, 't> {
             loops: self.open_loops.clone(),
             end: 0,
             fences: 0,
+            has_else: false,
         })
     }
 
