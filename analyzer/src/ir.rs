@@ -14,7 +14,9 @@ use crate::finding::{NoteKind, Origin};
 mod access;
 mod control;
 mod launch;
-pub use access::{Access, Hoisted, Inlined, LocalArray, Placement, Removed, RemovedWhy};
+pub use access::{
+    Access, Hoisted, Inlined, LocalArray, Placement, Removed, RemovedWhy, SassPlacement,
+};
 pub use control::{Barrier, Branch};
 pub use launch::*;
 

@@ -747,7 +747,16 @@ pub fn lines_list(lines: impl IntoIterator<Item = u32>) -> String {
     match l.as_slice() {
         [] => String::new(),
         [one] => format!("line {one}"),
-        [init @ .., last] => format!("lines {} and {last}", init.join(", ")),
+        _ => format!("lines {}", and_list(&l)),
+    }
+}
+
+/// `a`, `a and b`, `a, b and c`.
+pub fn and_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
     }
 }
 

@@ -179,5 +179,19 @@ pub enum Placement {
 #[derive(Clone, Debug, PartialEq)]
 pub struct LocalArray {
     pub obj: usize,
+    /// The model's (`nvcc::registers`).
     pub placement: Placement,
+    /// What the compiled code says, where a listing was there
+    /// (`nvcc::sass`): it decides over the model.
+    pub sass: Option<SassPlacement>,
+}
+
+/// Where the SASS puts a per-thread array: the local-memory instructions
+/// (`LDL`, `STL`) on the lines of its accesses; none: in registers.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SassPlacement {
+    /// Which compiler built the listing (`None`: a listing given).
+    pub compiler: Option<String>,
+    /// Each access with local instructions on its line, and their opcodes.
+    pub local: Vec<(Span, Vec<String>)>,
 }

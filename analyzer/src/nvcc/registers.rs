@@ -420,7 +420,11 @@ pub fn place_local_arrays(k: &mut Kernel) {
                 drop[i] = Some(RemovedWhy::Registers);
             }
         }
-        locals.push(LocalArray { obj: oi, placement });
+        locals.push(LocalArray {
+            obj: oi,
+            placement,
+            sass: None,
+        });
     }
     k.locals = locals;
     super::drop_marked(k, &drop);

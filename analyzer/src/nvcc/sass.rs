@@ -544,6 +544,7 @@ pub fn check(
     engine: &crate::EngineOptions,
 ) {
     let again = apply(sass, program, reports);
+    place_locals(sass, program);
     if again.is_empty() {
         return;
     }
@@ -632,6 +633,80 @@ fn apply(
     }
     reports.retain(|r| !absent.contains(&(r.kernel, r.access)));
     again
+}
+
+/// Each per-thread array where the listing has its kernel: in local
+/// memory where it has local instructions (`LDL`, `STL`) on the lines of
+/// the array's accesses, of a store and of a load where the array has
+/// both (a spill of another value on one line does not decide it); else
+/// in registers ([`crate::ir::LocalArray::sass`]). The accesses are the
+/// model's, those it kept in registers and those the listing lacks.
+fn place_locals(sass: &Sass, program: &mut Program) {
+    use crate::ir::SassPlacement;
+    for k in &mut program.kernels {
+        let name = k.name.rsplit("::").next().unwrap_or(&k.name);
+        let local: Vec<&Insn> = sass
+            .listing
+            .functions
+            .iter()
+            .filter(|f| f.name == name)
+            .flat_map(|f| &f.insns)
+            .filter(|i| i.space == Some(Space::Local))
+            .collect();
+        if !sass.listing.functions.iter().any(|f| f.name == name) {
+            continue;
+        }
+        let mut placed = Vec::with_capacity(k.locals.len());
+        for l in &k.locals {
+            let kept = k.accesses.iter().map(|a| (a.obj, a.op, a.span));
+            let removed = k
+                .removed
+                .iter()
+                .filter(|r| matches!(r.why, RemovedWhy::Registers | RemovedWhy::NotInSass { .. }))
+                .map(|r| (r.obj, r.op, r.span));
+            let mut mine: Vec<(Op, Span)> = kept
+                .chain(removed)
+                .filter(|(o, _, _)| *o == l.obj)
+                .map(|(_, op, s)| (op, s))
+                .collect();
+            mine.sort_by_key(|(op, s)| (s.line, s.column, *op == Op::Load));
+            mine.dedup();
+            let on = |s: &Span, op: Op| -> Vec<String> {
+                local
+                    .iter()
+                    .filter(|i| i.op == op && sass.is_line(&i.at, s))
+                    .map(|i| i.opcode.clone())
+                    .collect()
+            };
+            let hits: Vec<(Op, Span, Vec<String>)> = mine
+                .iter()
+                .map(|(op, s)| (*op, *s, on(s, *op)))
+                .filter(|(_, _, ops)| !ops.is_empty())
+                .collect();
+            let has = |op: Op, v: &[(Op, Span, Vec<String>)]| v.iter().any(|h| h.0 == op);
+            let both = |v: &[(Op, Span, Vec<String>)]| {
+                [Op::Load, Op::Store]
+                    .into_iter()
+                    .filter(|op| mine.iter().any(|m| m.0 == *op))
+                    .all(|op| has(op, v))
+            };
+            let decided = !hits.is_empty() && both(&hits);
+            let mut sites: Vec<(Span, Vec<String>)> = Vec::new();
+            for (_, s, ops) in hits.into_iter().filter(|_| decided) {
+                match sites.iter_mut().find(|(x, _)| *x == s) {
+                    Some((_, v)) => v.extend(ops),
+                    None => sites.push((s, ops)),
+                }
+            }
+            placed.push(SassPlacement {
+                compiler: sass.compiler.clone(),
+                local: sites,
+            });
+        }
+        for (l, p) in k.locals.iter_mut().zip(placed) {
+            l.sass = Some(p);
+        }
+    }
 }
 
 /// `program` with each access of `again` made the instruction the SASS

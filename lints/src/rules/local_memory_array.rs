@@ -1,6 +1,6 @@
 //! LM001 `local-memory-array`.
 
-use warplint_analyzer::ir::{Kernel, MemObject, Placement, Space, Span};
+use warplint_analyzer::ir::{Kernel, LocalArray, MemObject, Placement, SassPlacement, Space, Span};
 use warplint_analyzer::symbolic::Cost;
 
 use crate::{fmt_num, Context, Diagnostic, Facts, Label, Lint, Rule, Severity};
@@ -67,15 +67,28 @@ for (int i = 0; i < 16 && i < n; i++) a[i] = in[t + i * 32];
 or keep the values in shared memory (`__shared__ float a[16][256]`, indexed
 by thread), or restructure so each value is used where it is computed.
 
+## With the compiled code
+With `--nvcc` (or a listing given with `--sass`) the SASS decides over the
+model: an array is reported where the listing has local loads and stores
+(`LDL`, `STL`) on the lines of its accesses (on a store's line and on a
+load's, so that a spill of another value on one line does not decide it),
+and not where it has none. The finding names the instructions and their
+lines, says it was verified against the SASS, and for an array larger
+than a thread's 255 registers suggests keeping fewer of its values live at
+once. All 67 measured kernels of `fixtures/groundtruth/local/` agree with
+their recorded listings (`fixtures/sass/local/`), the misses and unknowns
+below included.
+
 ## Limits
 Measured and not modelled (a review's 50 probes, H200): `#pragma unroll 1`
 or `unroll 2` on a constant loop keeps its indices values (local memory);
 warplint does not read pragmas and takes the loop as unrolled. An array
 passed to a `__noinline__` function or copied with `memcpy` went to local
-memory where warplint says registers. These are misses, never findings.
-An array of 1- or 8-byte elements read at a run-time index, and a loop
-whose condition also reads data (a top-k insertion, `while (j > 0 &&
-best[j-1] > v)`), leave the placement unknown."#,
+memory where warplint says registers. These are misses, never findings,
+and the SASS finds them. An array of 1- or 8-byte elements read at a
+run-time index, and a loop whose condition also reads data (a top-k
+insertion, `while (j > 0 && best[j-1] > v)`), leave the placement unknown
+without the SASS."#,
 };
 
 impl Lint for LocalMemoryArray {
@@ -95,18 +108,24 @@ impl Lint for LocalMemoryArray {
                 if o.space != Space::Local || seen.contains(&(k.span, o.name.clone())) {
                     continue;
                 }
-                let d = match &l.placement {
-                    Placement::Memory {
-                        store,
-                        load,
-                        runtime_loop,
-                    } => indexed(ctx, ki, o, (*store, *load, *runtime_loop)),
+                let d = match (&l.sass, &l.placement) {
+                    // The compiled code decides where it has the kernel.
+                    (Some(s), _) if s.local.is_empty() => continue,
+                    (Some(s), _) => in_sass(ctx, ki, (l, o), s),
+                    (
+                        None,
+                        Placement::Memory {
+                            store,
+                            load,
+                            runtime_loop,
+                        },
+                    ) => indexed(ctx, ki, o, (*store, *load, *runtime_loop)),
                     // More words than registers does not decide it: a
                     // 300-float array read in reverse spilled, 128 doubles
                     // summed in order and 200 floats in reverse did not
                     // (measured). Not reported.
-                    Placement::TooLarge { .. } => continue,
-                    Placement::Registers | Placement::Unknown => continue,
+                    (None, Placement::TooLarge { .. }) => continue,
+                    (None, Placement::Registers | Placement::Unknown) => continue,
                 };
                 seen.push((k.span, o.name.clone()));
                 out.push(d);
@@ -213,12 +232,7 @@ fn indexed(
     );
     let elems: u64 = o.dims.iter().map(|d| d.unwrap_or(0)).product();
     let help = match runtime_loop {
-        Some(_) => format!(
-            "bound the loop by a constant nvcc can unroll (`i < {elems} && i < n`), so every \
-             index of `{}` is a constant and it stays in registers; or keep the values in \
-             shared memory",
-            o.name
-        ),
+        Some(_) => bound_help(o, elems),
         None => format!(
             "index `{}` with constants (a loop of constant trip count, unrolled), or keep the \
              values in shared memory",
@@ -234,6 +248,103 @@ fn indexed(
     ];
     let at = (store, "stored at a run-time index");
     diagnostic(ctx, (k, o), at, (message, help), related)
+}
+
+/// The help for an array a loop of run-time trip count indexes.
+fn bound_help(o: &MemObject, elems: u64) -> String {
+    format!(
+        "bound the loop by a constant nvcc can unroll (`i < {elems} && i < n`), so every index \
+         of `{}` is a constant and it stays in registers; or keep the values in shared memory",
+        o.name
+    )
+}
+
+/// A finding from the SASS: the local instructions on the array's lines.
+fn in_sass(
+    ctx: &Context,
+    ki: usize,
+    (l, o): (&LocalArray, &MemObject),
+    s: &SassPlacement,
+) -> Diagnostic {
+    let k = &ctx.analysis.program.kernels[ki];
+    let by = s
+        .compiler
+        .as_ref()
+        .map_or_else(|| "the SASS given".to_string(), |v| format!("{v}'s SASS"));
+    // Per line, its opcodes once each, the lines in order.
+    let mut lines: Vec<(u32, Vec<String>)> = Vec::new();
+    for (at, ops) in &s.local {
+        match lines.iter_mut().find(|(l, _)| *l == at.line) {
+            Some((_, v)) => v.extend(ops.iter().cloned()),
+            None => lines.push((at.line, ops.clone())),
+        }
+    }
+    lines.sort_by_key(|(l, _)| *l);
+    const SHOWN: usize = 4;
+    let mut sites: Vec<String> = lines
+        .iter_mut()
+        .take(SHOWN)
+        .map(|(line, ops)| {
+            ops.sort();
+            ops.dedup();
+            let ops: Vec<String> = ops.iter().map(|o| format!("`{o}`")).collect();
+            format!("{} (line {line})", ops.join("/"))
+        })
+        .collect();
+    if lines.len() > SHOWN {
+        sites.push(format!("{} more lines", lines.len() - SHOWN));
+    }
+    let elems: u64 = o.dims.iter().map(|d| d.unwrap_or(0)).product();
+    let (why, help) = match &l.placement {
+        Placement::TooLarge { words } => (
+            format!(
+                "; at {words} words it is larger than the {} registers a thread has",
+                warplint_analyzer::nvcc::THREAD_REGISTERS
+            ),
+            "keep fewer of its values live at once (use each where it is computed, or work in \
+             chunks of at most a few dozen), or keep them in shared memory"
+                .to_string(),
+        ),
+        Placement::Memory {
+            runtime_loop: Some(_),
+            ..
+        } => (String::new(), bound_help(o, elems)),
+        _ => (
+            String::new(),
+            format!(
+                "index `{}` with constants in loops nvcc unrolls whole (no `#pragma unroll 1`, \
+                 no call it keeps), or keep the values in shared memory",
+                o.name
+            ),
+        ),
+    };
+    let message = format!(
+        "per-thread array `{}` ({}) is in local memory: {by} loads and stores it there, {}{why} \
+         (kernel `{}`)",
+        o.name,
+        shape(o),
+        crate::wording::and_list(&sites),
+        k.display_name
+    );
+    let (first, _) = s.local[0];
+    let related = std::iter::once(Label::declaration(o))
+        .chain(s.local.iter().skip(1).map(|(at, _)| Label {
+            span: *at,
+            message: "a local-memory instruction here".into(),
+        }))
+        .collect();
+    let mut d = diagnostic(
+        ctx,
+        (k, o),
+        (first, "a local-memory instruction here"),
+        (message, help),
+        related,
+    );
+    let verified = format!("verified against {by}");
+    d.notes = vec![format!("{}; {verified}", ctx.arch)];
+    d.facts.assumptions = Vec::new();
+    d.facts.status = "exact".into();
+    d
 }
 
 fn diagnostic(
