@@ -361,3 +361,32 @@ __global__ void k() {
     );
     assert_eq!(obj("h").elem_size, size_align("__half").0);
 }
+
+/// A struct template aligned by an expression of its arguments
+/// (`alignas(sizeof(T) * N)`, as CUTLASS's `AlignedArray` and the Rust
+/// front end's lines write it) is laid out with that alignment once the
+/// arguments are bound: a `<float, 4>` element is one 16-byte access per
+/// lane, a `<float, 2>` one 8-byte access; without the `alignas`, each is
+/// moved in 4-byte pieces (its natural alignment).
+#[test]
+fn a_struct_templates_alignas_is_read_with_its_arguments() {
+    let src = |align: &str, n: u32| {
+        format!(
+            "template <typename T, int N> struct {align} vec {{ T v[N]; }};\n\
+             __global__ void k(const vec<float, {n}> *in, vec<float, {n}> *out) {{\n\
+             int i = blockIdx.x * blockDim.x + threadIdx.x;\n\
+             out[i] = in[i];\n}}\n\
+             void run(const vec<float, {n}> *a, vec<float, {n}> *b) {{ k<<<4, 256>>>(a, b); }}\n"
+        )
+    };
+    let widths = |text: &str| -> Vec<u32> {
+        let a = run(text);
+        reports(&a, "in", Op::Load)
+            .iter()
+            .map(|r| r.width)
+            .collect()
+    };
+    assert_eq!(widths(&src("alignas(sizeof(T) * N)", 4)), vec![16]);
+    assert_eq!(widths(&src("alignas(sizeof(T) * N)", 2)), vec![8]);
+    assert_eq!(widths(&src("", 4)), vec![4; 4]);
+}

@@ -228,10 +228,19 @@ impl<'a, 't> Lowerer<'a, 't> {
                 fields.push((fname, ty));
             }
         }
+        // `alignas(sizeof(T) * N)`, read with the arguments bound
+        // (CUTLASS's `AlignedArray`).
+        let mut force = ssrc.align_in(node.start_byte(), body.start_byte());
+        for ch in node.kids() {
+            if ch.node_kind() == "alignas_qualifier" {
+                if let Some(v) = ch.named(0) {
+                    force = self.const_int(v, &msrc).map(|v| v.max(1) as u64).or(force);
+                }
+            }
+        }
         self.depth -= 1;
         self.scopes = saved;
         self.tscopes.pop();
-        let force = ssrc.align_in(node.start_byte(), body.start_byte());
         let mut def =
             crate::frontend::types::layout_struct(key.clone(), fields, force, self.structs())?;
         def.keyword = crate::frontend::tu::struct_keyword(node, &msrc);
