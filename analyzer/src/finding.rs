@@ -66,6 +66,9 @@ pub enum Origin {
     /// The size of a type that is not defined in this file (a template type
     /// parameter, a type from a header not found).
     TypeSize { ty: String },
+    /// The width of a vectorised buffer's elements (CubeCL's `Line`),
+    /// which its launches do not give as a constant.
+    LineWidth { buffer: String },
     /// The layout of an array one of whose dimensions is not a constant.
     ArrayLayout { array: String },
     /// A subscript of something that is not an array.
@@ -186,6 +189,7 @@ impl Origin {
             Origin::LoadedPointer { .. } => "loaded-pointer",
             Origin::IntegerAsPointer => "integer-as-pointer",
             Origin::TypeSize { .. } => "type-size",
+            Origin::LineWidth { .. } => "line-width",
             Origin::ArrayLayout { .. } => "array-layout",
             Origin::SubscriptOfNonArray => "subscript-of-non-array",
             Origin::SubscriptOfUnknownArray => "subscript-of-unknown-array",

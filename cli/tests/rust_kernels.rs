@@ -375,3 +375,100 @@ fn a_crates_own_launch_is_preferred_to_another_crates() {
     assert_eq!(blocks("c"), [64, 128]);
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// A CubeCL `Line` buffer's element is as wide as its launch's
+/// vectorisation factor (`ArrayArg::from_raw_parts(&h, len, 4)`): one
+/// 16-byte access per unit for four `f32`s, costed as its `float4` twin
+/// (`a[2 * i]`: 32 sectors, 16 needed); a factor not given as a constant
+/// leaves that buffer's accesses unknown, saying whose line width it is;
+/// a kernel without lines is not changed by the widths its launch gives
+/// (one instantiation, named as before).
+#[test]
+fn a_line_buffer_is_as_wide_as_its_launchs_vectorisation() {
+    let rust = |width: &str| {
+        format!(
+            r#"use cubecl::prelude::*;
+#[cube(launch)]
+fn add_lines<F: Float>(a: &Array<Line<F>>, out: &mut Array<Line<F>>) {{
+    out[ABSOLUTE_POS] = a[ABSOLUTE_POS * 2];
+}}
+#[cube(launch)]
+fn plain(a: &Array<f32>, out: &mut Array<f32>) {{
+    out[ABSOLUTE_POS] = a[ABSOLUTE_POS];
+}}
+fn run<R: Runtime>(client: &ComputeClient<R::Server, R::Channel>, a: &Handle, b: &Handle, w: u8) {{
+    add_lines::launch::<f32, R>(client, CubeCount::Static(64, 1, 1), CubeDim::new_1d(256),
+        unsafe {{ ArrayArg::from_raw_parts::<f32>(a, 65536, {width}) }},
+        unsafe {{ ArrayArg::from_raw_parts::<f32>(b, 65536, 4) }});
+    plain::launch::<R>(client, CubeCount::Static(64, 1, 1), CubeDim::new_1d(256),
+        unsafe {{ ArrayArg::from_raw_parts::<f32>(a, 16384, 4) }},
+        unsafe {{ ArrayArg::from_raw_parts::<f32>(b, 16384, 1) }});
+}}
+"#
+        )
+    };
+    let d = temp_project(
+        "rust-lines",
+        &[
+            ("w4.rs", &rust("4")),
+            ("w2.rs", &rust("2")),
+            ("wn.rs", &rust("w")),
+        ],
+    );
+    let at = |f: &str| d.join(f).display().to_string();
+    let get = |doc: &serde_json::Value, array: &str, kernel: &str| -> serde_json::Value {
+        doc["accesses"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["array"] == array && a["kernel"].as_str().unwrap().starts_with(kernel))
+            .unwrap_or_else(|| panic!("no {array} in {kernel}: {doc}"))
+            .clone()
+    };
+    let four = report_json(&at("w4.rs"));
+    let a = get(&four, "a", "add_lines");
+    assert_eq!(
+        (
+            &a["kernel"],
+            &a["access_bytes"],
+            &a["global"]["sectors"],
+            &a["status"]
+        ),
+        (
+            &"add_lines<float, 4, 4>".into(),
+            &16.into(),
+            &32.into(),
+            &"exact".into()
+        ),
+        "{a}"
+    );
+    assert_eq!(get(&four, "out", "add_lines")["global"]["sectors"], 16);
+    let plain = get(&four, "a", "plain");
+    assert_eq!(
+        (
+            &plain["kernel"],
+            &plain["access_bytes"],
+            &plain["global"]["sectors"]
+        ),
+        (&"plain".into(), &4.into(), &4.into()),
+        "{plain}"
+    );
+    assert_eq!(
+        get(&report_json(&at("w2.rs")), "a", "add_lines")["access_bytes"],
+        8
+    );
+    let unknown = report_json(&at("wn.rs"));
+    let a = get(&unknown, "a", "add_lines");
+    assert_eq!(a["status"], "unknown", "{a}");
+    assert_eq!(a["unknown_kind"], "line-width", "{a}");
+    assert!(
+        a["unknown_reason"]
+            .as_str()
+            .unwrap()
+            .contains("the line width of `a`"),
+        "{a}"
+    );
+    assert_eq!(a["kernel"], "add_lines<float, ?, 4>");
+    assert_eq!(get(&unknown, "out", "add_lines")["access_bytes"], 16);
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -39,6 +39,11 @@ fn write_origin(s: &mut String, o: &Origin) {
             s,
             "the size of `{ty}`, a type not defined in the files read"
         ),
+        Origin::LineWidth { buffer } => write!(
+            s,
+            "the line width of `{buffer}` (the vectorisation factor its launch gives, not a \
+             constant there)"
+        ),
         Origin::ArrayLayout { array } => write!(
             s,
             "the layout of `{array}`, one of whose dimensions is not a known constant"

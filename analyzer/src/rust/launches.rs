@@ -468,13 +468,15 @@ fn run<R: Runtime>(client: &ComputeClient<R::Server>, a: &Handle, b: &Handle, f:
                 )
             })
             .collect();
-        use crate::ir::TemplateArg::Type;
+        use crate::ir::TemplateArg::{Type, Unknown, Value};
+        // After the element types, each buffer's line width (its
+        // vectorisation factor), which a kernel with `Line` buffers takes.
         assert_eq!(
             got,
             [
                 (
                     "transpose_tile",
-                    vec![Type("float".into())],
+                    vec![Type("float".into()), Value(1), Value(1)],
                     Some([128, 128, 1]),
                     Some([32, 8, 1]),
                     vec![None, Some(4096), None, None, Some(2), Some(64)],
@@ -486,14 +488,14 @@ fn run<R: Runtime>(client: &ComputeClient<R::Server>, a: &Handle, b: &Handle, f:
                 // (`h.unknown()` is the first buffer, of unknown length).
                 (
                     "local",
-                    vec![],
+                    vec![Unknown("the vectorisation factor".into()), Value(1)],
                     Some([1, 1, 1]),
                     Some([32, 1, 1]),
                     vec![None, None, None, Some(64), Some(5)]
                 ),
                 (
                     "copy",
-                    vec![Type("float".into())],
+                    vec![Type("float".into()), Value(4)],
                     None,
                     Some([16, 16, 1]),
                     // Vectorised by 4: a `Line` array's `len()` counts

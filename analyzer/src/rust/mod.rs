@@ -121,6 +121,7 @@ pub fn parse_program(input: &[u8], options: &Options) -> Program {
     o.reparse = None;
     o.language = crate::frontend::Language::Cuda;
     let mut lowered = crate::frontend::parse_program(cuda.as_bytes(), &o);
+    lines_in_rust_terms(&mut lowered, &cuda);
     spans::SpanMap::new(segs, text).program(&mut lowered);
     for k in &mut lowered.kernels {
         for p in &mut k.params {
@@ -145,6 +146,56 @@ pub fn parse_program(input: &[u8], options: &Options) -> Program {
     lowered.files.clear();
     lowered.launch_sites = sites;
     lowered
+}
+
+/// What the front end says of the `Line` type the translation declares
+/// (`types::LINE_PRELUDE`) said in Rust's terms: nothing of its own
+/// definition (its `N` is a template parameter), and a line width no
+/// launch gives is the buffer's (`__wl_line<F, __line_out>`: `out`'s),
+/// shown as `?` among the kernel's arguments.
+fn lines_in_rust_terms(p: &mut Program, cuda: &str) {
+    use crate::finding::{Origin, UnknownReason};
+    if !cuda.starts_with(types::LINE_PRELUDE) {
+        return;
+    }
+    let end = types::LINE_PRELUDE.len();
+    p.notes.retain(|n| n.span.file != 0 || n.span.start >= end);
+    let line_of = |o: &mut Origin| {
+        if let Origin::TypeSize { ty } = o {
+            if let Some(rest) = ty.strip_prefix("__wl_line<") {
+                if let Some(b) = rest
+                    .rsplit("__line_")
+                    .next()
+                    .filter(|_| rest.contains("__line_"))
+                {
+                    *o = Origin::LineWidth {
+                        buffer: b.trim_end_matches('>').trim().to_string(),
+                    };
+                }
+            }
+        }
+    };
+    for k in &mut p.kernels {
+        for u in &mut k.unknowns {
+            line_of(&mut u.origin);
+        }
+        for a in &mut k.accesses {
+            if let Some(
+                UnknownReason::DependsOn { origin, .. } | UnknownReason::BranchUndecided { origin },
+            ) = &mut a.unknown
+            {
+                line_of(origin);
+            }
+        }
+        if let Some((name, args)) = k.display_name.split_once('<') {
+            let shown: Vec<&str> = args
+                .trim_end_matches('>')
+                .split(", ")
+                .map(|a| if a.starts_with("__line_") { "?" } else { a })
+                .collect();
+            k.display_name = format!("{name}<{}>", shown.join(", "));
+        }
+    }
 }
 
 /// A shared static's initializer that writes its innermost length too:

@@ -14,6 +14,10 @@ pub(super) enum Ty {
     Slice(Box<Ty>),
     /// `[T; N]`, a shared array (its dimensions are written apart).
     Array(Box<Ty>),
+    /// CubeCL's `Line<T>`: as many `T`s as the launch's vectorisation
+    /// factor, one access (`__wl_line<T, N>`, [`LINE_PRELUDE`]); the
+    /// factor is a template argument of the kernel per buffer.
+    Line(Box<Ty>),
     /// A type parameter or a type the translation does not know.
     Named(String),
 }
@@ -26,6 +30,9 @@ impl Ty {
             Ty::Scalar(s) => (*s).to_string(),
             Ty::Ptr(t) | Ty::Slice(t) => format!("{}*", t.c()),
             Ty::Array(t) => t.c(),
+            // A value read from a line buffer: its width is the
+            // buffer's, which the declaration takes from the read.
+            Ty::Line(_) => "auto".to_string(),
             // A type the translation does not know (`dyn Trait`, `impl
             // Fn`): a name nothing declares, whose size is unknown.
             Ty::Named(n) if n.is_empty() => "unread_rust_type".to_string(),
@@ -52,6 +59,12 @@ impl Ty {
         }
     }
 }
+
+/// The C++ a file with `Line` buffers starts with: a line of `N` `T`s is
+/// aligned to its size, as CubeCL's vectorised elements are (one
+/// instruction each, up to 16 bytes).
+pub(super) const LINE_PRELUDE: &str =
+    "template <typename T, int N> struct alignas(sizeof(T) * N) __wl_line { T v[N]; };\n";
 
 /// The C type of a Rust primitive, by its name.
 pub(super) fn primitive(name: &str) -> Option<&'static str> {
@@ -115,6 +128,10 @@ pub(super) fn of(ty: &syn::Type) -> Ty {
             let name = last.ident.to_string();
             match primitive(&name) {
                 Some(c) => Ty::Scalar(c),
+                None if name == "Line" => match first_generic(&last.arguments) {
+                    Some(t) => Ty::Line(Box::new(t)),
+                    None => Ty::Named(name),
+                },
                 None => Ty::Named(name),
             }
         }

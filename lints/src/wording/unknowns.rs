@@ -57,6 +57,7 @@ fn origin_subject(o: &Origin) -> Option<String> {
         | Origin::AliasesTooDeep { text: n }
         | Origin::Written { text: n }
         | Origin::TypeSize { ty: n }
+        | Origin::LineWidth { buffer: n }
         | Origin::Undeclared { name: n }
         | Origin::ArrayLayout { array: n }
         | Origin::Loaded { array: n }
@@ -141,6 +142,11 @@ fn predicate(r: &UnknownReason, kernel: Option<&str>) -> Predicate {
         | Origin::AliasesTooDeep { .. } => advised(
             "template parameters that no launch instantiates",
             launch.into(),
+            Header::No,
+        ),
+        Origin::LineWidth { .. } => advised(
+            "line widths that no launch gives as a constant",
+            "give the launch's vectorisation factor as a literal or a `const`".into(),
             Header::No,
         ),
         Origin::TypeSize { .. } => advised(

@@ -222,7 +222,7 @@ pub(super) fn launches_for(
     let mut out: Vec<Launch> = Vec::new();
     let here = sites
         .iter()
-        .filter(|s| s.kernel == def.name && (def.tparams.is_empty() || s.targs == targs))
+        .filter(|s| s.kernel == def.name && super::own_targs(def, &s.targs) == targs)
         .map(|s| {
             let sets = sets_of(&s.host);
             (
@@ -238,7 +238,7 @@ pub(super) fn launches_for(
     // Other files' sites, given only when this file has none of the kernel.
     let there = project
         .iter()
-        .filter(|(_, t)| def.tparams.is_empty() || t == targs)
+        .filter(|(_, t)| super::own_targs(def, t) == targs)
         .map(|(p, _)| {
             let s = &p.site;
             let at = Some(p.at.clone());

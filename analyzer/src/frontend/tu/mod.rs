@@ -603,11 +603,7 @@ impl<'t> Tu<'t> {
             // Instantiations: the distinct template arguments of its launches.
             let mut insts: Vec<Vec<TArg>> = Vec::new();
             for l in launches.iter().filter(|l| l.kernel == def.name) {
-                let targs = if def.tparams.is_empty() {
-                    Vec::new()
-                } else {
-                    l.targs.clone()
-                };
+                let targs = own_targs(def, &l.targs).to_vec();
                 if !insts.contains(&targs) {
                     insts.push(targs);
                 }
@@ -615,8 +611,9 @@ impl<'t> Tu<'t> {
             // Else those of the other files' launch sites.
             let project = self.project_sites_of(def, launches, options);
             for (_, targs) in &project {
-                if !insts.contains(targs) {
-                    insts.push(targs.clone());
+                let targs = own_targs(def, targs).to_vec();
+                if !insts.contains(&targs) {
+                    insts.push(targs);
                 }
             }
             if insts.is_empty() {
@@ -720,4 +717,11 @@ impl<'t> Tu<'t> {
         }
         kernel
     }
+}
+
+/// The template arguments of a launch that are `def`'s own: a launch may
+/// give more than the kernel takes (the Rust front end's line widths,
+/// one per buffer, which a kernel without lines does not declare).
+pub(crate) fn own_targs<'a>(def: &FuncDef, targs: &'a [TArg]) -> &'a [TArg] {
+    &targs[..targs.len().min(def.tparams.len())]
 }

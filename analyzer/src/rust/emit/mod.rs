@@ -143,6 +143,51 @@ const CPP_KEYWORDS: [&str; 51] = [
 ];
 
 /// A Rust name as a C++ name.
+/// The buffer parameters of a function that takes a `Line` buffer, by
+/// name, in order: each takes its line width as a template argument (one
+/// per buffer, so that a launch, which does not know which buffers are
+/// lines, gives them in order: `launches::cubecl`); none for a function
+/// without lines.
+fn line_params(sig: &syn::Signature) -> Vec<String> {
+    let buffers: Vec<(String, Ty)> = sig
+        .inputs
+        .iter()
+        .filter_map(|a| match a {
+            syn::FnArg::Typed(p) => match (&*p.pat, types::of(&p.ty)) {
+                (syn::Pat::Ident(id), t @ Ty::Slice(_)) => Some((id.ident.to_string(), t)),
+                _ => None,
+            },
+            syn::FnArg::Receiver(_) => None,
+        })
+        .collect();
+    let lined = buffers
+        .iter()
+        .any(|(_, t)| matches!(t, Ty::Slice(e) if matches!(**e, Ty::Line(_))));
+    if lined {
+        buffers.into_iter().map(|(n, _)| n).collect()
+    } else {
+        Vec::new()
+    }
+}
+
+/// Whether a function of the file (of its inline modules too) takes a
+/// `Line` buffer.
+pub(super) fn lined_file(file: &syn::File) -> bool {
+    fn any(items: &[syn::Item]) -> bool {
+        items.iter().any(|i| match i {
+            syn::Item::Fn(f) => !line_params(&f.sig).is_empty(),
+            syn::Item::Mod(m) => m.content.as_ref().is_some_and(|(_, c)| any(c)),
+            _ => false,
+        })
+    }
+    any(&file.items)
+}
+
+/// The template parameter that holds buffer `name`'s line width.
+fn line_width(name: &str) -> String {
+    format!("__line_{}", c_ident(name))
+}
+
 pub(super) fn c_ident(name: &str) -> String {
     if CPP_KEYWORDS.contains(&name) {
         format!("{name}_")
@@ -223,6 +268,11 @@ impl Emitter {
     // ---- items -------------------------------------------------------
 
     pub fn file(&mut self, file: &syn::File) {
+        // The `Line` type first, at the start of the text (`rust/mod.rs`
+        // leaves out what the front end says of it).
+        if lined_file(file) {
+            self.w(types::LINE_PRELUDE);
+        }
         let mut fns = Vec::new();
         self.items(&file.items, &mut fns);
         for f in &fns {
@@ -340,8 +390,9 @@ impl Emitter {
             syn::ReturnType::Type(_, t) => Some(types::of(t)),
         };
         self.returns = ret.is_some();
+        let lines = line_params(&f.sig);
         self.piece(f, |e| {
-            e.generics(&f.sig.generics);
+            e.generics(&f.sig.generics, &lines);
             if kernel {
                 e.w("__global__ void ");
             } else {
@@ -367,7 +418,9 @@ impl Emitter {
         });
     }
 
-    fn generics(&mut self, g: &syn::Generics) {
+    /// The function's generics as a C++ template header, then an `int`
+    /// per buffer of `lines` ([`line_params`]).
+    fn generics(&mut self, g: &syn::Generics, lines: &[String]) {
         let params: Vec<String> = g
             .params
             .iter()
@@ -378,6 +431,7 @@ impl Emitter {
                 }
                 syn::GenericParam::Lifetime(_) => None,
             })
+            .chain(lines.iter().map(|l| format!("int {}", line_width(l))))
             .collect();
         for p in &g.params {
             if let syn::GenericParam::Const(c) = p {
@@ -412,7 +466,13 @@ impl Emitter {
         };
         let k = if konst { "const " } else { "" };
         self.piece(p, |e| match &ty {
-            Ty::Slice(t) => e.w(&format!("{k}{}* {c}, unsigned long long {c}__len", t.c())),
+            Ty::Slice(t) => {
+                let elem = match &**t {
+                    Ty::Line(x) => format!("__wl_line<{}, {}>", x.c(), line_width(&name)),
+                    other => other.c(),
+                };
+                e.w(&format!("{k}{elem}* {c}, unsigned long long {c}__len"))
+            }
             Ty::Ptr(t) => e.w(&format!("{k}{}* {c}", t.c())),
             other => e.w(&format!("{} {c}", other.c())),
         });

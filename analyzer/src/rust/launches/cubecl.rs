@@ -12,10 +12,11 @@ use crate::ir::{SiteRecord, TemplateArg};
 use crate::rust::types::{self, Ty};
 
 /// A launch argument: a buffer (the kernel's pointer and length, the
-/// length where known) or one value (where known).
+/// length where known, and its vectorisation factor where given) or one
+/// value (where known).
 #[derive(Clone, Copy, Debug)]
 enum Arg {
-    Buffer(Option<i64>),
+    Buffer { len: Option<i64>, line: Option<i64> },
     Value(Option<i64>),
 }
 
@@ -116,20 +117,29 @@ fn buffer(x: &syn::Expr, consts: &HashMap<String, i64>) -> Option<Arg> {
             // The length, where no vectorisation factor other than 1
             // follows it (a `Line` array's `len()` counts lines).
             (o, f) if (o == "ArrayArg" || o == "BufferArg") && f == "from_raw_parts" => {
-                let scalar = c
-                    .args
-                    .iter()
-                    .nth(2)
-                    .is_none_or(|v| eval(v, consts) == Some(1));
-                Some(Arg::Buffer(
-                    c.args
+                let line = match c.args.iter().nth(2) {
+                    Some(v) => eval(v, consts),
+                    None => Some(1),
+                };
+                Some(Arg::Buffer {
+                    len: c
+                        .args
                         .iter()
                         .nth(1)
-                        .filter(|_| scalar)
+                        .filter(|_| line == Some(1))
                         .and_then(|l| eval(l, consts)),
-                ))
+                    line,
+                })
             }
-            (o, _) if o == "ArrayArg" || o == "TensorArg" => Some(Arg::Buffer(None)),
+            // `TensorArg::from_raw_parts::<T>(&h, strides, shape, factor)`.
+            (o, f) if o == "TensorArg" && f == "from_raw_parts" => Some(Arg::Buffer {
+                len: None,
+                line: c.args.iter().nth(3).and_then(|v| eval(v, consts)),
+            }),
+            (o, _) if o == "ArrayArg" || o == "TensorArg" => Some(Arg::Buffer {
+                len: None,
+                line: None,
+            }),
             (o, f) if o == "ScalarArg" && f == "new" => {
                 Some(Arg::Value(c.args.first().and_then(|v| eval(v, consts))))
             }
@@ -141,7 +151,10 @@ fn buffer(x: &syn::Expr, consts: &HashMap<String, i64>) -> Option<Arg> {
                 "as_array_arg" | "as_tensor_arg" | "into_array_arg" | "into_tensor_arg"
             ) =>
         {
-            Some(Arg::Buffer(None))
+            Some(Arg::Buffer {
+                len: None,
+                line: m.args.first().and_then(|v| eval(v, consts)),
+            })
         }
         _ => None,
     }
@@ -208,7 +221,7 @@ fn placed(
             .iter()
             .zip(b)
             .flat_map(|(x, &buffer)| match (arg(x, consts, bound), buffer) {
-                (Some(Arg::Buffer(len)), true) => vec![None, len],
+                (Some(Arg::Buffer { len, .. }), true) => vec![None, len],
                 (_, true) => vec![None, None],
                 (Some(Arg::Value(v)), false) => vec![v],
                 (_, false) => vec![None],
@@ -220,9 +233,41 @@ fn placed(
         .unwrap_or_default()
         .into_iter()
         .flat_map(|a| match a {
-            Arg::Buffer(len) => vec![None, len],
+            Arg::Buffer { len, .. } => vec![None, len],
             Arg::Value(v) => vec![v],
         })
+        .collect()
+}
+
+/// The line width of each buffer argument, in order, as the template
+/// arguments a kernel with `Line` buffers takes after its own
+/// (`rust::emit`'s `line_params`): the vectorisation factor where the
+/// launch gives it, else not known; none where which arguments are
+/// buffers is not known.
+fn line_widths(
+    rest: &[&syn::Expr],
+    buffers: Option<&Vec<bool>>,
+    consts: &HashMap<String, i64>,
+    bound: &Bound,
+) -> Vec<TemplateArg> {
+    let width = |a: Option<Arg>| match a {
+        Some(Arg::Buffer { line: Some(v), .. }) if v > 0 => TemplateArg::Value(v),
+        _ => TemplateArg::Unknown("the vectorisation factor".into()),
+    };
+    if let Some(b) = buffers.filter(|b| b.len() == rest.len()) {
+        return rest
+            .iter()
+            .zip(b)
+            .filter(|(_, &buffer)| buffer)
+            .map(|(x, _)| width(arg(x, consts, bound)))
+            .collect();
+    }
+    let kinds: Option<Vec<Arg>> = rest.iter().map(|x| arg(x, consts, bound)).collect();
+    kinds
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|a| matches!(a, Arg::Buffer { .. }))
+        .map(|a| width(Some(a)))
         .collect()
 }
 
@@ -266,6 +311,7 @@ pub(in crate::rust) fn site(
     targs.pop();
     let rest: Vec<&syn::Expr> = c.args.iter().skip(3).collect();
     let args = placed(&rest, layouts.get(&kernel), consts, bound);
+    targs.extend(line_widths(&rest, layouts.get(&kernel), consts, bound));
     let r = c.span().byte_range();
     let n = args.len();
     Some(SiteRecord {
