@@ -3,7 +3,7 @@
 use warplint_analyzer::hardware::{Lanes, WARP};
 use warplint_analyzer::ir::{Access, Atom, Builtin, Dim, Kernel, Launch, Op, Space};
 use warplint_analyzer::symbolic::eval::{eval, LaneEnv, Reads};
-use warplint_analyzer::symbolic::linear::coefficient;
+use warplint_analyzer::symbolic::linear::{coefficient, zeroed};
 
 use crate::{Context, Diagnostic, Facts, Label, Lint, Rule, Severity};
 
@@ -21,7 +21,11 @@ bytes, known from the launch or a constant, is not a multiple of 32: every
 row but one in 32 / gcd(row bytes, 32) starts part-way into a 32-byte
 sector, and a warp reading the start of such a row touches one sector more
 than it needs. Named once per array, with the row pitch; GM002 reports the
-misaligned accesses themselves. A width no launch gives is not reported.
+misaligned accesses themselves. A width no launch gives is not reported,
+nor an access whose warps start off a sector whatever the pitch (1-based
+columns, `a[row * width + x + 1]`, or a stencil's neighbour `x + 1`):
+padding the rows would not align them, and the finding is put on an
+access of the array that padding does align.
 
 ## Why is this bad?
 The CUDA programming guide (5.3.2.1.2): a 2-D array is accessed
@@ -112,7 +116,22 @@ fn unpitched(k: &Kernel, l: &Launch, a: &Access, sector: i64) -> Option<Rows> {
     if launch_value(k, l, &x)? != i64::from(a.width) || l.block[0] < WARP as u64 {
         return None;
     }
-    row_atoms(a).into_iter().find_map(|r| {
+    // Where a warp starts within its row: the offset at row 0, lane 0, of
+    // the first block along x (the lanes and blocks along x move it by
+    // whole warps of elements). A warp that starts off a sector whatever
+    // the pitch (1-based columns, `a[row * w + x + 1]`) is GM002's: padding
+    // the rows would not align it (a review's polybench `correlation`).
+    let rows = row_atoms(a);
+    let mut along_x = rows.clone();
+    along_x.extend([
+        Atom::Builtin(Builtin::ThreadIdx(Dim::X)),
+        Atom::Builtin(Builtin::BlockIdx(Dim::X)),
+    ]);
+    let start = launch_value(k, l, &zeroed(&a.offset, &along_x))?;
+    if start.rem_euclid(sector) != 0 {
+        return None;
+    }
+    rows.into_iter().find_map(|r| {
         let c = coefficient(&a.offset, r)?;
         let pitch = launch_value(k, l, &c)?;
         // A row at least a warp of elements wide, not on a sector boundary.
