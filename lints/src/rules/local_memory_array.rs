@@ -192,7 +192,10 @@ fn indexed(
         .all(|r| r.status != warplint_analyzer::Status::Unknown);
     let traffic = match sectors(ctx, ki, o).filter(|_| all_known) {
         Some((mean, max)) if (mean - f64::from(max)).abs() < 1e-9 => {
-            format!("; each access moves {max} sectors per warp")
+            format!(
+                "; each access moves {max} sector{} per warp",
+                if max == 1 { "" } else { "s" }
+            )
         }
         Some((mean, max)) => format!(
             "; each access moves {} sectors per warp on average, {max} at most",
@@ -231,9 +234,10 @@ fn indexed(
         k.display_name
     );
     let elems: u64 = o.dims.iter().map(|d| d.unwrap_or(0)).product();
-    let help = match runtime_loop {
-        Some(_) => bound_help(o, elems),
-        None => format!(
+    let help = match (data_help(k, o), runtime_loop) {
+        (Some(h), _) => h,
+        (None, Some(_)) => bound_help(o, elems),
+        (None, None) => format!(
             "index `{}` with constants (a loop of constant trip count, unrolled), or keep the \
              values in shared memory",
             o.name
@@ -248,6 +252,60 @@ fn indexed(
     ];
     let at = (store, "stored at a run-time index");
     diagnostic(ctx, (k, o), at, (message, help), related)
+}
+
+/// An access to the array whose index depends on data: a loaded value
+/// (`h[v & 31]`), or the variable of a loop whose condition reads the
+/// array itself (an insertion sort's `while (j >= 0 && a[j] > v)`; a
+/// loop merely bounded by a loaded count is not: a constant bound makes
+/// its index a constant); its text and line, and whether it is the loop.
+fn data_index(k: &Kernel, o: &MemObject) -> Option<(String, u32, bool)> {
+    use warplint_analyzer::finding::Origin;
+    use warplint_analyzer::ir::Atom;
+    let obj = k.objects.iter().position(|x| std::ptr::eq(x, o))?;
+    let loaded = |u: u32, own: bool| {
+        k.unknowns.get(u as usize).is_some_and(
+            |x| matches!(&x.origin, Origin::Loaded { array } if !own || *array == o.name),
+        )
+    };
+    let data_loop = |v: u32| {
+        let lp = k
+            .loop_vars
+            .get(v as usize)
+            .and_then(|x| k.loops.get(x.loop_id));
+        lp.is_some_and(|lp| {
+            let mut data = false;
+            for c in lp.pre_cond.iter().chain(&lp.post_cond) {
+                c.visit_atoms(&mut |a| data |= matches!(a, Atom::Unknown(u) if loaded(u, true)));
+            }
+            data
+        })
+    };
+    k.accesses.iter().filter(|a| a.obj == obj).find_map(|a| {
+        let (mut value, mut looped) = (false, false);
+        a.offset.visit_atoms(&mut |x| match x {
+            Atom::Unknown(u) => value |= loaded(u, false),
+            Atom::LoopVar(v) => looped |= data_loop(v),
+            _ => {}
+        });
+        (value || looped).then(|| (a.text.clone(), a.span.line, !value))
+    })
+}
+
+/// The help for an array indexed by data ([`data_index`]).
+fn data_help(k: &Kernel, o: &MemObject) -> Option<String> {
+    let (text, line, sorting) = data_index(k, o)?;
+    Some(format!(
+        "`{text}` (line {line}) indexes `{}` with a value that depends on data, which no loop \
+         bound makes a constant: keep the values in shared memory, indexed by thread \
+         (`s[i][threadIdx.x]`){}",
+        o.name,
+        if sorting {
+            ", or order them with constant indices (a sorting network of compare-and-swaps)"
+        } else {
+            ""
+        }
+    ))
 }
 
 /// The help for an array a loop of run-time trip count indexes.
@@ -296,6 +354,7 @@ fn in_sass(
     }
     let elems: u64 = o.dims.iter().map(|d| d.unwrap_or(0)).product();
     let (why, help) = match &l.placement {
+        _ if data_index(k, o).is_some() => (String::new(), data_help(k, o).unwrap_or_default()),
         Placement::TooLarge { words } => (
             format!(
                 "; at {words} words it is larger than the {} registers a thread has",
