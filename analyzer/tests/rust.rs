@@ -221,6 +221,52 @@ __global__ void k(const float* a, unsigned long long a__len, float* b, unsigned 
     );
 }
 
+/// `zip`, `chunks` and `while let` read as loops over slices, each
+/// access costing what its hand-written CUDA twin's does, no note.
+#[test]
+fn zipped_chunked_and_while_let_loops_cost_what_their_twins_do() {
+    let rust = r#"
+use cuda_std::prelude::*;
+#[kernel]
+pub unsafe fn k(a: &[f32], b: &mut [f32], out: *mut f32) {
+    let i = thread::index_1d() as usize;
+    let mut s = 0.0f32;
+    for (x, y) in a.iter().zip(b.iter_mut()) {
+        *y = *x + 1.0;
+    }
+    for c in a.chunks(4) {
+        s += c[i % 4];
+    }
+    let mut j = i;
+    while let Some(&v) = a.get(j * 32) {
+        s += v;
+        j += 1;
+    }
+    *out.add(i) = s;
+}
+"#;
+    let cuda = r#"
+__global__ void k(const float* a, unsigned long long a__len, float* b, unsigned long long b__len, float* out) {
+    unsigned long long i = (unsigned long long)(threadIdx.x + blockIdx.x * blockDim.x);
+    float s = 0.0f;
+    for (unsigned long long q = 0; q < a__len && q < b__len; q += 1) { const float* x = &a[q]; float* y = &b[q]; *y = (*x) + 1.0f; }
+    { unsigned long long n = 4; for (unsigned long long q = 0; q * n < a__len; q += 1) { const float* c = a + q * n; unsigned long long c__len = a__len - q * n < n ? a__len - q * n : n; s += c[i % 4]; } }
+    unsigned long long j = i;
+    while (true) { unsigned long long at = j * 32; if (!(at < a__len)) break; float v = a[at]; s += v; j += 1; }
+    *(out + i) = s;
+}
+"#;
+    let r = twins(rust, cuda, &[8, 8, 11, 14, 18]);
+    assert!(
+        !r.program
+            .notes
+            .iter()
+            .any(|n| matches!(n.kind, NoteKind::RustUnread { .. })),
+        "{:?}",
+        r.program.notes
+    );
+}
+
 #[test]
 fn match_costs_what_its_if_chain_does() {
     let rust = r#"

@@ -658,8 +658,10 @@ impl Emitter {
             syn::Expr::If(i) => self.if_stmt(i),
             syn::Expr::ForLoop(f) => self.for_loop(f),
             syn::Expr::While(w) => {
-                if let syn::Expr::Let(_) = &*w.cond {
-                    self.skip(&w.cond, "while let", false);
+                if let syn::Expr::Let(l) = &*w.cond {
+                    if !self.while_let(w, l) {
+                        self.skip(&w.cond, "while let", false);
+                    }
                     return;
                 }
                 self.piece(w, |e| {

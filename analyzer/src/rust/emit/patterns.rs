@@ -2,9 +2,13 @@
 //! `if let Some(x) = s.get(i)` (`get_mut`) is a bounds check and a
 //! reference to `s[i]`; `for x in s.iter()` (`iter_mut`, `&s`, `&mut
 //! s`, each optionally `.enumerate()`) a counted loop over a slice's
-//! length, `x` a reference to its element; `for i in (a..b).rev()` (and
-//! `a..=b`) a counted loop down. Anything else is left to the caller,
-//! which notes it as not read.
+//! length, `x` a reference to its element; `for (x, y) in
+//! s.iter().zip(t.iter())` one over the shorter of two; `for c in
+//! s.chunks(n)` (`chunks_exact`, `chunks_mut`, `chunks_exact_mut`) one
+//! over sub-slices; `while let Some(x) = s.get(i)` a loop that stops at
+//! the first index past the end; `for i in (a..b).rev()` (and `a..=b`) a
+//! counted loop down. Anything else is left to the caller, which notes it
+//! as not read.
 
 use super::{counted, Emitter};
 use crate::rust::types::Ty;
@@ -71,6 +75,45 @@ fn slice_iter(x: &syn::Expr) -> Option<(&syn::ExprPath, bool)> {
     }
 }
 
+/// `s.chunks(n)` and its kin: the slice, `n`, and whether only whole
+/// chunks are visited (`_exact`).
+fn slice_chunks(x: &syn::Expr) -> Option<(&syn::ExprPath, &syn::Expr, bool)> {
+    let syn::Expr::MethodCall(m) = x else {
+        return None;
+    };
+    let exact = match m.method.to_string().as_str() {
+        "chunks" | "chunks_mut" => false,
+        "chunks_exact" | "chunks_exact_mut" => true,
+        _ => return None,
+    };
+    let (syn::Expr::Path(p), [n]) = (&*m.receiver, &m.args.iter().collect::<Vec<_>>()[..]) else {
+        return None;
+    };
+    Some((p, *n, exact))
+}
+
+/// `a.zip(b)` of two slice iterations ([`slice_iter`], or a slice's
+/// path for `b`), neither enumerated.
+fn slice_zip(x: &syn::Expr) -> Option<(&syn::ExprPath, &syn::ExprPath)> {
+    let syn::Expr::MethodCall(m) = x else {
+        return None;
+    };
+    let (true, [other]) = (m.method == "zip", &m.args.iter().collect::<Vec<_>>()[..]) else {
+        return None;
+    };
+    let (a, false) = slice_iter(&m.receiver)? else {
+        return None;
+    };
+    let b = match other {
+        syn::Expr::Path(p) => p,
+        o => match slice_iter(o)? {
+            (p, false) => p,
+            _ => return None,
+        },
+    };
+    Some((a, b))
+}
+
 impl Emitter {
     /// The element type of slice `p`, if `p` names one.
     fn slice_elem(&mut self, p: &syn::ExprPath) -> Option<Ty> {
@@ -130,6 +173,120 @@ impl Emitter {
         true
     }
 
+    /// `while let Some(x) = s.get(i) { … }`: `true` when written.
+    pub(super) fn while_let(&mut self, w: &syn::ExprWhile, l: &syn::ExprLet) -> bool {
+        let syn::Pat::TupleStruct(ts) = &*l.pat else {
+            return false;
+        };
+        let some = ts.path.segments.last().is_some_and(|s| s.ident == "Some");
+        let (true, [inner]) = (some, &ts.elems.iter().collect::<Vec<_>>()[..]) else {
+            return false;
+        };
+        let (Some(b), Some((p, idx))) = (binding(inner), slice_get(&l.expr)) else {
+            return false;
+        };
+        let Some(elem) = self.slice_elem(p) else {
+            return false;
+        };
+        self.piece(w, |e| {
+            e.w("while (true) {\n");
+            e.scopes.push(Default::default());
+            let at = e.declare_later("__at");
+            e.w(&format!("unsigned long long {at} = "));
+            e.expr(idx);
+            e.w(&format!(";\nif (!({at} < "));
+            e.path(p);
+            e.w("__len)) break;\n");
+            e.bind_element(&b, p, &elem, &at);
+            e.block(&w.body);
+            e.scopes.pop();
+            e.w("}\n");
+        });
+        true
+    }
+
+    /// `for (x, y) in s.iter().zip(t.iter())`: `true` when written.
+    fn for_zip(&mut self, f: &syn::ExprForLoop) -> bool {
+        let Some((a, b)) = slice_zip(&f.expr) else {
+            return false;
+        };
+        let syn::Pat::Tuple(t) = &*f.pat else {
+            return false;
+        };
+        let (Some(x), Some(y)) = (
+            t.elems.first().and_then(binding),
+            t.elems.last().and_then(binding),
+        ) else {
+            return false;
+        };
+        let (2, Some(ea), Some(eb)) = (t.elems.len(), self.slice_elem(a), self.slice_elem(b))
+        else {
+            return false;
+        };
+        self.piece(f, |e| {
+            e.scopes.push(Default::default());
+            let c = e.declare_later("__i");
+            e.w(&format!("for (unsigned long long {c} = 0; {c} < "));
+            e.path(a);
+            e.w(&format!("__len && {c} < "));
+            e.path(b);
+            e.w(&format!("__len; {c} += 1) {{\n"));
+            e.bind_element(&x, a, &ea, &c);
+            e.bind_element(&y, b, &eb, &c);
+            e.block(&f.body);
+            e.w("}\n");
+            e.scopes.pop();
+        });
+        true
+    }
+
+    /// `for c in s.chunks(n)`: `c` a slice of `n` elements from `s`
+    /// (the last shorter, unless `_exact`): `true` when written.
+    fn for_chunks(&mut self, f: &syn::ExprForLoop) -> bool {
+        let Some((p, n, exact)) = slice_chunks(&f.expr) else {
+            return false;
+        };
+        let syn::Pat::Ident(id) = &*f.pat else {
+            return false;
+        };
+        let Some(elem) = self.slice_elem(p) else {
+            return false;
+        };
+        let name = id.ident.to_string();
+        self.piece(f, |e| {
+            e.scopes.push(Default::default());
+            let size = e.declare_later("__chunk");
+            e.w(&format!("{{\nunsigned long long {size} = "));
+            e.expr(n);
+            let i = e.declare_later("__i");
+            e.w(&format!(";\nfor (unsigned long long {i} = 0; "));
+            if exact {
+                e.w(&format!("({i} + 1) * {size} <= "));
+            } else {
+                e.w(&format!("{i} * {size} < "));
+            }
+            e.path(p);
+            e.w(&format!("__len; {i} += 1) {{\n"));
+            let c = e.declare_later(&name);
+            e.w(&format!("{}* {c} = ", elem.c()));
+            e.path(p);
+            e.w(&format!(" + {i} * {size};\nunsigned long long {c}__len = "));
+            if exact {
+                e.w(&format!("{size};\n"));
+            } else {
+                e.path(p);
+                e.w(&format!("__len - {i} * {size} < {size} ? "));
+                e.path(p);
+                e.w(&format!("__len - {i} * {size} : {size};\n"));
+            }
+            e.bind(&name, c, Ty::Slice(Box::new(elem.clone())));
+            e.block(&f.body);
+            e.w("}\n}\n");
+            e.scopes.pop();
+        });
+        true
+    }
+
     /// `for` over a slice's elements or a range counted down: `true` when
     /// written.
     pub(super) fn for_pattern(&mut self, f: &syn::ExprForLoop) -> bool {
@@ -137,6 +294,9 @@ impl Emitter {
             if m.method == "rev" && m.args.is_empty() {
                 return self.for_rev(f, &m.receiver);
             }
+        }
+        if self.for_zip(f) || self.for_chunks(f) {
+            return true;
         }
         let Some((p, enumerated)) = slice_iter(&f.expr) else {
             return false;
