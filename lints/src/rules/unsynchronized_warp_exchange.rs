@@ -181,9 +181,22 @@ fn diagnostic(ctx: &Context, r: &RaceReport, x: Exchange, others: &[(u32, u32)])
     } else {
         format!("on lines {} and {}", a.span.line, b.span.line)
     };
+    // A read of what another lane then overwrites (`s[i] += s[i ^ 8]`):
+    // the hazard is the write landing first, so no order is stated.
+    let (joined, measured) = if a.op == Op::Load {
+        (
+            format!("{first}, and {second} {lines}, with nothing ordering the two (no `__syncwarp()` between)"),
+            "",
+        )
+    } else {
+        (
+            format!("{first}, then {second} {lines}, with no `__syncwarp()` between"),
+            "; measured on an H200, the last-warp reduction without `__syncwarp()` was wrong in \
+             every block",
+        )
+    };
     let message = format!(
-        "unsynchronized warp exchange through `{}`: {first}, then {second} {lines}, with no \
-         `__syncwarp()` between (kernel `{}`, {}){}",
+        "unsynchronized warp exchange through `{}`: {joined} (kernel `{}`, {}){}",
         obj.name,
         r.kernel_name,
         ctx.arch,
@@ -196,8 +209,7 @@ fn diagnostic(ctx: &Context, r: &RaceReport, x: Exchange, others: &[(u32, u32)])
     let mut notes = vec![format!(
         "{}, block {}x{}x{}, warp {} of block ({}, {}, {}): since compute capability 7.0 the \
          lanes of a warp are scheduled independently, and the compiler may keep `{}` in \
-         registers; measured on an H200, the last-warp reduction without `__syncwarp()` was \
-         wrong in every block",
+         registers{measured}",
         ctx.arch,
         r.block[0],
         r.block[1],
@@ -219,8 +231,8 @@ fn diagnostic(ctx: &Context, r: &RaceReport, x: Exchange, others: &[(u32, u32)])
             format!("in lines {lo}–{hi}")
         };
         notes.push(format!(
-            "lanes of the warp exchange data through `{}` {} more time{} {lines}, with nothing \
-             between",
+            "`{}` is exchanged so by {} more pair{} of accesses {lines}, with nothing ordering \
+             them",
             obj.name,
             n,
             if n == 1 { "" } else { "s" }
