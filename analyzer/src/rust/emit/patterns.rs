@@ -140,19 +140,27 @@ impl Emitter {
         self.bind(&b.name, c, ty);
     }
 
-    /// `if let Some(x) = s.get(i) { … } else { … }`: `true` when written.
-    pub(super) fn if_let(&mut self, i: &syn::ExprIf, l: &syn::ExprLet) -> bool {
+    /// `let Some(x) = s.get(i)` (`get_mut`, `Some(&x)`) of a slice `s`:
+    /// the binding, the slice, `i` and the element type.
+    fn some_get<'l>(
+        &mut self,
+        l: &'l syn::ExprLet,
+    ) -> Option<(Binding, &'l syn::ExprPath, &'l syn::Expr, Ty)> {
         let syn::Pat::TupleStruct(ts) = &*l.pat else {
-            return false;
+            return None;
         };
         let some = ts.path.segments.last().is_some_and(|s| s.ident == "Some");
         let (true, [inner]) = (some, &ts.elems.iter().collect::<Vec<_>>()[..]) else {
-            return false;
+            return None;
         };
-        let (Some(b), Some((p, idx))) = (binding(inner), slice_get(&l.expr)) else {
-            return false;
-        };
-        let Some(elem) = self.slice_elem(p) else {
+        let (b, (p, idx)) = (binding(inner)?, slice_get(&l.expr)?);
+        let elem = self.slice_elem(p)?;
+        Some((b, p, idx, elem))
+    }
+
+    /// `if let Some(x) = s.get(i) { … } else { … }`: `true` when written.
+    pub(super) fn if_let(&mut self, i: &syn::ExprIf, l: &syn::ExprLet) -> bool {
+        let Some((b, p, idx, elem)) = self.some_get(l) else {
             return false;
         };
         self.piece(i, |e| {
@@ -175,17 +183,7 @@ impl Emitter {
 
     /// `while let Some(x) = s.get(i) { … }`: `true` when written.
     pub(super) fn while_let(&mut self, w: &syn::ExprWhile, l: &syn::ExprLet) -> bool {
-        let syn::Pat::TupleStruct(ts) = &*l.pat else {
-            return false;
-        };
-        let some = ts.path.segments.last().is_some_and(|s| s.ident == "Some");
-        let (true, [inner]) = (some, &ts.elems.iter().collect::<Vec<_>>()[..]) else {
-            return false;
-        };
-        let (Some(b), Some((p, idx))) = (binding(inner), slice_get(&l.expr)) else {
-            return false;
-        };
-        let Some(elem) = self.slice_elem(p) else {
+        let Some((b, p, idx, elem)) = self.some_get(l) else {
             return false;
         };
         self.piece(w, |e| {
