@@ -502,10 +502,7 @@ pub fn instruction_notes(k: &warplint_analyzer::ir::Kernel, r: &AccessReport) ->
         (true, None) => None,
     };
     let verified = r.sass.as_ref().map(|c| {
-        let by = c
-            .compiler
-            .as_ref()
-            .map_or_else(|| "the SASS given".to_string(), |v| format!("{v} SASS"));
+        let by = wording::sass_by(c.compiler.as_ref());
         match c.modelled {
             Some(m) => format!(
                 "{by} runs it as `{}` ({} bytes per lane, where warplint modelled {m}): \

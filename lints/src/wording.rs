@@ -9,7 +9,9 @@
 use std::fmt::Write;
 
 pub mod dialect;
+mod lists;
 pub mod unknowns;
+pub use lists::{and_list, lines_list, sass_by};
 
 use warplint_analyzer::finding::{
     Assumption, Budget, Condition, Cut, ForEvery, NoteKind, Origin, UnknownReason, ValueSource,
@@ -745,24 +747,6 @@ pub fn hoisted(h: &warplint_analyzer::ir::Hoisted) -> String {
          is entered, not in every iteration{counted}",
         h.from.line,
     )
-}
-
-pub fn lines_list(lines: impl IntoIterator<Item = u32>) -> String {
-    let l: Vec<String> = lines.into_iter().map(|n| n.to_string()).collect();
-    match l.as_slice() {
-        [] => String::new(),
-        [one] => format!("line {one}"),
-        _ => format!("lines {}", and_list(&l)),
-    }
-}
-
-/// `a`, `a and b`, `a, b and c`.
-pub fn and_list(items: &[String]) -> String {
-    match items {
-        [] => String::new(),
-        [one] => one.clone(),
-        [init @ .., last] => format!("{} and {last}", init.join(", ")),
-    }
 }
 
 #[cfg(test)]

@@ -645,17 +645,20 @@ fn place_locals(sass: &Sass, program: &mut Program) {
     use crate::ir::SassPlacement;
     for k in &mut program.kernels {
         let name = k.name.rsplit("::").next().unwrap_or(&k.name);
-        let local: Vec<&Insn> = sass
+        let functions: Vec<&Function> = sass
             .listing
             .functions
             .iter()
             .filter(|f| f.name == name)
+            .collect();
+        if functions.is_empty() {
+            continue;
+        }
+        let local: Vec<&Insn> = functions
+            .iter()
             .flat_map(|f| &f.insns)
             .filter(|i| i.space == Some(Space::Local))
             .collect();
-        if !sass.listing.functions.iter().any(|f| f.name == name) {
-            continue;
-        }
         let mut placed = Vec::with_capacity(k.locals.len());
         for l in &k.locals {
             let kept = k.accesses.iter().map(|a| (a.obj, a.op, a.span));
@@ -683,14 +686,12 @@ fn place_locals(sass: &Sass, program: &mut Program) {
                 .map(|(op, s)| (*op, *s, on(s, *op)))
                 .filter(|(_, _, ops)| !ops.is_empty())
                 .collect();
-            let has = |op: Op, v: &[(Op, Span, Vec<String>)]| v.iter().any(|h| h.0 == op);
-            let both = |v: &[(Op, Span, Vec<String>)]| {
-                [Op::Load, Op::Store]
+            // Each operation the array has, found on one of its lines.
+            let decided = !hits.is_empty()
+                && [Op::Load, Op::Store]
                     .into_iter()
                     .filter(|op| mine.iter().any(|m| m.0 == *op))
-                    .all(|op| has(op, v))
-            };
-            let decided = !hits.is_empty() && both(&hits);
+                    .all(|op| hits.iter().any(|h| h.0 == op));
             let mut sites: Vec<(Span, Vec<String>)> = Vec::new();
             for (_, s, ops) in hits.into_iter().filter(|_| decided) {
                 match sites.iter_mut().find(|(x, _)| *x == s) {

@@ -162,16 +162,13 @@ fn lines_in_rust_terms(p: &mut Program, cuda: &str) {
     p.notes.retain(|n| n.span.file != 0 || n.span.start >= end);
     let line_of = |o: &mut Origin| {
         if let Origin::TypeSize { ty } = o {
-            if let Some(rest) = ty.strip_prefix("__wl_line<") {
-                if let Some(b) = rest
-                    .rsplit("__line_")
-                    .next()
-                    .filter(|_| rest.contains("__line_"))
-                {
-                    *o = Origin::LineWidth {
-                        buffer: b.trim_end_matches('>').trim().to_string(),
-                    };
-                }
+            if let Some((_, b)) = ty
+                .strip_prefix("__wl_line<")
+                .and_then(|rest| rest.rsplit_once("__line_"))
+            {
+                *o = Origin::LineWidth {
+                    buffer: b.trim_end_matches('>').trim().to_string(),
+                };
             }
         }
     };

@@ -325,10 +325,7 @@ fn in_sass(
     s: &SassPlacement,
 ) -> Diagnostic {
     let k = &ctx.analysis.program.kernels[ki];
-    let by = s
-        .compiler
-        .as_ref()
-        .map_or_else(|| "the SASS given".to_string(), |v| format!("{v}'s SASS"));
+    let by = crate::wording::sass_by(s.compiler.as_ref());
     // Per line, its opcodes once each, the lines in order.
     let mut lines: Vec<(u32, Vec<String>)> = Vec::new();
     for (at, ops) in &s.local {
@@ -353,9 +350,9 @@ fn in_sass(
         sites.push(format!("{} more lines", lines.len() - SHOWN));
     }
     let elems: u64 = o.dims.iter().map(|d| d.unwrap_or(0)).product();
-    let (why, help) = match &l.placement {
-        _ if data_index(k, o).is_some() => (String::new(), data_help(k, o).unwrap_or_default()),
-        Placement::TooLarge { words } => (
+    let (why, help) = match (data_help(k, o), &l.placement) {
+        (Some(h), _) => (String::new(), h),
+        (None, Placement::TooLarge { words }) => (
             format!(
                 "; at {words} words it is larger than the {} registers a thread has",
                 warplint_analyzer::nvcc::THREAD_REGISTERS
@@ -364,11 +361,14 @@ fn in_sass(
              chunks of at most a few dozen), or keep them in shared memory"
                 .to_string(),
         ),
-        Placement::Memory {
-            runtime_loop: Some(_),
-            ..
-        } => (String::new(), bound_help(o, elems)),
-        _ => (
+        (
+            None,
+            Placement::Memory {
+                runtime_loop: Some(_),
+                ..
+            },
+        ) => (String::new(), bound_help(o, elems)),
+        (None, _) => (
             String::new(),
             format!(
                 "index `{}` with constants in loops nvcc unrolls whole (no `#pragma unroll 1`, \

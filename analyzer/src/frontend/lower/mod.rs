@@ -491,6 +491,26 @@ impl<'a, 't> Lowerer<'a, 't> {
         true
     }
 
+    /// A struct's alignment: its `alignas(expr)` read here (template
+    /// arguments bound where the struct is an instance), else `blanked`
+    /// (an `__align__(n)` the source reader kept).
+    pub(crate) fn struct_alignment(
+        &mut self,
+        n: Node,
+        src: &Src,
+        blanked: Option<u64>,
+    ) -> Option<u64> {
+        let mut force = blanked;
+        for ch in n.kids() {
+            if ch.node_kind() == "alignas_qualifier" {
+                if let Some(v) = ch.named(0) {
+                    force = self.const_int(v, src).map(|v| v.max(1) as u64).or(force);
+                }
+            }
+        }
+        force
+    }
+
     pub fn const_int(&mut self, n: Node, src: &Src) -> Option<i64> {
         self.int(n, src).as_const()
     }

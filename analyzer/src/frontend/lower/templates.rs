@@ -230,14 +230,8 @@ impl<'a, 't> Lowerer<'a, 't> {
         }
         // `alignas(sizeof(T) * N)`, read with the arguments bound
         // (CUTLASS's `AlignedArray`).
-        let mut force = ssrc.align_in(node.start_byte(), body.start_byte());
-        for ch in node.kids() {
-            if ch.node_kind() == "alignas_qualifier" {
-                if let Some(v) = ch.named(0) {
-                    force = self.const_int(v, &msrc).map(|v| v.max(1) as u64).or(force);
-                }
-            }
-        }
+        let blanked = ssrc.align_in(node.start_byte(), body.start_byte());
+        let force = self.struct_alignment(node, &msrc, blanked);
         self.depth -= 1;
         self.scopes = saved;
         self.tscopes.pop();

@@ -43,18 +43,8 @@ impl<'t> Tu<'t> {
                 }
             }
         }
-        let mut force = self.src.align_in(n.start_byte(), body.start_byte());
-        let mut c = n.walk();
-        for ch in n.children(&mut c) {
-            if ch.node_kind() == "alignas_qualifier" {
-                if let Some(v) = ch.named(0) {
-                    force = Lowerer::new(self)
-                        .const_int(v, &src)
-                        .map(|v| v.max(1) as u64)
-                        .or(force);
-                }
-            }
-        }
+        let blanked = self.src.align_in(n.start_byte(), body.start_byte());
+        let force = Lowerer::new(self).struct_alignment(n, &src, blanked);
         let mut def = layout_struct(name.clone(), fields, force, &self.structs)?;
         def.keyword = struct_keyword(n, &src);
         self.structs.push(def);

@@ -142,7 +142,6 @@ const CPP_KEYWORDS: [&str; 51] = [
     "xor",
 ];
 
-/// A Rust name as a C++ name.
 /// The buffer parameters of a function that takes a `Line` buffer, by
 /// name, in order: each takes its line width as a template argument (one
 /// per buffer, so that a launch, which does not know which buffers are
@@ -188,6 +187,7 @@ fn line_width(name: &str) -> String {
     format!("__line_{}", c_ident(name))
 }
 
+/// A Rust name as a C++ name.
 pub(super) fn c_ident(name: &str) -> String {
     if CPP_KEYWORDS.contains(&name) {
         format!("{name}_")
