@@ -574,13 +574,7 @@ fn apply(
         let Some(k) = program.kernels.get(r.kernel) else {
             continue;
         };
-        let name = k.name.rsplit("::").next().unwrap_or(&k.name);
-        let functions: Vec<&Function> = sass
-            .listing
-            .functions
-            .iter()
-            .filter(|f| f.name == name)
-            .collect();
+        let functions = functions_of(sass, k);
         if functions.is_empty() {
             continue;
         }
@@ -635,6 +629,17 @@ fn apply(
     again
 }
 
+/// The listing's functions of kernel `k` (by its unqualified name: every
+/// instantiation's).
+fn functions_of<'a>(sass: &'a Sass, k: &crate::ir::Kernel) -> Vec<&'a Function> {
+    let name = k.name.rsplit("::").next().unwrap_or(&k.name);
+    sass.listing
+        .functions
+        .iter()
+        .filter(|f| f.name == name)
+        .collect()
+}
+
 /// Each per-thread array where the listing has its kernel: in local
 /// memory where it has local instructions (`LDL`, `STL`) on the lines of
 /// the array's accesses, of a store and of a load where the array has
@@ -644,13 +649,7 @@ fn apply(
 fn place_locals(sass: &Sass, program: &mut Program) {
     use crate::ir::SassPlacement;
     for k in &mut program.kernels {
-        let name = k.name.rsplit("::").next().unwrap_or(&k.name);
-        let functions: Vec<&Function> = sass
-            .listing
-            .functions
-            .iter()
-            .filter(|f| f.name == name)
-            .collect();
+        let functions = functions_of(sass, k);
         if functions.is_empty() {
             continue;
         }
